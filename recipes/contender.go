@@ -1,0 +1,335 @@
+package recipes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Spec describes one contest under a parent path: how our node is named,
+// what it holds, and how the holding reacts to trouble.
+type Spec struct {
+	Path      string    // parent of the contender nodes
+	Dialect   Dialect   // zero value: Curator
+	Role      Role      // zero value: RoleLock
+	Predicate Predicate // nil: Exclusive()
+	Data      []byte    // data of our node
+	Policy    LossPolicy
+	// Revocable sets a data watch on our node at acquisition (cost: 1
+	// getData) so that Revoke reaches the holder (Holding.Revoked).
+	Revocable bool
+}
+
+func (sp *Spec) normalize(s *Session) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	if err := ValidateParentPath(sp.Path); err != nil {
+		return err
+	}
+	if err := CheckData(sp.Data, s.opts.maxData); err != nil {
+		return err
+	}
+	sp.Dialect = sp.Dialect.orDefault()
+	if sp.Role == 0 {
+		sp.Role = RoleLock
+	}
+	if !sp.Dialect.Supports(sp.Role) {
+		return fmt.Errorf("%w: dialect %s has no %s nodes", ErrBadArgument, sp.Dialect, sp.Role)
+	}
+	if sp.Predicate == nil {
+		sp.Predicate = Exclusive()
+	}
+	return nil
+}
+
+// Acquire enters the contest and waits until the predicate says we hold.
+//
+// Protocol: protected create of our ephemeral sequential node (see
+// createProtected), 1 getChildren of the parent, then while not holding: a
+// data watch (getData) on the single node the predicate names, never on the
+// parent, so a release wakes only the contender watching it. When the
+// watched node goes, the known list minus that node is evaluated again
+// without listing (nodes ahead of us can only disappear); if we hold, 1
+// getData on our own node checks it still exists under our session and
+// reads its czxid. Uncontended cost: 1 create + 1 getChildren (the czxid is
+// the parent's pzxid when the parent's cversion shows no other change since
+// our create; otherwise +1 getData).
+//
+// If ctx is done while waiting, our node is deleted before Acquire returns
+// (in the background if that delete is ambiguous) and the error is ctx's
+// cause. If the session is lost while waiting, Acquire starts again under
+// the new session. With an already-done ctx nothing is sent.
+func Acquire(ctx context.Context, s *Session, spec Spec) (*Holding, error) {
+	if err := spec.normalize(s); err != nil {
+		return nil, err
+	}
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	guid := spec.Dialect.NewGUID()
+	for {
+		n, err := createProtected(ctx, s, spec.Dialect, spec.Role, spec.Path, guid, spec.Data)
+		if err != nil {
+			return nil, err
+		}
+		h, err := contend(ctx, s, &spec, n, false)
+		if errors.Is(err, errRetry) {
+			continue
+		}
+		return h, err
+	}
+}
+
+// TryAcquire is Acquire without waiting. It lists the parent first and
+// returns ErrWouldBlock without writing anything when the predicate would
+// not hold a newcomer (cost: 1 getChildren). Otherwise it creates our node
+// and lists again (uncontended cost: 1 getChildren + 1 create + 1
+// getChildren); if someone got ahead meanwhile, our node is deleted and the
+// result is ErrWouldBlock.
+func TryAcquire(ctx context.Context, s *Session, spec Spec) (*Holding, error) {
+	if err := spec.normalize(s); err != nil {
+		return nil, err
+	}
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	if _, err := s.waitUsable(ctx); err != nil {
+		return nil, err
+	}
+	children, _, err := s.conn.Children(spec.Path)
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return nil, fmt.Errorf("recipes: list %s: %w", spec.Path, err)
+	}
+	cs := parseChildren(spec.Dialect, children, spec.Dialect.Blocking(spec.Role))
+	if len(cs) > 0 {
+		SortBySeq(cs, cs[0].Seq)
+	}
+	cs = append(cs, Contender{Role: spec.Role})
+	if held, _ := spec.Predicate(cs, len(cs)-1); !held {
+		return nil, ErrWouldBlock
+	}
+	guid := spec.Dialect.NewGUID()
+	n, err := createProtected(ctx, s, spec.Dialect, spec.Role, spec.Path, guid, spec.Data)
+	if err != nil {
+		return nil, err
+	}
+	h, err := contend(ctx, s, &spec, n, true)
+	if errors.Is(err, errRetry) {
+		return nil, ErrWouldBlock
+	}
+	return h, err
+}
+
+// Contenders lists the parent's children recognised by the dialect for the
+// given roles, in queue order. Cost: 1 getChildren.
+func Contenders(ctx context.Context, s *Session, d Dialect, parent string, roles ...Role) ([]Contender, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	if err := ValidatePath(parent); err != nil {
+		return nil, err
+	}
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	children, _, err := s.conn.Children(parent)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("recipes: list %s: %w", parent, err)
+	}
+	cs := parseChildren(d.orDefault(), children, roles)
+	if len(cs) > 0 {
+		SortBySeq(cs, cs[0].Seq)
+	}
+	return cs, nil
+}
+
+func parseChildren(d Dialect, children []string, roles []Role) []Contender {
+	cs := make([]Contender, 0, len(children))
+	for _, c := range children {
+		if ct, ok := d.Parse(c, roles...); ok {
+			cs = append(cs, ct)
+		}
+	}
+	return cs
+}
+
+// contend runs the wait loop for our node n. It returns errRetry when n is
+// gone (session lost, or deleted by someone else) and the caller should
+// create again; with try set it gives up (deleting n) instead of waiting.
+func contend(ctx context.Context, s *Session, spec *Spec, n *node, try bool) (*Holding, error) {
+	roles := spec.Dialect.Blocking(spec.Role)
+	var cs []Contender
+	self := -1
+	abandon := func(err error) (*Holding, error) {
+		if s.ID() == n.sid {
+			s.deleteNow(n.path)
+		}
+		return nil, err
+	}
+	for {
+		if err := context.Cause(ctx); err != nil {
+			return abandon(err)
+		}
+		sid, err := s.waitUsable(ctx)
+		if err != nil {
+			return abandon(err)
+		}
+		if sid != n.sid {
+			return nil, errRetry // our node went with the old session
+		}
+		if self < 0 {
+			children, st, err := s.conn.Children(n.parent)
+			if isConnErr(err) {
+				if err := s.retryPause(ctx); err != nil {
+					return abandon(err)
+				}
+				continue
+			}
+			if err != nil && !errors.Is(err, zk.ErrNoNode) {
+				return abandon(fmt.Errorf("recipes: list %s: %w", n.parent, err))
+			}
+			cs, self = order(s, spec.Dialect, roles, children, n)
+			if self < 0 {
+				return nil, errRetry // our node is gone
+			}
+			if n.verified && !n.statted && st != nil && st.Cversion == int32(uint32(n.seq)+1) {
+				// The parent's child list has not changed since our create
+				// (ZooKeeper's sequence is the parent's cversion before the
+				// create), so its pzxid is our create's zxid: our czxid.
+				n.czxid, n.statted = st.Pzxid, true
+			}
+		}
+		held, watch := spec.Predicate(cs, self)
+		if held {
+			h, err := hold(ctx, s, spec, n)
+			if err != nil && !errors.Is(err, errRetry) {
+				return abandon(err)
+			}
+			return h, err
+		}
+		if try {
+			abandon(nil)
+			return nil, errRetry
+		}
+		if watch < 0 || watch >= self {
+			return abandon(fmt.Errorf("%w: predicate watched index %d, self %d", ErrBadArgument, watch, self))
+		}
+		gone, err := waitGone(ctx, s, JoinPath(n.parent, cs[watch].Name), n.sid)
+		if err != nil {
+			if errors.Is(err, errRetry) {
+				return nil, err
+			}
+			return abandon(err)
+		}
+		if !gone {
+			if err := s.retryPause(ctx); err != nil {
+				return abandon(err)
+			}
+		}
+		if gone {
+			cs = append(cs[:watch:watch], cs[watch+1:]...)
+			self--
+		}
+	}
+}
+
+// order parses and sorts the children and returns our index (-1 if our node
+// is missing). Other nodes carrying our GUID (left by an ambiguous create)
+// are deleted.
+func order(s *Session, d Dialect, roles []Role, children []string, n *node) ([]Contender, int) {
+	cs := make([]Contender, 0, len(children))
+	for _, c := range children {
+		if c != n.name && d.HasGUID(c, n.guid) {
+			s.deleteNow(JoinPath(n.parent, c))
+			continue
+		}
+		if ct, ok := d.Parse(c, roles...); ok {
+			cs = append(cs, ct)
+		}
+	}
+	SortBySeq(cs, n.seq)
+	for i, c := range cs {
+		if c.Name == n.name {
+			return cs, i
+		}
+	}
+	return cs, -1
+}
+
+// waitGone sets a data watch on path and waits for the node's deletion. It
+// returns gone=true once the node no longer exists, gone=false when the
+// watch must be set again (data changed, connection trouble), errRetry when
+// the session sid is lost, or ctx's cause.
+func waitGone(ctx context.Context, s *Session, path string, sid int64) (bool, error) {
+	_, _, ch, err := s.conn.GetW(path)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return true, nil
+	case isConnErr(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("recipes: watch %s: %w", path, err)
+	}
+	for {
+		changed := s.changes()
+		select {
+		case ev := <-ch:
+			return ev.Type == zk.EventNodeDeleted, nil
+		case <-ctx.Done():
+			return false, context.Cause(ctx)
+		case <-changed:
+			switch st := s.State(); {
+			case st == StateClosed:
+				return false, ErrClosed
+			case s.ID() != sid && st != StateSuspended:
+				return false, errRetry
+			}
+			// Suspended or reconnected: go-zookeeper re-sets the watch on
+			// reconnection; keep waiting on it.
+		}
+	}
+}
+
+// hold checks our node and builds the holding. When the list and session
+// already prove ownership and the czxid is known, it costs nothing;
+// otherwise 1 getData (which also arms the holding's node watch). With
+// Revocable, it always reads the data (a revocation may predate us).
+func hold(ctx context.Context, s *Session, spec *Spec, n *node) (*Holding, error) {
+	if n.verified && n.statted && !spec.Revocable {
+		return newHolding(s, n, spec.Policy, false, nil), nil
+	}
+	for {
+		sid, err := s.waitUsable(ctx)
+		if err != nil {
+			return nil, err
+		}
+		data, st, ch, err := s.conn.GetW(n.path)
+		switch {
+		case isConnErr(err):
+			if err := s.retryPause(ctx); err != nil {
+				return nil, err
+			}
+			continue
+		case errors.Is(err, zk.ErrNoNode):
+			return nil, errRetry
+		case err != nil:
+			return nil, fmt.Errorf("recipes: read %s: %w", n.path, err)
+		case st.EphemeralOwner != sid || sid != n.sid:
+			s.deleteNow(n.path)
+			return nil, errRetry
+		}
+		n.verified, n.statted = true, true
+		n.czxid, n.version = st.Czxid, st.Version
+		h := newHolding(s, n, spec.Policy, true, ch)
+		if string(data) == string(RevokeMessage) {
+			h.dataChanged(data, st.Version)
+		}
+		return h, nil
+	}
+}

@@ -1,0 +1,102 @@
+package recipes
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// retryPause spaces background retries while the connection looks usable
+// but requests still fail.
+const retryPause = 100 * time.Millisecond
+
+// deleteNow deletes path once; if the outcome is ambiguous the delete is
+// continued in the background. Cost: 1 delete.
+func (s *Session) deleteNow(path string) {
+	err := s.conn.Delete(path, -1)
+	if err == nil || errors.Is(err, zk.ErrNoNode) {
+		return
+	}
+	if isConnErr(err) {
+		s.deleteInBackground(path, 0)
+		return
+	}
+	s.log.Warn("recipes: delete failed", "path", path, "err", err)
+}
+
+// deleteInBackground is the guaranteed delete: it retries deleting path
+// while the session lives (sid, or any session when sid is 0) and the
+// Session is open. A node of a lost session is gone with it, so the
+// goroutine stops when the session id changes. Cost: 1 delete per attempt.
+func (s *Session) deleteInBackground(path string, sid int64) {
+	s.background(func(ctx context.Context) {
+		for {
+			id, err := s.waitUsable(ctx)
+			if err != nil {
+				return
+			}
+			if sid != 0 && id != sid {
+				return
+			}
+			err = s.conn.Delete(path, -1)
+			switch {
+			case err == nil, errors.Is(err, zk.ErrNoNode):
+				s.log.Debug("recipes: background delete done", "path", path)
+				return
+			case !isConnErr(err):
+				s.log.Warn("recipes: background delete failed", "path", path, "err", err)
+				return
+			}
+			if !pause(ctx, s.changes()) {
+				return
+			}
+		}
+	})
+}
+
+// cleanupGUID deletes, in the background, every child of parent carrying
+// guid: the result of a create whose outcome we could not learn. Cost: 1
+// getChildren + 1 delete per node found, per attempt.
+func (s *Session) cleanupGUID(d Dialect, parent, guid string) {
+	s.background(func(ctx context.Context) {
+		for {
+			if _, err := s.waitUsable(ctx); err != nil {
+				return
+			}
+			children, _, err := s.conn.Children(parent)
+			switch {
+			case errors.Is(err, zk.ErrNoNode):
+				return
+			case err == nil:
+				for _, c := range children {
+					if d.HasGUID(c, guid) {
+						s.deleteNow(JoinPath(parent, c))
+					}
+				}
+				return
+			case !isConnErr(err):
+				s.log.Warn("recipes: cleanup failed", "parent", parent, "err", err)
+				return
+			}
+			if !pause(ctx, s.changes()) {
+				return
+			}
+		}
+	})
+}
+
+// pause waits for a state change or retryPause, whichever comes first; it
+// returns false when ctx is done.
+func pause(ctx context.Context, changed <-chan struct{}) bool {
+	t := time.NewTimer(retryPause)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-changed:
+	case <-t.C:
+	}
+	return true
+}

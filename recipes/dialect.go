@@ -1,0 +1,217 @@
+package recipes
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/google/uuid"
+)
+
+// Role is what a contender node stands for within a recipe. A Dialect maps
+// each role to the label written into node names.
+type Role int
+
+// Roles known to the dialects.
+const (
+	RoleLock  Role = iota + 1 // mutex / selector contender
+	RoleRead                  // read-lock contender
+	RoleWrite                 // write-lock contender
+	RoleLease                 // semaphore lease
+	RoleLatch                 // leader-latch participant
+)
+
+func (r Role) String() string {
+	switch r {
+	case RoleLock:
+		return "lock"
+	case RoleRead:
+		return "read"
+	case RoleWrite:
+		return "write"
+	case RoleLease:
+		return "lease"
+	case RoleLatch:
+		return "latch"
+	}
+	return fmt.Sprintf("role(%d)", int(r))
+}
+
+// Dialect is a wire format for contender node names, so that processes using
+// another client library (Curator, kazoo) can share a path. The two dialects
+// are the package variables Curator (the default) and Kazoo. A Dialect is an
+// immutable value and safe for concurrent use.
+type Dialect struct {
+	name      string
+	protected bool            // names start "_c_<uuid36>-" (Curator) instead of "<uuid hex32>" (kazoo)
+	labels    map[Role]string // role -> label before the sequence
+	blocks    map[Role][]Role // role -> roles ordered against it (the ones that can be ahead)
+}
+
+// Curator is Apache Curator's wire format: "_c_<uuid36>-<label><seq10>" with
+// labels "lock-" (InterProcessMutex), "__READ__" / "__WRIT__"
+// (InterProcessReadWriteLock), "lease-" (InterProcessSemaphoreV2) and
+// "latch-" (LeaderLatch). Ordering uses the digits after the last label.
+var Curator = Dialect{
+	name:      "curator",
+	protected: true,
+	labels:    map[Role]string{RoleLock: "lock-", RoleRead: "__READ__", RoleWrite: "__WRIT__", RoleLease: "lease-", RoleLatch: "latch-"},
+	blocks: map[Role][]Role{
+		RoleLock: {RoleLock}, RoleRead: {RoleRead, RoleWrite}, RoleWrite: {RoleRead, RoleWrite},
+		RoleLease: {RoleLease}, RoleLatch: {RoleLatch},
+	},
+}
+
+// Kazoo is the kazoo (Python) wire format: "<uuid hex32><label><seq10>" with
+// "__lock__" for Lock, WriteLock and elections and "__rlock__" for
+// ReadLock. As kazoo does, a lock is blocked by both readers and writers.
+var Kazoo = Dialect{
+	name:   "kazoo",
+	labels: map[Role]string{RoleLock: "__lock__", RoleWrite: "__lock__", RoleRead: "__rlock__", RoleLatch: "__lock__"},
+	blocks: map[Role][]Role{
+		RoleLock: {RoleLock, RoleRead}, RoleWrite: {RoleLock, RoleRead}, RoleRead: {RoleLock, RoleRead}, RoleLatch: {RoleLock},
+	},
+}
+
+// String returns the dialect's name.
+func (d Dialect) String() string {
+	if d.name == "" {
+		return "curator"
+	}
+	return d.name
+}
+
+// orDefault returns Curator for the zero Dialect.
+func (d Dialect) orDefault() Dialect {
+	if d.name == "" {
+		return Curator
+	}
+	return d
+}
+
+// Supports reports whether the dialect has a name for role r.
+func (d Dialect) Supports(r Role) bool {
+	_, ok := d.orDefault().labels[r]
+	return ok
+}
+
+// NewGUID returns a fresh identifier in the dialect's form: 36 characters
+// with dashes (Curator) or 32 hex digits (kazoo).
+func (d Dialect) NewGUID() string {
+	u := uuid.New()
+	if d.orDefault().protected {
+		return u.String()
+	}
+	return strings.ReplaceAll(u.String(), "-", "")
+}
+
+// NodePrefix returns the name to create, to which ZooKeeper appends the
+// sequence: "_c_<guid>-<label>" (Curator) or "<guid><label>" (kazoo).
+func (d Dialect) NodePrefix(guid string, r Role) (string, error) {
+	d = d.orDefault()
+	label, ok := d.labels[r]
+	if !ok {
+		return "", fmt.Errorf("%w: dialect %s has no %s nodes", ErrBadArgument, d, r)
+	}
+	if d.protected {
+		return "_c_" + guid + "-" + label, nil
+	}
+	return guid + label, nil
+}
+
+// Contender is one parsed contender node.
+type Contender struct {
+	Name string // node name (no parent)
+	GUID string // the creator's GUID, "" if the name carries none
+	Role Role
+	Seq  int32 // ZooKeeper's sequence suffix
+}
+
+// Parse parses a child name, accepting only the given roles (every role of
+// the dialect when none are given). A name is recognised when it ends with
+// one of those roles' labels followed by a ZooKeeper sequence suffix;
+// anything else is foreign and ok is false. Pure.
+func (d Dialect) Parse(name string, roles ...Role) (c Contender, ok bool) {
+	d = d.orDefault()
+	if len(roles) == 0 {
+		for r := RoleLock; r <= RoleLatch; r++ {
+			if _, found := d.labels[r]; found {
+				roles = append(roles, r)
+			}
+		}
+	}
+	best := -1
+	for _, r := range roles {
+		label, found := d.labels[r]
+		if !found {
+			continue
+		}
+		i := strings.LastIndex(name, label)
+		if i < 0 || i <= best {
+			continue
+		}
+		seq, good := ParseSeq(name[i+len(label):])
+		if !good {
+			continue
+		}
+		best = i
+		c = Contender{Name: name, Role: r, Seq: seq}
+		c.GUID = d.guidOf(name[:i])
+		ok = true
+	}
+	if ok && !d.protected {
+		// kazoo shares "__lock__" between roles; report the first role
+		// asked for that uses the label, so callers see their own role.
+		for _, r := range roles {
+			if d.labels[r] == d.labels[c.Role] {
+				c.Role = r
+				break
+			}
+		}
+	}
+	return c, ok
+}
+
+// guidOf extracts the GUID from the part of a name before the label.
+func (d Dialect) guidOf(head string) string {
+	if d.protected {
+		// "_c_" + 36 chars + "-"
+		if len(head) == 40 && strings.HasPrefix(head, "_c_") && head[39] == '-' && isGUID(head[3:39], true) {
+			return head[3:39]
+		}
+		return ""
+	}
+	if len(head) == 32 && isGUID(head, false) {
+		return head
+	}
+	return ""
+}
+
+func isGUID(s string, dashes bool) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'f', c >= 'A' && c <= 'F':
+		case c == '-' && dashes && (i == 8 || i == 13 || i == 18 || i == 23):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// Blocking returns the roles whose nodes are ordered against a contender of
+// role r (the only roles that can be ahead of it).
+func (d Dialect) Blocking(r Role) []Role {
+	return d.orDefault().blocks[r]
+}
+
+// HasGUID reports whether name is a node created with guid in this dialect.
+func (d Dialect) HasGUID(name, guid string) bool {
+	if guid == "" {
+		return false
+	}
+	if d.orDefault().protected {
+		return strings.HasPrefix(name, "_c_"+guid+"-")
+	}
+	return strings.HasPrefix(name, guid)
+}

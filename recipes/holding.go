@@ -1,0 +1,225 @@
+package recipes
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// RevokeMessage is the data Curator's revocation protocol writes into a
+// holder's node to ask it to release ("__REVOKE__").
+var RevokeMessage = []byte("__REVOKE__")
+
+// Holding is one acquired node: a lock, a lease, a leadership term.
+//
+// Invariant: while Context() is not done, our node existed with our session
+// as its ephemeral owner when last checked, the session has not been lost
+// and (with StepDownOnSuspend) the connection has not been suspended since.
+// Context() is cancelled the moment any of that may have changed, with a
+// cause that errors.Is ErrSuspended, ErrSessionLost (ErrClosed also matches
+// it), ErrNodeDeleted, ErrRevoked or ErrReleased. ZooKeeper enforces the
+// rest: a fenced write checks our node's version in the same transaction.
+//
+// A Holding is safe for concurrent use.
+type Holding struct {
+	s       *Session
+	node    *node
+	fence   Fence
+	policy  LossPolicy
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	revoked chan struct{}
+
+	armOnce    sync.Once
+	watchData  bool
+	revokeOnce sync.Once
+
+	mu       sync.Mutex
+	released bool
+}
+
+// newHolding builds the holding and ties it to the session's state. ch is a
+// data watch already set on our node (nil if none).
+func newHolding(s *Session, n *node, policy LossPolicy, watchData bool, ch <-chan zk.Event) *Holding {
+	h := &Holding{
+		s:         s,
+		node:      n,
+		fence:     Fence{Token: n.czxid, Path: n.path, SessionID: n.sid, Version: n.version},
+		policy:    policy,
+		revoked:   make(chan struct{}),
+		watchData: watchData,
+	}
+	h.ctx, h.cancel = context.WithCancelCause(context.Background())
+	st, id, unhook := s.addHook(h.onState)
+	context.AfterFunc(h.ctx, unhook)
+	switch {
+	case st == StateClosed:
+		h.cancel(closedCause)
+	case id != n.sid:
+		h.cancel(fmt.Errorf("%w: session 0x%x replaced by 0x%x", ErrSessionLost, n.sid, id))
+	case st == StateSuspended && policy == StepDownOnSuspend:
+		h.cancel(ErrSuspended)
+	}
+	if ch != nil {
+		h.armOnce.Do(func() { h.startWatch(ch) })
+	}
+	return h
+}
+
+// onState is the session hook; it only cancels.
+func (h *Holding) onState(c StateChange) {
+	switch c.State {
+	case StateSuspended:
+		if h.policy == StepDownOnSuspend {
+			h.cancel(ErrSuspended)
+		}
+	case StateLost:
+		if c.SessionID == h.node.sid {
+			h.cancel(fmt.Errorf("%w: session 0x%x", ErrSessionLost, c.SessionID))
+		}
+	case StateConnected:
+		if c.SessionID != h.node.sid {
+			h.cancel(fmt.Errorf("%w: session 0x%x replaced by 0x%x", ErrSessionLost, h.node.sid, c.SessionID))
+		}
+	case StateClosed:
+		h.cancel(closedCause)
+	}
+}
+
+// Context returns the holding's lifetime context; see the type's invariant.
+// The first call arms a data watch on our node if none is set yet (cost: 1
+// getData, from a background goroutine), so that deletion or a data change
+// by someone else cancels it too.
+func (h *Holding) Context() context.Context {
+	h.armOnce.Do(func() { h.startWatch(nil) })
+	return h.ctx
+}
+
+// Revoked returns a channel closed when someone asked the holder to release
+// by writing RevokeMessage into its node (see Revoke). It is only watched
+// for holdings acquired with revocation enabled.
+func (h *Holding) Revoked() <-chan struct{} { return h.revoked }
+
+// Fence returns the fencing token of the holding.
+func (h *Holding) Fence() Fence { return h.fence }
+
+// Path returns the full path of our node.
+func (h *Holding) Path() string { return h.node.path }
+
+// SessionID returns the session the holding was acquired under.
+func (h *Holding) SessionID() int64 { return h.node.sid }
+
+// startWatch runs the node watcher in the session's background.
+func (h *Holding) startWatch(ch <-chan zk.Event) {
+	if h.ctx.Err() != nil {
+		return
+	}
+	h.s.background(func(bg context.Context) { h.watch(bg, ch) })
+}
+
+// watch keeps a data watch on our node until the holding ends. Cost: 1
+// getData per (re)arm; a deletion or data change by someone else cancels the
+// holding.
+func (h *Holding) watch(bg context.Context, ch <-chan zk.Event) {
+	for {
+		if ch == nil {
+			if _, err := h.s.waitUsable(bg); err != nil {
+				return
+			}
+			if h.ctx.Err() != nil {
+				return
+			}
+			data, st, c, err := h.s.conn.GetW(h.node.path)
+			switch {
+			case errors.Is(err, zk.ErrNoNode):
+				h.cancel(fmt.Errorf("%w: %s", ErrNodeDeleted, h.node.path))
+				return
+			case isConnErr(err):
+				if !pause(bg, h.s.changes()) {
+					return
+				}
+				continue
+			case err != nil:
+				h.s.log.Warn("recipes: watch own node", "path", h.node.path, "err", err)
+				return
+			}
+			if st.EphemeralOwner != h.node.sid {
+				h.cancel(fmt.Errorf("%w: %s now owned by 0x%x", ErrNodeDeleted, h.node.path, st.EphemeralOwner))
+				return
+			}
+			if st.Version != h.fence.Version {
+				h.dataChanged(data, st.Version)
+				return
+			}
+			ch = c
+		}
+		select {
+		case ev := <-ch:
+			ch = nil
+			if ev.Type == zk.EventNodeDeleted {
+				h.cancel(fmt.Errorf("%w: %s", ErrNodeDeleted, h.node.path))
+				return
+			}
+			// Data changed (re-read on the next turn) or the watch was
+			// dropped (session lost or closing: the hook cancels).
+		case <-h.ctx.Done():
+			return
+		case <-bg.Done():
+			return
+		}
+	}
+}
+
+// dataChanged handles a write to our node by someone else: fenced writes
+// now fail (they check the version), so the holding steps down. Curator's
+// revocation message also closes Revoked.
+func (h *Holding) dataChanged(data []byte, version int32) {
+	if bytes.Equal(data, RevokeMessage) {
+		h.revokeOnce.Do(func() { close(h.revoked) })
+		h.cancel(fmt.Errorf("%w: %s", ErrRevoked, h.node.path))
+		return
+	}
+	h.cancel(fmt.Errorf("%w: %s data changed (version %d)", ErrRevoked, h.node.path, version))
+}
+
+// Release gives the holding up: Context() is cancelled with ErrReleased
+// first (stop using the resource before others can get it), then our node
+// is deleted. Cost: 1 delete; if its outcome is ambiguous, or ctx is already
+// done, the delete continues in the background while the session lives
+// (guaranteed delete), and Release returns nil. If the session was lost, the
+// node is already gone and nothing is sent. The release wakes at most the
+// one waiter watching our node. Releasing twice returns ErrReleased.
+func (h *Holding) Release(ctx context.Context) error {
+	if h == nil {
+		return ErrReleased
+	}
+	h.mu.Lock()
+	if h.released {
+		h.mu.Unlock()
+		return ErrReleased
+	}
+	h.released = true
+	h.mu.Unlock()
+	h.cancel(ErrReleased)
+	if h.s.check() != nil || h.s.ID() != h.node.sid {
+		return nil // the session is gone, and our ephemeral node with it
+	}
+	if ctx.Err() != nil {
+		h.s.deleteInBackground(h.node.path, h.node.sid)
+		return nil
+	}
+	err := h.s.conn.Delete(h.node.path, -1)
+	switch {
+	case err == nil, errors.Is(err, zk.ErrNoNode):
+		return nil
+	case isConnErr(err):
+		h.s.log.Info("recipes: release continues in background", "path", h.node.path, "err", err)
+		h.s.deleteInBackground(h.node.path, h.node.sid)
+		return nil
+	}
+	return fmt.Errorf("recipes: release %s: %w", h.node.path, err)
+}

@@ -1,0 +1,392 @@
+package recipes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Session owns one go-zookeeper connection and tracks its state and session
+// id. Create it with Connect and Close it when done; closing ends the
+// ZooKeeper session, which deletes every ephemeral node it created.
+//
+// Invariants: go-zookeeper's event channel is always drained and its event
+// callback never blocks on subscribers; every change of session id is
+// reported as StateLost (for the old id) before the new session is reported
+// as StateConnected.
+//
+// A Session is safe for concurrent use.
+type Session struct {
+	conn    *zk.Conn
+	opts    options
+	log     *slog.Logger
+	ready   chan struct{} // closed once conn is set
+	drained chan struct{} // closed when go-zookeeper's event channel is closed
+
+	mu       sync.Mutex
+	state    State
+	id       int64 // current session id, 0 while there is none
+	lastID   int64 // the id of the last session seen
+	changed  chan struct{}
+	subs     map[*Subscription]struct{}
+	hooks    map[uint64]func(StateChange)
+	nextHook uint64
+	closing  bool
+
+	bg     sync.WaitGroup
+	bgCtx  context.Context
+	bgStop context.CancelFunc
+}
+
+// Connect dials the ensemble and returns once a session is established, or
+// fails when ctx is done first (the connection is then closed). It costs the
+// connect handshake only.
+func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, error) {
+	if len(servers) == 0 {
+		return nil, fmt.Errorf("%w: no servers", ErrBadArgument)
+	}
+	if err := context.Cause(ctx); err != nil {
+		return nil, fmt.Errorf("recipes: connect: %w", err)
+	}
+	s := &Session{
+		opts:    defaultOptions(),
+		ready:   make(chan struct{}),
+		drained: make(chan struct{}),
+		changed: make(chan struct{}),
+		subs:    make(map[*Subscription]struct{}),
+		hooks:   make(map[uint64]func(StateChange)),
+	}
+	for _, o := range opts {
+		if o != nil {
+			o(&s.opts)
+		}
+	}
+	s.log = s.opts.logger
+	s.bgCtx, s.bgStop = context.WithCancel(context.Background())
+	// zk's option type is unexported; list infers it.
+	zopts := list(zk.WithEventCallback(s.onEvent), zk.WithLogger(zkLogger{s.log}), zk.WithLogInfo(false))
+	if s.opts.dialer != nil {
+		zopts = append(zopts, zk.WithDialer(s.opts.dialer))
+	}
+	conn, events, err := zk.Connect(servers, s.opts.timeout, zopts...)
+	if err != nil {
+		s.bgStop()
+		return nil, fmt.Errorf("recipes: connect: %w", err)
+	}
+	s.conn = conn
+	close(s.ready)
+	go func() {
+		// go-zookeeper also copies every event into this 6-slot channel;
+		// drain it so nothing ever waits on it. It is closed when the
+		// connection's loop ends.
+		for range events {
+		}
+		close(s.drained)
+	}()
+	if _, err := s.waitUsable(ctx); err != nil {
+		_ = s.Close(context.Background())
+		return nil, fmt.Errorf("recipes: connect: %w", err)
+	}
+	return s, nil
+}
+
+func list[T any](xs ...T) []T { return xs }
+
+// zkLogger routes go-zookeeper's messages to slog at debug level.
+type zkLogger struct{ l *slog.Logger }
+
+func (z zkLogger) Printf(format string, args ...any) {
+	z.l.Debug(fmt.Sprintf(format, args...), "component", "go-zookeeper")
+}
+
+// onEvent is go-zookeeper's event callback. It runs on the connection's
+// goroutines and must not block: it only updates state under s.mu, queues
+// changes on subscriptions and calls hooks (which only cancel contexts).
+func (s *Session) onEvent(ev zk.Event) {
+	if ev.Type != zk.EventSession {
+		return
+	}
+	<-s.ready // Connect sets s.conn right after zk.Connect returns
+	var out []StateChange
+	now := time.Now()
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return
+	}
+	switch ev.State {
+	case zk.StateHasSession:
+		id := s.conn.SessionID()
+		switch {
+		case s.lastID != 0 && id != s.lastID:
+			if s.state != StateLost {
+				out = append(out, StateChange{State: StateLost, SessionID: s.lastID, At: now})
+			}
+			out = append(out, StateChange{State: StateConnected, SessionID: id, At: now})
+		case s.lastID == 0:
+			out = append(out, StateChange{State: StateConnected, SessionID: id, At: now})
+		case s.state == StateSuspended:
+			out = append(out, StateChange{State: StateReconnected, SessionID: id, At: now})
+		}
+		s.id, s.lastID = id, id
+	case zk.StateDisconnected:
+		if s.state.usable() {
+			out = append(out, StateChange{State: StateSuspended, SessionID: s.id, At: now})
+		}
+	case zk.StateExpired:
+		if s.lastID != 0 && s.state != StateLost {
+			out = append(out, StateChange{State: StateLost, SessionID: s.lastID, At: now})
+		}
+		s.id = 0
+	}
+	hooks := s.applyLocked(out)
+	s.mu.Unlock()
+	s.runHooks(hooks, out)
+}
+
+// applyLocked records changes, wakes waiters and queues the changes on
+// subscriptions; it returns the hooks to call (outside the lock).
+func (s *Session) applyLocked(out []StateChange) []func(StateChange) {
+	if len(out) == 0 {
+		return nil
+	}
+	for _, c := range out {
+		s.state = c.State
+		for sub := range s.subs {
+			sub.push(c)
+		}
+		s.log.Info("zookeeper session state", "state", c.State.String(), "session", fmt.Sprintf("0x%x", c.SessionID))
+	}
+	close(s.changed)
+	s.changed = make(chan struct{})
+	hooks := make([]func(StateChange), 0, len(s.hooks))
+	for _, h := range s.hooks {
+		hooks = append(hooks, h)
+	}
+	return hooks
+}
+
+func (s *Session) runHooks(hooks []func(StateChange), out []StateChange) {
+	for _, c := range out {
+		for _, h := range hooks {
+			h(c)
+		}
+	}
+}
+
+// ID returns the current session id, or 0 while there is none (before the
+// first session, and between a loss and the next session). Holdings record
+// it at acquisition; a different value later means their session is lost.
+func (s *Session) ID() int64 {
+	if s == nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.id
+}
+
+// State returns the current state.
+func (s *Session) State() State {
+	if s == nil {
+		return StateClosed
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state
+}
+
+// Conn returns the underlying connection for raw calls. Recipes never need
+// it; do not close it (use Session.Close) and do not rely on its event
+// channel. Nil for a nil Session.
+func (s *Session) Conn() *zk.Conn {
+	if s == nil {
+		return nil
+	}
+	return s.conn
+}
+
+// ACL returns the ACL used for nodes the recipes create.
+func (s *Session) ACL() []zk.ACL { return s.opts.acl }
+
+// LossPolicy returns the session's default loss policy.
+func (s *Session) LossPolicy() LossPolicy { return s.opts.policy }
+
+// Logger returns the session's logger.
+func (s *Session) Logger() *slog.Logger { return s.log }
+
+// MaxData returns the largest node data the session sends.
+func (s *Session) MaxData() int { return s.opts.maxData }
+
+// SessionTimeout returns the session timeout requested at Connect.
+func (s *Session) SessionTimeout() time.Duration { return s.opts.timeout }
+
+// Subscribe returns a subscription to state changes, starting with the
+// current state. Close it when done. On a nil Session it returns a
+// subscription whose Next fails with ErrNilSession.
+func (s *Session) Subscribe() *Subscription {
+	if s == nil {
+		sub := newSubscription(nil)
+		sub.finish(ErrNilSession)
+		return sub
+	}
+	sub := newSubscription(s)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sub.push(StateChange{State: s.state, SessionID: s.id, At: time.Now()})
+	if s.closing {
+		sub.finish(ErrClosed)
+		return sub
+	}
+	s.subs[sub] = struct{}{}
+	return sub
+}
+
+func (s *Session) unsubscribe(sub *Subscription) {
+	s.mu.Lock()
+	delete(s.subs, sub)
+	s.mu.Unlock()
+}
+
+// addHook registers f to be called synchronously, in order, for every state
+// change; f must not block. It returns the current state and session id
+// (read atomically with the registration) and a function removing the hook.
+func (s *Session) addHook(f func(StateChange)) (State, int64, func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := s.nextHook
+	s.nextHook++
+	s.hooks[k] = f
+	return s.state, s.id, func() {
+		s.mu.Lock()
+		delete(s.hooks, k)
+		s.mu.Unlock()
+	}
+}
+
+// check returns ErrNilSession or ErrClosed when the session cannot be used.
+func (s *Session) check() error {
+	if s == nil || s.conn == nil {
+		return ErrNilSession
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return ErrClosed
+	}
+	return nil
+}
+
+// waitUsable waits until the session is connected (or reconnected) and
+// returns its id. It fails with ErrClosed, or with ctx's cause.
+func (s *Session) waitUsable(ctx context.Context) (int64, error) {
+	for {
+		s.mu.Lock()
+		if s.closing {
+			s.mu.Unlock()
+			return 0, ErrClosed
+		}
+		if s.state.usable() {
+			id := s.id
+			s.mu.Unlock()
+			return id, nil
+		}
+		ch := s.changed
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return 0, context.Cause(ctx)
+		}
+	}
+}
+
+// retryPause waits a little (or for a state change) before a request that
+// failed for connection reasons is tried again; it returns ctx's cause.
+func (s *Session) retryPause(ctx context.Context) error {
+	if !pause(ctx, s.changes()) {
+		return context.Cause(ctx)
+	}
+	return nil
+}
+
+// changes returns a channel closed at the next state change.
+func (s *Session) changes() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changed
+}
+
+// background runs f on a goroutine that Close waits for; f's context is
+// cancelled when Close starts. It returns false (and does not run f) once
+// the session is closing.
+func (s *Session) background(f func(ctx context.Context)) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closing {
+		return false
+	}
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		f(s.bgCtx)
+	}()
+	return true
+}
+
+// Close ends the session: holdings are cancelled (cause ErrClosed, which
+// also matches ErrSessionLost), the server is told to close the session
+// (deleting its ephemeral nodes), and Close waits for the connection's and
+// the session's background goroutines until ctx is done. Calling Close again
+// returns nil.
+func (s *Session) Close(ctx context.Context) error {
+	if s == nil || s.conn == nil {
+		return ErrNilSession
+	}
+	s.mu.Lock()
+	if s.closing {
+		s.mu.Unlock()
+		return nil
+	}
+	out := []StateChange{{State: StateClosed, SessionID: s.id, At: time.Now()}}
+	hooks := s.applyLocked(out)
+	s.closing = true
+	for sub := range s.subs {
+		sub.finish(ErrClosed)
+	}
+	s.subs = nil
+	s.mu.Unlock()
+	s.runHooks(hooks, out)
+	s.bgStop()
+
+	s.conn.Close()
+	done := make(chan struct{})
+	go func() {
+		<-s.drained
+		s.bg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("recipes: close: %w", context.Cause(ctx))
+	}
+}
+
+// closedCause is the cause holdings get when their session is closed.
+var closedCause = fmt.Errorf("%w (%w)", ErrClosed, ErrSessionLost)
+
+// isConnErr reports whether err means the request's outcome is unknown or
+// the connection is unusable right now (as opposed to an answer from the
+// server).
+func isConnErr(err error) bool {
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
+		errors.Is(err, zk.ErrSessionMoved) || errors.Is(err, zk.ErrClosing) ||
+		errors.Is(err, zk.ErrSessionExpired) || isNetErr(err)
+}
