@@ -1,0 +1,111 @@
+package testenv
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+)
+
+// Backend names how the servers of an ensemble are run.
+type Backend string
+
+const (
+	// BackendAuto picks BackendContainers when a Docker engine answers and
+	// BackendProcesses otherwise.
+	BackendAuto Backend = ""
+	// BackendContainers runs one container per server through testcontainers-go.
+	BackendContainers Backend = "containers"
+	// BackendProcesses runs one local JVM per server on loopback ports.
+	BackendProcesses Backend = "processes"
+)
+
+// DefaultImage is the image the container backend uses when Config.Image and
+// ZKRECIPES_IMAGE are both empty. EnsureImage builds it when it is missing.
+const DefaultImage = "zkrecipes/zookeeper:3.8-debian"
+
+// Environment variables read by Config.withDefaults.
+const (
+	EnvBackend       = "ZKRECIPES_BACKEND"
+	EnvImage         = "ZKRECIPES_IMAGE"
+	EnvZooKeeperHome = "ZOOKEEPER_HOME"
+)
+
+// Config describes an ensemble. The zero value is a 3-server ensemble with a
+// 200 ms tick on the backend the machine supports.
+type Config struct {
+	// Servers is the number of ZooKeeper servers: 1 (standalone) to 5.
+	// Default 3.
+	Servers int
+	// TickTime is ZooKeeper's tickTime. The server accepts session timeouts
+	// from 2 ticks to MaxSessionTimeout, so the default of 200 ms allows the
+	// 2-4 s timeouts that tests use. Default 200 ms.
+	TickTime time.Duration
+	// MaxSessionTimeout caps what clients may negotiate. Default 60 s.
+	MaxSessionTimeout time.Duration
+	// Backend is how servers run. Default: ZKRECIPES_BACKEND, else auto.
+	Backend Backend
+	// Image is the container image (containers backend). Default:
+	// ZKRECIPES_IMAGE, else DefaultImage, which is built when missing.
+	Image string
+	// ZooKeeperHome is a ZooKeeper installation for the processes backend: its
+	// lib/*.jar and the zookeeper jar are put on the class path. Default:
+	// ZOOKEEPER_HOME, else Debian's /usr/share/java.
+	ZooKeeperHome string
+	// JavaHeap is each server's maximum heap (-Xmx). Default "128m".
+	JavaHeap string
+	// StartTimeout bounds Start after the image is ready: servers running and
+	// a quorum formed. Default 3 minutes.
+	StartTimeout time.Duration
+	// Logger receives progress lines (image build, servers started, faults).
+	// Default: discard.
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.Servers == 0 {
+		c.Servers = 3
+	}
+	if c.Servers < 1 || c.Servers > 5 {
+		return c, fmt.Errorf("%w: %d servers (want 1 to 5)", ErrConfig, c.Servers)
+	}
+	if c.TickTime == 0 {
+		c.TickTime = 200 * time.Millisecond
+	}
+	if c.TickTime < 10*time.Millisecond {
+		return c, fmt.Errorf("%w: tickTime %v is below 10ms", ErrConfig, c.TickTime)
+	}
+	if c.MaxSessionTimeout == 0 {
+		c.MaxSessionTimeout = 60 * time.Second
+	}
+	if c.MaxSessionTimeout < 2*c.TickTime {
+		return c, fmt.Errorf("%w: max session timeout %v is below 2 ticks", ErrConfig, c.MaxSessionTimeout)
+	}
+	if c.Backend == BackendAuto {
+		c.Backend = Backend(os.Getenv(EnvBackend))
+	}
+	switch c.Backend {
+	case BackendAuto, BackendContainers, BackendProcesses:
+	default:
+		return c, fmt.Errorf("%w: unknown backend %q (want %q or %q)", ErrConfig, c.Backend, BackendContainers, BackendProcesses)
+	}
+	if c.Image == "" {
+		c.Image = os.Getenv(EnvImage)
+	}
+	if c.Image == "" {
+		c.Image = DefaultImage
+	}
+	if c.ZooKeeperHome == "" {
+		c.ZooKeeperHome = os.Getenv(EnvZooKeeperHome)
+	}
+	if c.JavaHeap == "" {
+		c.JavaHeap = "128m"
+	}
+	if c.StartTimeout == 0 {
+		c.StartTimeout = 3 * time.Minute
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c, nil
+}

@@ -1,0 +1,61 @@
+package testenv
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// peer is how one server reaches another (or, for itself, where it binds)
+// for quorum traffic (followers to the leader) and leader election.
+type peer struct {
+	host     string
+	quorum   int
+	election int
+}
+
+// zooCfg is what differs between the servers' zoo.cfg files.
+type zooCfg struct {
+	tick       time.Duration
+	maxSession time.Duration
+	dataDir    string
+	clientAddr string // host the client port binds to; "" binds all
+	clientPort int
+	// peers[j] is how this server reaches server j (j = myid-1). With one
+	// peer the server runs standalone.
+	peers []peer
+	// listenAll binds quorum and election ports on every address instead
+	// of the host named in this server's own peers entry.
+	listenAll bool
+}
+
+// render returns the zoo.cfg text. Limits are in ticks: a follower has 50
+// ticks to sync at start and 10 ticks per request afterwards, which at the
+// default 200 ms tick survives a loaded 2-core machine and still notices a
+// lost follower in 2 s.
+func (z zooCfg) render() string {
+	var b strings.Builder
+	w := func(k string, v any) { fmt.Fprintf(&b, "%s=%v\n", k, v) }
+	w("tickTime", z.tick.Milliseconds())
+	w("initLimit", 50)
+	w("syncLimit", 10)
+	w("dataDir", z.dataDir)
+	if z.clientAddr != "" {
+		w("clientPortAddress", z.clientAddr)
+	}
+	w("clientPort", z.clientPort)
+	w("maxSessionTimeout", z.maxSession.Milliseconds())
+	w("maxClientCnxns", 0)
+	w("4lw.commands.whitelist", "*")
+	w("admin.enableServer", false)
+	w("autopurge.purgeInterval", 0)
+	w("reconfigEnabled", false)
+	if len(z.peers) > 1 {
+		w("standaloneEnabled", false)
+		w("quorumListenOnAllIPs", z.listenAll)
+		for j, p := range z.peers {
+			w(fmt.Sprintf("server.%d", j+1), fmt.Sprintf("%s:%d:%d:participant", p.host, p.quorum, p.election))
+		}
+	}
+	return b.String()
+}
