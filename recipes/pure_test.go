@@ -127,9 +127,9 @@ func TestSerialLess(t *testing.T) {
 		{math.MaxInt32 - 2, -5, true},
 		{-5, math.MaxInt32 - 2, false},
 		{-1, 0, true},
-		{0, math.MaxInt32, true},             // distance 2^31-1
-		{0, math.MinInt32, false},            // distance 2^31: undefined, both false
-		{math.MinInt32, 0, false},            // ditto
+		{0, math.MaxInt32, true},        // distance 2^31-1
+		{0, math.MinInt32, false},       // distance 2^31: undefined, both false
+		{math.MinInt32, 0, false},       // ditto
 		{100, math.MinInt32 + 98, true}, // 100 + (2^31 - 2), wrapped
 	}
 	for _, tt := range tests {
@@ -180,6 +180,7 @@ func TestSeqFormatParse(t *testing.T) {
 		{"-1000000000", -1000000000, true},
 		{"-2147483648", math.MinInt32, true},
 		{"-0000000005", 0, false},
+		{"-000000000", 0, false},
 		{"2147483648", 0, false},
 		{"42", 0, false},
 		{"00000000x1", 0, false},

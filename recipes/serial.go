@@ -59,7 +59,7 @@ func ParseSeq(s string) (int32, bool) {
 		}
 	}
 	v, err := strconv.ParseInt(s, 10, 32)
-	if err != nil {
+	if err != nil || (s[0] == '-' && v >= 0) {
 		return 0, false
 	}
 	return int32(v), true
