@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs what zkrecipes' tests and tools need, when it is missing, and does
+# nothing else: safe to run any number of times. Needs root for the installs.
+#   - Go on PATH (the toolchain itself is not installed here)
+#   - Debian packages: a JRE and libzookeeper-java (process backend),
+#     debootstrap (image build), docker.io when no docker client exists
+#   - a running Docker engine (dockerd is started when none answers)
+#   - the ZooKeeper image zkrecipes/zookeeper:3.8-debian (built once)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf 'setup: %s\n' "$*"; }
+
+if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
+	export PATH=$PATH:/usr/local/go/bin
+fi
+command -v go >/dev/null 2>&1 || { log "Go is not installed (need Go 1.26)"; exit 1; }
+
+need=()
+command -v java >/dev/null 2>&1 || need+=(openjdk-17-jre-headless)
+[ -f /usr/share/java/zookeeper.jar ] || need+=(libzookeeper-java)
+command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
+command -v docker >/dev/null 2>&1 || need+=(docker.io)
+if [ ${#need[@]} -gt 0 ]; then
+	if [ "$(id -u)" != 0 ]; then
+		log "missing ${need[*]}; run as root or: sudo apt-get install ${need[*]}"
+		exit 1
+	fi
+	log "installing ${need[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -q >/dev/null
+	apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+if ! docker version >/dev/null 2>&1; then
+	log "no Docker engine answers; starting dockerd"
+	(dockerd >/var/log/zkrecipes-dockerd.log 2>&1 &)
+	for _ in $(seq 1 120); do
+		docker version >/dev/null 2>&1 && break
+		sleep 0.5
+	done
+	docker version >/dev/null 2>&1 || { log "dockerd did not start; see /var/log/zkrecipes-dockerd.log"; exit 1; }
+fi
+
+go run ./cmd/zkimage
