@@ -3,6 +3,7 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -351,4 +352,72 @@ func TestReapRemovesOrphans(t *testing.T) {
 	if err := exec.Command("docker", "network", "inspect", name).Run(); err == nil {
 		t.Fatal("orphaned network survived Reap")
 	}
+}
+
+// TestInterruptClosesEnsembles runs a test binary that starts an ensemble
+// and then waits, interrupts it, and checks nothing of its ensemble is left.
+func TestInterruptClosesEnsembles(t *testing.T) {
+	if os.Getenv("TESTENV_INTERRUPT_CHILD") != "" {
+		e := New(t, Config{Servers: 1})
+		fmt.Printf("ENSEMBLE %s %s\n", e.ID(), e.Backend())
+		select {} // until interrupted
+	}
+	if testing.Short() {
+		t.Skip("starts a real ZooKeeper ensemble")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestInterruptClosesEnsembles$", "-test.v")
+	cmd.Env = append(os.Environ(), "TESTENV_INTERRUPT_CHILD=1")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var id, backend string
+	buf := make([]byte, 0, 4096)
+	deadline := time.Now().Add(3 * time.Minute)
+	for id == "" && time.Now().Before(deadline) {
+		chunk := make([]byte, 512)
+		n, rerr := out.Read(chunk)
+		buf = append(buf, chunk[:n]...)
+		for _, line := range strings.Split(string(buf), "\n") {
+			if f := strings.Fields(line); len(f) == 3 && f[0] == "ENSEMBLE" {
+				id, backend = f[1], f[2]
+			}
+		}
+		if rerr != nil {
+			break
+		}
+	}
+	if id == "" {
+		_ = cmd.Process.Kill()
+		t.Fatalf("child never reported its ensemble: %s", buf)
+	}
+	if n := leftovers(t, id, Backend(backend)); n == 0 {
+		_ = cmd.Process.Kill()
+		t.Fatalf("ensemble %s on %s not found before the interrupt", id, backend)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	_ = cmd.Wait()
+	if n := leftovers(t, id, Backend(backend)); n != 0 {
+		t.Fatalf("%d resources of ensemble %s left after the interrupt", n, id)
+	}
+}
+
+// leftovers counts the containers or process directories of ensemble id.
+func leftovers(t *testing.T, id string, b Backend) int {
+	t.Helper()
+	if b == BackendContainers {
+		o, err := exec.Command("docker", "ps", "-aq", "--filter", "label="+labelEnsemble+"="+id).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(strings.Fields(string(o)))
+	}
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), processDirPrefix+id+"-*"))
+	return len(dirs)
 }

@@ -9,7 +9,8 @@ import (
 )
 
 // New starts an ensemble for a test (see Start) and closes it with
-// tb.Cleanup, also when the test fails. It fails the test at once if the
+// tb.Cleanup, also when the test fails, and on SIGINT or SIGTERM of the
+// test binary. It fails the test at once if the
 // ensemble cannot start. Progress goes to the test log.
 func New(tb testing.TB, cfg Config) *Ensemble {
 	tb.Helper()
@@ -22,7 +23,9 @@ func New(tb testing.TB, cfg Config) *Ensemble {
 	if err != nil {
 		tb.Fatalf("testenv: start ensemble: %v", err)
 	}
+	closeOnInterrupt(e)
 	tb.Cleanup(func() {
+		defer forgetOnInterrupt(e)
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
 		if err := e.Close(ctx); err != nil {
