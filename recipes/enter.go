@@ -40,11 +40,13 @@ func Enter(ctx context.Context, s *Session, spec Spec) (*Holding, error) {
 	}
 }
 
-// WaitChildren lists parent with a child watch until done(children) reports
-// true or an error, waiting for a change between listings. It is meant for
-// a single waiter that holds a mutex guarding the parent (as in Curator's
-// semaphore), so the parent watch wakes one process, never a herd. Cost: 1
-// getChildren per change of the parent's children.
+// WaitChildren lists parent until done(children) reports true or an error.
+// The first listing sets no watch; when it must wait, it lists again with a
+// child watch and waits for a change between listings. It is meant for a
+// single waiter that holds a mutex guarding the parent (as in Curator's
+// semaphore), so the parent watch wakes one process, never a herd; the
+// uncontended path leaves no watch behind. Cost: 1 getChildren when done at
+// once, else 1 getChildren per listing.
 func WaitChildren(ctx context.Context, s *Session, parent string, done func(children []string) (bool, error)) error {
 	if err := s.check(); err != nil {
 		return err
@@ -52,6 +54,7 @@ func WaitChildren(ctx context.Context, s *Session, parent string, done func(chil
 	if err := ValidatePath(parent); err != nil {
 		return err
 	}
+	watch := false
 	for {
 		if err := context.Cause(ctx); err != nil {
 			return err
@@ -59,7 +62,16 @@ func WaitChildren(ctx context.Context, s *Session, parent string, done func(chil
 		if _, err := s.waitUsable(ctx); err != nil {
 			return err
 		}
-		children, _, ch, err := s.conn.ChildrenW(parent)
+		var (
+			children []string
+			ch       <-chan zk.Event
+			err      error
+		)
+		if watch {
+			children, _, ch, err = s.conn.ChildrenW(parent)
+		} else {
+			children, _, err = s.conn.Children(parent)
+		}
 		switch {
 		case isConnErr(err):
 			if err := s.retryPause(ctx); err != nil {
@@ -67,7 +79,7 @@ func WaitChildren(ctx context.Context, s *Session, parent string, done func(chil
 			}
 			continue
 		case errors.Is(err, zk.ErrNoNode):
-			children = nil
+			children, ch = nil, nil
 		case err != nil:
 			return fmt.Errorf("recipes: list %s: %w", parent, err)
 		}
@@ -75,8 +87,11 @@ func WaitChildren(ctx context.Context, s *Session, parent string, done func(chil
 		if ok || err != nil {
 			return err
 		}
+		if !watch {
+			watch = true
+			continue
+		}
 		if ch == nil {
-			// The parent is gone; nothing to watch.
 			return fmt.Errorf("recipes: %s: %w", parent, zk.ErrNoNode)
 		}
 		select {
