@@ -227,6 +227,11 @@ func (c *containerBackend) exec(ctx context.Context, i int, cmd ...string) error
 	return nil
 }
 
+func (c *containerBackend) exited(ctx context.Context, i int) bool {
+	st, err := c.ctrs[i].State(ctx)
+	return err == nil && !st.Running
+}
+
 func (c *containerBackend) logs(ctx context.Context, i int) string {
 	if i >= len(c.ctrs) || c.ctrs[i] == nil {
 		return "(no container)"

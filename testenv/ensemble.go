@@ -27,6 +27,8 @@ type backend interface {
 	resume(ctx context.Context, i int) error
 	isolate(ctx context.Context, i int) error
 	rejoin(ctx context.Context, i int) error
+	// exited reports whether server i's process is known to have ended.
+	exited(ctx context.Context, i int) bool
 	// logs returns the tail of server i's log, for failure messages.
 	logs(ctx context.Context, i int) string
 	close(ctx context.Context) error
@@ -75,6 +77,26 @@ func Start(ctx context.Context, cfg Config) (*Ensemble, error) {
 		}
 	}
 	Reap(ctx, cfg.Logger) // what killed test binaries left behind
+	if cfg.Backend == BackendContainers {
+		if err := EnsureImage(ctx, cfg.Image, cfg.Logger); err != nil {
+			return nil, err
+		}
+	}
+	// A port picked free can be taken by another process before the server
+	// binds it; such a start fails fast and is tried again on new ports.
+	for attempt := 1; ; attempt++ {
+		e, err := startOnce(ctx, cfg)
+		if err == nil || attempt == 3 || !errors.Is(err, errRetryStart) || ctx.Err() != nil {
+			return e, err
+		}
+		cfg.Logger.Warn("testenv: start failed, trying again", "attempt", attempt, "err", err)
+	}
+}
+
+// errRetryStart marks a start that failed early enough to try again.
+var errRetryStart = errors.New("testenv: start failed early")
+
+func startOnce(ctx context.Context, cfg Config) (*Ensemble, error) {
 	e := &Ensemble{
 		cfg:     cfg,
 		id:      uuid.NewString()[:8],
@@ -82,11 +104,9 @@ func Start(ctx context.Context, cfg Config) (*Ensemble, error) {
 		state:   make([]serverState, cfg.Servers),
 		tp:      toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop()),
 	}
+	var err error
 	switch cfg.Backend {
 	case BackendContainers:
-		if err := EnsureImage(ctx, cfg.Image, cfg.Logger); err != nil {
-			return nil, err
-		}
 		e.b, err = newContainerBackend(e)
 	case BackendProcesses:
 		e.b, err = newProcessBackend(e)
@@ -110,7 +130,7 @@ func Start(ctx context.Context, cfg Config) (*Ensemble, error) {
 
 func (e *Ensemble) start(ctx context.Context) error {
 	if err := e.b.start(ctx); err != nil {
-		return err
+		return fmt.Errorf("%w: %w", errRetryStart, err)
 	}
 	ups := make([]string, e.cfg.Servers)
 	for i := range ups {
@@ -121,7 +141,7 @@ func (e *Ensemble) start(ctx context.Context) error {
 		return err
 	}
 	e.Link = l
-	if err := e.WaitQuorum(ctx); err != nil {
+	if err := e.waitStarted(ctx); err != nil {
 		var tails []string
 		for i := range e.cfg.Servers {
 			tails = append(tails, fmt.Sprintf("--- server %d log ---\n%s", i, e.b.logs(context.WithoutCancel(ctx), i)))
@@ -198,6 +218,26 @@ func (e *Ensemble) Leader(ctx context.Context) (int, error) {
 		}
 	}
 	return -1, ErrNoLeader
+}
+
+// waitStarted is WaitQuorum that gives up early, with errRetryStart, when a
+// server exits (typically because its port was taken).
+func (e *Ensemble) waitStarted(ctx context.Context) error {
+	for {
+		if ok, _ := e.quorumNow(ctx); ok {
+			return nil
+		}
+		for i := range e.cfg.Servers {
+			if e.b.exited(ctx, i) {
+				return fmt.Errorf("%w: server %d exited", errRetryStart, i)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return e.WaitQuorum(ctx) // says which servers do what
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // WaitQuorum waits until every server that testenv has not killed, stopped,

@@ -269,6 +269,13 @@ func (p *processBackend) rejoin(_ context.Context, i int) error {
 	return nil
 }
 
+func (p *processBackend) exited(_ context.Context, i int) bool {
+	sp := p.procs[i]
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return sp.cmd == nil
+}
+
 func (p *processBackend) logs(_ context.Context, i int) string {
 	b, err := os.ReadFile(filepath.Join(p.sdir(i), "server.log"))
 	if err != nil {
