@@ -39,16 +39,31 @@ func ensemble(t *testing.T) *testenv.Ensemble {
 	if testing.Short() {
 		t.Skip("integration test: needs a ZooKeeper ensemble (testenv)")
 	}
+	e, err := sharedEnsemble()
+	if err != nil {
+		t.Fatalf("start ensemble: %v", err)
+	}
+	checkGoroutines(t)
+	return e
+}
+
+// sharedEnsemble starts the package's ensemble on first use.
+func sharedEnsemble() (*testenv.Ensemble, error) {
 	ensOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
 		ens, ensErr = testenv.Start(ctx, testenv.Config{Servers: 1})
 	})
-	if ensErr != nil {
-		t.Fatalf("start ensemble: %v", ensErr)
+	return ens, ensErr
+}
+
+// zkServers returns the addresses of the package's ensemble, for Examples.
+func zkServers() []string {
+	e, err := sharedEnsemble()
+	if err != nil {
+		panic(err) // examples cannot fail otherwise; tests report it properly
 	}
-	checkGoroutines(t)
-	return ens
+	return e.Addrs()
 }
 
 func testLogger() *slog.Logger {

@@ -160,7 +160,14 @@ func (s *Session) applyLocked(out []StateChange) []func(StateChange) {
 		for sub := range s.subs {
 			sub.push(c)
 		}
-		s.log.Info("zookeeper session state", "state", c.State.String(), "session", fmt.Sprintf("0x%x", c.SessionID))
+		level := slog.LevelDebug // connected, closed: routine
+		switch c.State {
+		case StateSuspended, StateReconnected:
+			level = slog.LevelInfo
+		case StateLost:
+			level = slog.LevelWarn
+		}
+		s.log.Log(context.Background(), level, "zookeeper session state", "state", c.State.String(), "session", fmt.Sprintf("0x%x", c.SessionID))
 	}
 	close(s.changed)
 	s.changed = make(chan struct{})
