@@ -1,0 +1,268 @@
+package leader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// Election is one participant of a leader election at a ZooKeeper path.
+//
+// Invariant: at most one participant (in any process, in any compatible
+// client) holds a live Term for a path at a time, as long as leaders stop
+// when their Term's context is done; fenced writes (Term.FencedMulti) are
+// rejected by ZooKeeper itself once the term's node is gone. A term begins
+// only after the core found our node first in line and an explicit check
+// found the node present with our current session as its ephemeral owner
+// (the check that fixed Curator's double-leader bug).
+//
+// An Election is safe for concurrent use. It is one participant: a second
+// Campaign while one is running or a term is live returns ErrCampaigning.
+// Leader, Participants and Observe may be called at any time, also on
+// Elections that never campaign.
+type Election struct {
+	s      *recipes.Session
+	path   string
+	cfg    config
+	err    error // from New, returned by every call
+	rd     recipes.Dialect
+	role   recipes.Role
+	events *dispatcher
+
+	mu          sync.Mutex
+	campaigning bool
+	term        *Term
+}
+
+// New returns an Election on path for session s. It sends nothing; invalid
+// arguments (nil session, invalid path, unknown dialect, an id larger than
+// the server's limit) are reported by every later call and by Err. It never
+// panics.
+func New(s *recipes.Session, path string, opts ...Option) *Election {
+	e := &Election{s: s, path: path, cfg: newConfig(opts)}
+	e.events = newDispatcher(e.cfg.events)
+	e.err = e.check()
+	return e
+}
+
+func (e *Election) check() error {
+	if e.s == nil {
+		return fmt.Errorf("leader: %w", recipes.ErrNilSession)
+	}
+	if err := recipes.ValidateParentPath(e.path); err != nil {
+		return fmt.Errorf("leader: %w", err)
+	}
+	rd, role, err := e.cfg.dialect.wire()
+	if err != nil {
+		return err
+	}
+	e.rd, e.role = rd, role
+	if err := recipes.CheckData([]byte(e.cfg.id), e.s.MaxData()); err != nil {
+		return fmt.Errorf("leader: participant id: %w", err)
+	}
+	return nil
+}
+
+// Err returns the error New found in its arguments, if any.
+func (e *Election) Err() error {
+	if e == nil {
+		return ErrNilElection
+	}
+	return e.err
+}
+
+// Path returns the election's path.
+func (e *Election) Path() string {
+	if e == nil {
+		return ""
+	}
+	return e.path
+}
+
+// ID returns the participant id (our node's data).
+func (e *Election) ID() string {
+	if e == nil {
+		return ""
+	}
+	return e.cfg.id
+}
+
+func (e *Election) usable(ctx context.Context) error {
+	if e == nil {
+		return ErrNilElection
+	}
+	if e.err != nil {
+		return e.err
+	}
+	if ctx == nil {
+		return fmt.Errorf("leader: %w: nil context", recipes.ErrBadArgument)
+	}
+	return nil
+}
+
+func (e *Election) policy() recipes.LossPolicy {
+	if e.cfg.policy != nil {
+		return *e.cfg.policy
+	}
+	return e.s.LossPolicy()
+}
+
+func (e *Election) emit(ev Event) { e.events.emit(ev) }
+
+// begin marks a campaign in progress.
+func (e *Election) begin() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.campaigning || (e.term != nil && e.term.ctx.Err() == nil) {
+		return ErrCampaigning
+	}
+	e.campaigning = true
+	return nil
+}
+
+func (e *Election) end(t *Term) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.campaigning = false
+	if t != nil {
+		e.term = t
+	}
+}
+
+// Campaign joins the election and blocks until we lead or ctx is done. It
+// returns the Term, whose Context is cancelled the moment leadership may be
+// lost. If ctx ends first, our node is deleted before Campaign returns and
+// the error is ctx's cause; with an already-done ctx nothing is sent. If the
+// session is lost while waiting, Campaign joins again under the new session
+// (at the back of the line).
+//
+// Protocol and cost: the core's protected create of our ephemeral
+// sequential node (1 create) and 1 getChildren; while not first, 1 getData
+// setting a data watch on the one node right ahead of us (never the parent),
+// and when it goes, we lead without listing again if it was the only one
+// ahead (otherwise 1 getData on the next node ahead). Once first: 1 exists
+// (the owner check; the core may add 1 getData reading our czxid), then 1
+// getData in the background arming a watch on our own node for the term's
+// life, so that its deletion ends the term. Uncontended: 1 create + 1
+// getChildren + 1 exists + 1 background getData. A release wakes exactly
+// the participant behind the leaver (and each Observe watching the head).
+//
+// Campaign on a closed session returns an error wrapping recipes.ErrClosed;
+// while another Campaign runs or a term of this Election is live,
+// ErrCampaigning.
+func (e *Election) Campaign(ctx context.Context) (*Term, error) {
+	if err := e.usable(ctx); err != nil {
+		return nil, err
+	}
+	if err := e.begin(); err != nil {
+		return nil, err
+	}
+	var t *Term
+	defer func() { e.end(t) }()
+	e.emit(Event{Type: EventStart})
+	t, err := e.campaign(ctx)
+	if err != nil {
+		e.emit(Event{Type: EventFailed, Err: err})
+		return nil, err
+	}
+	return t, nil
+}
+
+func (e *Election) campaign(ctx context.Context) (*Term, error) {
+	for {
+		if err := context.Cause(ctx); err != nil {
+			return nil, fmt.Errorf("leader: campaign %s: %w", e.path, err)
+		}
+		tr := &tracker{e: e}
+		e.emit(Event{Type: EventOfferStart})
+		h, err := recipes.Acquire(ctx, e.s, recipes.Spec{
+			Path:      e.path,
+			Dialect:   e.rd,
+			Role:      e.role,
+			Predicate: tr.predicate,
+			Data:      []byte(e.cfg.id),
+			Policy:    e.policy(),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("leader: campaign %s: %w", e.path, err)
+		}
+		ok, err := e.verify(h)
+		if err != nil || !ok {
+			_ = h.Release(ctx) // wakes the one behind us; background if ctx is done
+			if err != nil {
+				return nil, fmt.Errorf("leader: campaign %s: %w", e.path, err)
+			}
+			continue // a new node, at the back of the line
+		}
+		return newTerm(e, h), nil
+	}
+}
+
+// verify is the owner check that starts a term: our node exists, its
+// ephemeral owner is the session the holding was acquired under, that is
+// still the session's current id, and the holding has not been cancelled
+// meanwhile (suspension, loss). Cost: 1 exists. ok is false when we must
+// join again; err is set only for answers that retrying cannot fix.
+func (e *Election) verify(h *recipes.Holding) (bool, error) {
+	sid := h.SessionID()
+	if e.s.ID() != sid {
+		return false, nil
+	}
+	found, st, err := e.s.Conn().Exists(h.Path())
+	switch {
+	case err != nil && isConnErr(err):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("owner check of %s: %w", h.Path(), err)
+	case !found || st.EphemeralOwner != sid || e.s.ID() != sid:
+		return false, nil
+	}
+	return h.Context().Err() == nil, nil
+}
+
+// isConnErr reports whether err means the request's outcome is unknown or
+// the connection is unusable right now, as opposed to an answer.
+func isConnErr(err error) bool {
+	var ne net.Error
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
+		errors.Is(err, zk.ErrSessionMoved) || errors.Is(err, zk.ErrClosing) ||
+		errors.Is(err, zk.ErrSessionExpired) || errors.As(err, &ne) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed)
+}
+
+// tracker is the exclusive predicate of one Campaign, reporting the core's
+// steps as lifecycle events. The core calls it on the campaigning goroutine
+// each time it orders the contenders: after listing, and after the node we
+// watched went.
+type tracker struct {
+	e    *Election
+	node string // our node's name as last seen
+}
+
+func (tr *tracker) predicate(cs []recipes.Contender, self int) (bool, int) {
+	e := tr.e
+	node := recipes.JoinPath(e.path, cs[self].Name)
+	if cs[self].Name != tr.node {
+		if tr.node != "" { // the core created a new node (session lost)
+			e.emit(Event{Type: EventOfferStart})
+		}
+		tr.node = cs[self].Name
+		e.emit(Event{Type: EventOfferComplete, Node: node})
+	}
+	e.emit(Event{Type: EventDetermineStart, Node: node})
+	e.emit(Event{Type: EventDetermineComplete, Node: node, Position: self})
+	if self == 0 {
+		e.emit(Event{Type: EventElectedStart, Node: node})
+		return true, -1
+	}
+	watch := recipes.JoinPath(e.path, cs[self-1].Name)
+	e.emit(Event{Type: EventReadyStart, Node: node, Watch: watch})
+	e.emit(Event{Type: EventReadyComplete, Node: node, Watch: watch})
+	return false, self - 1
+}

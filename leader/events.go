@@ -1,0 +1,149 @@
+package leader
+
+import (
+	"fmt"
+	"sync"
+	"time"
+)
+
+// EventType is one step of a participant's lifecycle, named after ZooKeeper's
+// LeaderElectionSupport recipe.
+//
+// For one Campaign the hook sees, in this order:
+//
+//	Start
+//	OfferStart OfferComplete                     our node is created
+//	( DetermineStart DetermineComplete
+//	  ReadyStart ReadyComplete )*                 in line, watching the one node ahead
+//	[ OfferStart OfferComplete ... ]              again if the session was lost or the
+//	                                              owner check failed (a new node)
+//	DetermineStart DetermineComplete
+//	ElectedStart ElectedComplete                  Campaign returns the term
+//	StopStart StopComplete                        the term ended (Resign, or loss)
+//
+// or, when Campaign returns an error instead of a term (ctx done, session
+// closed, ...), Failed ends the sequence (no Stop events follow). A new
+// Campaign on the same Election starts again with Start.
+type EventType int
+
+// Lifecycle events.
+const (
+	// EventStart: Campaign was called.
+	EventStart EventType = iota + 1
+	// EventOfferStart: our node is about to be created (1 create).
+	EventOfferStart
+	// EventOfferComplete: our node exists (Event.Node). The core creates
+	// and lists in one step, so this is reported when the contenders are
+	// first ordered, right before EventDetermineStart.
+	EventOfferComplete
+	// EventDetermineStart: the contenders are being ordered to find our
+	// place (after a listing or after the node ahead of us went).
+	EventDetermineStart
+	// EventDetermineComplete: our place is known (Event.Position, 0 =
+	// first).
+	EventDetermineComplete
+	// EventElectedStart: we are first in line; the owner check follows (1
+	// exists: our node exists and its ephemeral owner is our current
+	// session).
+	EventElectedStart
+	// EventElectedComplete: the check passed; Campaign returns the term.
+	EventElectedComplete
+	// EventReadyStart: we are not first; we will watch the one node right
+	// ahead of us (Event.Watch).
+	EventReadyStart
+	// EventReadyComplete: we are in line; the data watch on Event.Watch is
+	// set right after this event (1 getData).
+	EventReadyComplete
+	// EventFailed: Campaign returns an error (Event.Err) and no term.
+	EventFailed
+	// EventStopStart: the term ended: Resign was called (Event.Err is nil)
+	// or leadership may be lost (Event.Err is the term context's cause).
+	EventStopStart
+	// EventStopComplete: our node is deleted, or its deletion was handed to
+	// the session's background retries, or it went with its session.
+	EventStopComplete
+)
+
+var eventNames = [...]string{
+	EventStart: "start", EventOfferStart: "offer-start", EventOfferComplete: "offer-complete",
+	EventDetermineStart: "determine-start", EventDetermineComplete: "determine-complete",
+	EventElectedStart: "elected-start", EventElectedComplete: "elected-complete",
+	EventReadyStart: "ready-start", EventReadyComplete: "ready-complete", EventFailed: "failed",
+	EventStopStart: "stop-start", EventStopComplete: "stop-complete",
+}
+
+func (t EventType) String() string {
+	if t > 0 && int(t) < len(eventNames) {
+		return eventNames[t]
+	}
+	return fmt.Sprintf("event(%d)", int(t))
+}
+
+// Event is one lifecycle step of an Election (see EventType for the order).
+type Event struct {
+	Type EventType
+	At   time.Time // when the step happened (not when the hook runs)
+	// Node is the full path of our node, once offered ("" before).
+	Node string
+	// Position is our place in line for EventDetermineComplete (0 = first).
+	Position int
+	// Watch is the full path of the node we watch (EventReadyStart,
+	// EventReadyComplete).
+	Watch string
+	// Err is why Campaign failed (EventFailed) or why the term ended
+	// (EventStopStart after a loss: errors.Is a recipes sentinel such as
+	// recipes.ErrSuspended or recipes.ErrSessionLost).
+	Err error
+}
+
+// dispatcher delivers events to the hook in emit order on a goroutine that
+// exists only while events are queued, so the election never waits for the
+// hook and an idle Election owns no goroutine.
+type dispatcher struct {
+	fn      func(Event)
+	mu      sync.Mutex
+	queue   []Event
+	running bool
+}
+
+func newDispatcher(fn func(Event)) *dispatcher {
+	if fn == nil {
+		return nil
+	}
+	return &dispatcher{fn: fn}
+}
+
+// emit queues ev; it never blocks on the hook.
+func (d *dispatcher) emit(ev Event) {
+	if d == nil {
+		return
+	}
+	if ev.At.IsZero() {
+		ev.At = time.Now()
+	}
+	d.mu.Lock()
+	d.queue = append(d.queue, ev)
+	if d.running {
+		d.mu.Unlock()
+		return
+	}
+	d.running = true
+	d.mu.Unlock()
+	go d.drain()
+}
+
+func (d *dispatcher) drain() {
+	for {
+		d.mu.Lock()
+		if len(d.queue) == 0 {
+			d.queue = nil
+			d.running = false
+			d.mu.Unlock()
+			return
+		}
+		ev := d.queue[0]
+		d.queue = d.queue[1:]
+		d.mu.Unlock()
+		d.fn(ev)
+	}
+}

@@ -1,0 +1,331 @@
+package leader
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// Participant is one participant of an election as ZooKeeper sees it: its
+// node, in line order. The first one leads. The zero Participant (Node "")
+// stands for "nobody leads" in Observe.
+type Participant struct {
+	ID        string // the node's data: the participant id (WithID)
+	Node      string // full path of its node
+	SessionID int64  // the node's ephemeral owner
+	// Token is the node's czxid: the fencing token of its term when it
+	// leads. Successive leaders have strictly growing tokens.
+	Token int64
+}
+
+// IsZero reports whether p is the zero Participant (nobody).
+func (p Participant) IsZero() bool { return p.Node == "" }
+
+func (e *Election) roles() []recipes.Role { return e.rd.Blocking(e.role) }
+
+// read returns the participant at node name, or ok=false when the node is
+// gone. Cost: 1 getData (with a watch when watch is set).
+func (e *Election) read(name string, watch bool) (p Participant, ok bool, ch <-chan zk.Event, err error) {
+	path := recipes.JoinPath(e.path, name)
+	var data []byte
+	var st *zk.Stat
+	if watch {
+		data, st, ch, err = e.s.Conn().GetW(path)
+	} else {
+		data, st, err = e.s.Conn().Get(path)
+	}
+	if errors.Is(err, zk.ErrNoNode) {
+		return Participant{}, false, nil, nil
+	}
+	if err != nil {
+		return Participant{}, false, nil, err
+	}
+	return Participant{ID: string(data), Node: path, SessionID: st.EphemeralOwner, Token: st.Czxid}, true, ch, nil
+}
+
+// Leader returns the participant first in line, the one that leads or is
+// about to (a leader that just lost its term is first until its node is
+// deleted). It returns ErrNoLeader when nobody campaigns. Cost: 1
+// getChildren + 1 getData (again if the head left in between). It sets no
+// watch.
+func (e *Election) Leader(ctx context.Context) (Participant, error) {
+	if err := e.usable(ctx); err != nil {
+		return Participant{}, err
+	}
+	for {
+		cs, err := recipes.Contenders(ctx, e.s, e.rd, e.path, e.roles()...)
+		if err != nil {
+			return Participant{}, fmt.Errorf("leader: leader of %s: %w", e.path, err)
+		}
+		if len(cs) == 0 {
+			return Participant{}, fmt.Errorf("%w: %s", ErrNoLeader, e.path)
+		}
+		if err := context.Cause(ctx); err != nil {
+			return Participant{}, err
+		}
+		p, ok, _, err := e.read(cs[0].Name, false)
+		if err != nil {
+			return Participant{}, fmt.Errorf("leader: leader of %s: %w", e.path, err)
+		}
+		if ok {
+			return p, nil
+		}
+	}
+}
+
+// Participants lists every participant in line order, the leader first.
+// Nodes of other names under the path are ignored. Cost: 1 getChildren + 1
+// getData per participant; participants that leave meanwhile are skipped.
+// It sets no watch.
+func (e *Election) Participants(ctx context.Context) ([]Participant, error) {
+	if err := e.usable(ctx); err != nil {
+		return nil, err
+	}
+	cs, err := recipes.Contenders(ctx, e.s, e.rd, e.path, e.roles()...)
+	if err != nil {
+		return nil, fmt.Errorf("leader: participants of %s: %w", e.path, err)
+	}
+	out := make([]Participant, 0, len(cs))
+	for _, c := range cs {
+		if err := context.Cause(ctx); err != nil {
+			return nil, err
+		}
+		p, ok, _, err := e.read(c.Name, false)
+		if err != nil {
+			return nil, fmt.Errorf("leader: participants of %s: %w", e.path, err)
+		}
+		if ok {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// Observe reports the leader as it changes. The first value is the current
+// leader (the zero Participant when nobody leads); then every change seen.
+// The channel coalesces: a reader that falls behind gets the newest value,
+// never an older leader after a newer one (leaders' tokens strictly grow),
+// and Observe itself never waits for the reader. Changes quicker than a
+// listing may be skipped (ZooKeeper's watches are one-shot).
+//
+// The channel is closed once ctx is done (after any request in flight) or
+// the session is closed; at once when the Election is unusable (see Err).
+//
+// Cost: 1 getChildren + 1 getData per change, with a data watch on the head
+// node only: a change among the waiting participants wakes no observer.
+// While nobody leads, one getChildren with a watch on the path (or an exists
+// watch while the path does not exist) waits for the first participant.
+// Observe runs two goroutines until the channel is closed.
+func (e *Election) Observe(ctx context.Context) <-chan Participant {
+	out := make(chan Participant)
+	if e.usable(ctx) != nil {
+		close(out)
+		return out
+	}
+	mb := &mailbox{notify: make(chan struct{}, 1)}
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		e.watchHead(ctx, mb)
+	}()
+	go func() {
+		mb.deliver(ctx, out, watched)
+		<-watched
+		close(out)
+	}()
+	return out
+}
+
+// watchHead follows the head of the line and publishes leader changes until
+// ctx is done or the session closes.
+func (e *Election) watchHead(ctx context.Context, mb *mailbox) {
+	var (
+		cur       Participant
+		maxToken  int64
+		published bool
+	)
+	publish := func(p Participant) {
+		switch {
+		case p.IsZero() && (!published || !cur.IsZero()):
+		case !p.IsZero() && p.Token > maxToken:
+			maxToken = p.Token
+		default:
+			return // unchanged, or older than what was already seen
+		}
+		cur, published = p, true
+		mb.put(p)
+	}
+	for ctx.Err() == nil {
+		if err := waitUsable(ctx, e.s); err != nil {
+			return
+		}
+		cs, err := recipes.Contenders(ctx, e.s, e.rd, e.path, e.roles()...)
+		if err != nil {
+			if errors.Is(err, recipes.ErrClosed) || !e.retry(ctx, err) {
+				return
+			}
+			continue
+		}
+		var ch <-chan zk.Event
+		if len(cs) > 0 {
+			p, ok, c, err := e.read(cs[0].Name, true)
+			if err != nil {
+				if !e.retry(ctx, err) {
+					return
+				}
+				continue
+			}
+			if !ok {
+				continue // the head just left: list again
+			}
+			publish(p)
+			ch = c
+		} else {
+			publish(Participant{})
+			c, again, err := e.watchEmpty()
+			if err != nil {
+				if !e.retry(ctx, err) {
+					return
+				}
+				continue
+			}
+			if again {
+				continue
+			}
+			ch = c
+		}
+		select {
+		case <-ch:
+			// Deleted, changed, or not watching any more (session
+			// lost or closing): list again.
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// watchEmpty sets a watch that fires when the first participant may have
+// joined an empty election: a child watch on the path, or an exists watch
+// while the path does not exist. again is true when someone joined already.
+func (e *Election) watchEmpty() (ch <-chan zk.Event, again bool, err error) {
+	children, _, ch, err := e.s.Conn().ChildrenW(e.path)
+	if errors.Is(err, zk.ErrNoNode) {
+		var found bool
+		found, _, ch, err = e.s.Conn().ExistsW(e.path)
+		if err == nil && found {
+			return nil, true, nil // created meanwhile
+		}
+		return ch, false, err
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	for _, c := range children {
+		if _, ok := e.rd.Parse(c, e.roles()...); ok {
+			return nil, true, nil
+		}
+	}
+	return ch, false, nil
+}
+
+// retry pauses after a failed request and reports whether to go on: false
+// once ctx is done or the error is not about the connection (it is logged).
+func (e *Election) retry(ctx context.Context, err error) bool {
+	if !isConnErr(err) {
+		if e.s.State() == recipes.StateClosed {
+			return false
+		}
+		e.s.Logger().Warn("leader: observe", "path", e.path, "err", err)
+	}
+	t := time.NewTimer(100 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// waitUsable waits until the session is connected. It fails when ctx is
+// done or the session is closed.
+func waitUsable(ctx context.Context, s *recipes.Session) error {
+	switch s.State() {
+	case recipes.StateConnected, recipes.StateReconnected:
+		return nil
+	case recipes.StateClosed:
+		return recipes.ErrClosed
+	}
+	sub := s.Subscribe()
+	defer sub.Close()
+	for {
+		c, err := sub.Next(ctx)
+		if err != nil {
+			return err
+		}
+		switch c.State {
+		case recipes.StateConnected, recipes.StateReconnected:
+			return nil
+		case recipes.StateClosed:
+			return recipes.ErrClosed
+		}
+	}
+}
+
+// mailbox holds the newest unread value of an Observe.
+type mailbox struct {
+	notify chan struct{} // capacity 1: "a value is waiting"
+	mu     sync.Mutex
+	v      Participant
+	has    bool
+}
+
+func (m *mailbox) put(p Participant) {
+	m.mu.Lock()
+	m.v, m.has = p, true
+	m.mu.Unlock()
+	select {
+	case m.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (m *mailbox) take() (Participant, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.v, m.has
+	m.has = false
+	return p, ok
+}
+
+// deliver sends the newest value to out until ctx is done or stop is
+// closed; a value not yet received is replaced by a newer one.
+func (m *mailbox) deliver(ctx context.Context, out chan<- Participant, stop <-chan struct{}) {
+	var (
+		v       Participant
+		pending bool
+	)
+	for {
+		var send chan<- Participant
+		if pending {
+			send = out
+		}
+		select {
+		case <-m.notify:
+			if p, ok := m.take(); ok {
+				v, pending = p, true
+			}
+		case send <- v:
+			pending = false
+		case <-ctx.Done():
+			return
+		case <-stop:
+			return // the session closed: nothing more will be seen
+		}
+	}
+}
