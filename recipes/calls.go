@@ -1,0 +1,53 @@
+package recipes
+
+import "context"
+
+// This file exports the core's request mechanics for recipes that make their
+// own ZooKeeper calls through Session.Conn (barrier, queue), so that retries,
+// parent creation and guaranteed deletes still live in one place.
+
+// WaitUsable waits until the session is connected (or reconnected) and
+// returns the current session id. It fails with ErrNilSession, ErrClosed or
+// ctx's cause. No ZooKeeper calls.
+func (s *Session) WaitUsable(ctx context.Context) (int64, error) {
+	if err := s.check(); err != nil {
+		return 0, err
+	}
+	return s.waitUsable(ctx)
+}
+
+// RetryPause waits a little, or until the next state change, before a
+// request that failed for connection reasons is tried again; it returns
+// ctx's cause when ctx is done first.
+func (s *Session) RetryPause(ctx context.Context) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	return s.retryPause(ctx)
+}
+
+// IsConnErr reports whether err means that a request's outcome is unknown or
+// that the connection is unusable right now (as opposed to an answer from
+// the server). Pure.
+func IsConnErr(err error) bool { return isConnErr(err) }
+
+// EnsureParents creates the missing levels of p, p included, as container
+// nodes (deepest first on ErrNoNode). Cost: 1 createContainer per level
+// tried. Meant to be called after a create failed with ErrNoNode.
+func (s *Session) EnsureParents(p string) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	return ensureParents(s, p)
+}
+
+// DeleteGuaranteed deletes path in the background, retrying deletes whose
+// outcome is unknown while the session sid lives (any session when sid is 0)
+// and the Session is open: the guaranteed delete. Cost: 1 delete per
+// attempt.
+func (s *Session) DeleteGuaranteed(path string, sid int64) {
+	if s.check() != nil {
+		return
+	}
+	s.deleteInBackground(path, sid)
+}
