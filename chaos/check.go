@@ -1,0 +1,75 @@
+package chaos
+
+import (
+	"fmt"
+	"time"
+)
+
+// Violation is one breach of an invariant found in a history.
+type Violation struct {
+	Time   int64  `json:"t"`
+	Client string `json:"client,omitempty"`
+	Msg    string `json:"msg"`
+}
+
+// Result is what a checker found in one history.
+type Result struct {
+	Checker string `json:"checker"`
+	// Checked counts the items the checker examined (holdings, writes,
+	// operations, fault windows...), to show it had something to check.
+	Checked    int         `json:"checked"`
+	Violations []Violation `json:"violations,omitempty"`
+	// Inconclusive is set when the checker could not decide (for example
+	// the linearizability search timed out); it is not a violation.
+	Inconclusive bool   `json:"inconclusive,omitempty"`
+	Note         string `json:"note,omitempty"`
+}
+
+// OK reports whether no violation was found.
+func (r Result) OK() bool { return len(r.Violations) == 0 }
+
+// Checker proves one invariant over a history. Check is a pure function.
+type Checker struct {
+	// Name is short and stable: it heads a column of the report.
+	Name string
+	// Invariant states, in a sentence, what a passing check proves.
+	Invariant string
+	Check     func(h History) Result
+}
+
+// Run applies c to h and names the result.
+func (c Checker) Run(h History) Result {
+	r := c.Check(h)
+	r.Checker = c.Name
+	return r
+}
+
+// maxViolations bounds the violations a checker lists; it counts the rest.
+const maxViolations = 50
+
+// violations accumulates violations up to maxViolations.
+type violations struct {
+	list    []Violation
+	dropped int
+}
+
+func (v *violations) add(t int64, client, format string, args ...any) {
+	if len(v.list) >= maxViolations {
+		v.dropped++
+		return
+	}
+	v.list = append(v.list, Violation{Time: t, Client: client, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (v *violations) result(checked int) Result {
+	r := Result{Checked: checked, Violations: v.list}
+	if v.dropped > 0 {
+		r.Note = fmt.Sprintf("%d more violations not listed", v.dropped)
+	}
+	return r
+}
+
+// rel formats t relative to the history's start, for messages.
+func rel(h History, t int64) string {
+	return time.Duration(t - h.Start).Round(time.Millisecond).String()
+}

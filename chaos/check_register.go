@@ -1,0 +1,140 @@
+package chaos
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// Linearizable proves, with porcupine, that the read and cas operations of
+// every key form a linearizable history of an integer register that starts
+// at 0: each read returns the latest value, each successful cas found its
+// expected value (Arg) and wrote its new one (In), each failed cas found
+// another value, and each cas of unknown outcome either took effect once,
+// at some instant after its call, or never. A search that does not finish
+// within timeout is inconclusive, not a violation.
+func Linearizable(timeout time.Duration) Checker {
+	return Checker{
+		Name:      "linearizable",
+		Invariant: "register reads and compare-and-sets are linearizable (porcupine)",
+		Check:     func(h History) Result { return checkRegister(h, timeout) },
+	}
+}
+
+// registerInput is a porcupine input: a read, or a cas from Arg to In.
+type registerInput struct {
+	key     string
+	cas     bool
+	from    int64
+	to      int64
+	outcome Kind
+}
+
+var registerModel = porcupine.NondeterministicModel{
+	Partition: func(ops []porcupine.Operation) [][]porcupine.Operation {
+		m := map[string][]porcupine.Operation{}
+		var keys []string
+		for _, o := range ops {
+			k := o.Input.(registerInput).key
+			if _, ok := m[k]; !ok {
+				keys = append(keys, k)
+			}
+			m[k] = append(m[k], o)
+		}
+		out := make([][]porcupine.Operation, 0, len(keys))
+		for _, k := range keys {
+			out = append(out, m[k])
+		}
+		return out
+	},
+	Init: func() []any { return []any{int64(0)} },
+	Step: func(state, input, output any) []any {
+		s, in := state.(int64), input.(registerInput)
+		if !in.cas {
+			if output.(int64) == s {
+				return []any{s}
+			}
+			return nil
+		}
+		switch in.outcome {
+		case KindOK:
+			if s == in.from {
+				return []any{in.to}
+			}
+			return nil
+		case KindFail:
+			if s != in.from {
+				return []any{s}
+			}
+			return nil
+		default: // unknown: took effect, or not
+			if s == in.from {
+				return []any{in.to, s}
+			}
+			return []any{s}
+		}
+	},
+	DescribeOperation: func(input, output any) string {
+		in := input.(registerInput)
+		if !in.cas {
+			return fmt.Sprintf("read %s -> %d", in.key, output)
+		}
+		return fmt.Sprintf("cas %s %d->%d: %s", in.key, in.from, in.to, in.outcome)
+	},
+}
+
+func checkRegister(h History, timeout time.Duration) Result {
+	var ops []porcupine.Operation
+	clients := map[string]int{}
+	for _, o := range Operations(h) {
+		if o.Fn != FnRead && o.Fn != FnCAS {
+			continue
+		}
+		if o.Fn == FnRead && o.Result != KindOK {
+			continue // a read without a value constrains nothing
+		}
+		id, ok := clients[o.Client]
+		if !ok {
+			id = len(clients)
+			clients[o.Client] = id
+		}
+		ops = append(ops, porcupine.Operation{
+			ClientId: id,
+			Input:    registerInput{key: o.Key, cas: o.Fn == FnCAS, from: o.Arg, to: o.In, outcome: o.Result},
+			Call:     o.Call, Output: o.Out, Return: o.Return,
+		})
+	}
+	r := Result{Checked: len(ops)}
+	if len(ops) == 0 {
+		return r
+	}
+	res, info := porcupine.CheckOperationsVerbose(registerModel.ToModel(), ops, timeout)
+	switch res {
+	case porcupine.Illegal:
+		r.Violations = []Violation{{Time: h.End, Msg: "not linearizable: " + describeLongest(h, info)}}
+	case porcupine.Unknown:
+		r.Inconclusive = true
+		r.Note = fmt.Sprintf("linearizability search timed out after %v", timeout)
+	}
+	return r
+}
+
+// describeLongest names where the longest linearizable prefix stops.
+func describeLongest(h History, info porcupine.LinearizationInfo) string {
+	parts := info.PartialLinearizationsOperations()
+	best := []porcupine.Operation(nil)
+	for _, p := range parts {
+		for _, lin := range p {
+			if len(lin) > len(best) {
+				best = lin
+			}
+		}
+	}
+	if len(best) == 0 {
+		return "no operation linearizes"
+	}
+	last := best[len(best)-1]
+	return fmt.Sprintf("longest linearizable prefix has %d operations, ending with %s at %s",
+		len(best), registerModel.DescribeOperation(last.Input, last.Output), rel(h, last.Call))
+}
