@@ -1,0 +1,197 @@
+// Peer is zkrecipes' Apache Curator counterpart for interoperability tests and
+// benchmarks. It connects to ZooKeeper, prints "READY <session id hex>", then
+// reads one command per line on stdin and answers on stdout:
+//   OK ...    the command finished
+//   ERR ...   it failed (the peer goes on)
+//   HOLD <kind> <t0> <t1> <value>   one holding: System.nanoTime() (Linux:
+//             CLOCK_MONOTONIC, the clock the Go side reads) when it began and
+//             ended, and the counter value written (or read) inside it
+//   EVENT <name> <t> [...]          an asynchronous event (latch, barrier)
+// The protocol is line-based so that a Go test drives Java and Go clients on
+// the same paths, step by step. Kept in one file, compiled by the tests.
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.barriers.DistributedDoubleBarrier;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
+import org.apache.curator.framework.recipes.leader.LeaderSelector;
+import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
+import org.apache.curator.framework.recipes.locks.InterProcessMutex;
+import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
+import org.apache.curator.framework.recipes.locks.InterProcessLock;
+import org.apache.curator.framework.recipes.queue.SimpleDistributedQueue;
+import org.apache.curator.retry.RetryForever;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.data.Stat;
+
+public class Peer {
+    private static CuratorFramework client;
+    private static LeaderLatch latch;
+
+    private static synchronized void out(String line) {
+        System.out.println(line);
+        System.out.flush();
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (args.length != 2) {
+            System.err.println("usage: Peer <connect string> <session timeout ms>");
+            System.exit(2);
+        }
+        int timeout = Integer.parseInt(args[1]);
+        client = CuratorFrameworkFactory.builder()
+                .connectString(args[0])
+                .sessionTimeoutMs(timeout)
+                .connectionTimeoutMs(Math.max(1000, timeout / 2))
+                .retryPolicy(new RetryForever(100))
+                .build();
+        client.start();
+        if (!client.blockUntilConnected(60, TimeUnit.SECONDS)) {
+            out("ERR not connected");
+            System.exit(1);
+        }
+        out("READY " + sessionId());
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null) {
+            String[] f = line.trim().split("\\s+");
+            if (f.length == 0 || f[0].isEmpty()) {
+                continue;
+            }
+            if (f[0].equals("quit")) {
+                break;
+            }
+            try {
+                out(run(f));
+            } catch (Exception e) {
+                out("ERR " + e.getClass().getSimpleName() + ": " + String.valueOf(e.getMessage()).replace('\n', ' '));
+            }
+        }
+        if (latch != null) {
+            latch.close();
+        }
+        client.close();
+    }
+
+    private static String sessionId() throws Exception {
+        return Long.toHexString(client.getZookeeperClient().getZooKeeper().getSessionId());
+    }
+
+    private static String run(String[] f) throws Exception {
+        switch (f[0]) {
+            case "session":
+                return "OK " + sessionId();
+            case "lock-loop": // path n counter
+                return lockLoop(new InterProcessMutex(client, f[1]), Integer.parseInt(f[2]), f[3], "lock");
+            case "rw-loop": { // path n r|w counter
+                InterProcessReadWriteLock rw = new InterProcessReadWriteLock(client, f[1]);
+                boolean write = f[3].equals("w");
+                return lockLoop(write ? rw.writeLock() : rw.readLock(), Integer.parseInt(f[2]), f[4], write ? "write" : "read");
+            }
+            case "selector-loop": // path n counter
+                return selectorLoop(f[1], Integer.parseInt(f[2]), f[3]);
+            case "latch-start": // path id
+                latch = new LeaderLatch(client, f[1], f[2]);
+                latch.addListener(new LeaderLatchListener() {
+                    public void isLeader() { out("EVENT leader " + System.nanoTime()); }
+                    public void notLeader() { out("EVENT notleader " + System.nanoTime()); }
+                });
+                latch.start();
+                return "OK";
+            case "latch-close":
+                latch.close();
+                latch = null;
+                return "OK";
+            case "dbarrier": { // path n
+                DistributedDoubleBarrier b = new DistributedDoubleBarrier(client, f[1], Integer.parseInt(f[2]));
+                b.enter();
+                out("EVENT entered " + System.nanoTime());
+                b.leave();
+                out("EVENT left " + System.nanoTime());
+                return "OK";
+            }
+            case "queue-put": { // path item...
+                SimpleDistributedQueue q = new SimpleDistributedQueue(client, f[1]);
+                for (int i = 2; i < f.length; i++) {
+                    if (!q.offer(f[i].getBytes(StandardCharsets.UTF_8))) {
+                        return "ERR offer refused";
+                    }
+                }
+                return "OK " + (f.length - 2);
+            }
+            case "queue-take": { // path n
+                SimpleDistributedQueue q = new SimpleDistributedQueue(client, f[1]);
+                int n = Integer.parseInt(f[2]);
+                StringBuilder sb = new StringBuilder("OK");
+                for (int i = 0; i < n; i++) {
+                    sb.append(' ').append(new String(q.take(), StandardCharsets.UTF_8));
+                }
+                return sb.toString();
+            }
+            default:
+                return "ERR unknown command " + f[0];
+        }
+    }
+
+    // lockLoop takes the lock n times; inside each holding it increments the
+    // counter with a version-checked write (or, for a read lock, reads it),
+    // so an overlapping writer shows up as a BadVersion.
+    private static String lockLoop(InterProcessLock lock, int n, String counter, String kind) throws Exception {
+        ensure(counter);
+        for (int i = 0; i < n; i++) {
+            lock.acquire();
+            try {
+                out(hold(kind, counter, !kind.equals("read")));
+            } finally {
+                lock.release();
+            }
+        }
+        return "OK " + n;
+    }
+
+    private static String hold(String kind, String counter, boolean write) throws Exception {
+        long t0 = System.nanoTime();
+        Stat st = new Stat();
+        long v = Long.parseLong(new String(client.getData().storingStatIn(st).forPath(counter), StandardCharsets.UTF_8).trim());
+        if (write) {
+            v++;
+            client.setData().withVersion(st.getVersion()).forPath(counter, Long.toString(v).getBytes(StandardCharsets.UTF_8));
+        }
+        long t1 = System.nanoTime();
+        return "HOLD " + kind + " " + t0 + " " + t1 + " " + v;
+    }
+
+    private static String selectorLoop(String path, int n, String counter) throws Exception {
+        ensure(counter);
+        AtomicInteger terms = new AtomicInteger();
+        CountDownLatch done = new CountDownLatch(1);
+        LeaderSelector sel = new LeaderSelector(client, path, new LeaderSelectorListenerAdapter() {
+            public void takeLeadership(CuratorFramework c) throws Exception {
+                out(hold("selector", counter, true));
+                if (terms.incrementAndGet() >= n) {
+                    done.countDown();
+                }
+            }
+        });
+        sel.autoRequeue();
+        sel.start();
+        done.await();
+        sel.close();
+        return "OK " + n;
+    }
+
+    private static void ensure(String counter) throws Exception {
+        try {
+            client.create().creatingParentsIfNeeded().forPath(counter, "0".getBytes(StandardCharsets.UTF_8));
+        } catch (KeeperException.NodeExistsException e) {
+            // another client made it first
+        }
+    }
+}
