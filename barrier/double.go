@@ -1,0 +1,486 @@
+package barrier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// ReadyNode is the name of the node that the n-th member to enter creates
+// under the barrier path (Curator's and kazoo's "ready").
+const ReadyNode = "ready"
+
+// DoubleBarrier is ZooKeeper's double barrier: n members enter, and nobody
+// gets past Enter before n have entered; they compute; then nobody gets
+// past Leave before all have left. The wire format is Curator's
+// DistributedDoubleBarrier: each member is an ephemeral node
+// "<path>/<uuid36>" (kazoo's DoubleBarrier: "<uuid hex32>", WithDialect),
+// and the member that sees n members creates the persistent node
+// "<path>/ready", which releases everyone waiting in Enter.
+//
+// Invariants: Enter returns nil only after "ready" existed, which it does
+// only after n member nodes existed at once; Leave returns nil only after
+// every member node is gone. Members are ephemeral: a member whose session
+// dies drops out (it no longer counts toward n, and Leave does not wait for
+// it), and its own Enter or Leave fails with ErrMemberLost.
+//
+// A DoubleBarrier is one member: use one per participant. Its methods are
+// safe for concurrent use, but Enter and Leave are meant to be called in
+// turn.
+type DoubleBarrier struct {
+	s     *recipes.Session
+	path  string
+	n     int
+	cfg   config
+	err   error
+	ready string
+
+	mu      sync.Mutex
+	busy    bool
+	entered bool
+	name    string // our member node, "" when none
+	sid     int64  // the session that owns it
+}
+
+// Option configures a DoubleBarrier.
+type Option func(*config)
+
+type config struct {
+	dialect recipes.Dialect
+}
+
+// WithDialect selects the member names: recipes.Curator (the default,
+// "<uuid36>") or recipes.Kazoo ("<uuid hex32>"). Both use "ready".
+func WithDialect(d recipes.Dialect) Option {
+	return func(c *config) { c.dialect = d }
+}
+
+// NewDouble returns a member of the double barrier on path for n members.
+// Nothing is sent to ZooKeeper. Bad arguments (nil session, invalid path,
+// n < 1) are reported by every method.
+func NewDouble(s *recipes.Session, path string, n int, opts ...Option) *DoubleBarrier {
+	d := &DoubleBarrier{s: s, path: path, n: n, cfg: config{dialect: recipes.Curator}}
+	for _, o := range opts {
+		if o != nil {
+			o(&d.cfg)
+		}
+	}
+	switch {
+	case s == nil:
+		d.err = fmt.Errorf("barrier: %w", recipes.ErrNilSession)
+	case n < 1:
+		d.err = fmt.Errorf("%w (%w): %d", ErrMembers, recipes.ErrBadArgument, n)
+	default:
+		if err := recipes.ValidateWritePath(path); err != nil {
+			d.err = fmt.Errorf("barrier: %w", err)
+		}
+	}
+	if d.err == nil {
+		d.ready = recipes.JoinPath(path, ReadyNode)
+	}
+	return d
+}
+
+// Path returns the barrier's path.
+func (d *DoubleBarrier) Path() string { return d.path }
+
+// Name returns our member node's name, "" when we are not a member.
+func (d *DoubleBarrier) Name() string {
+	if d == nil {
+		return ""
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.name
+}
+
+// begin marks an Enter or Leave in progress.
+func (d *DoubleBarrier) begin(enter bool) error {
+	if d == nil {
+		return ErrNilBarrier
+	}
+	if d.err != nil {
+		return d.err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case d.busy || (enter && d.entered):
+		if enter {
+			return fmt.Errorf("%w: %s", ErrAlreadyEntered, d.path)
+		}
+		return fmt.Errorf("%w: %s: Enter or Leave in progress", ErrNotEntered, d.path)
+	case !enter && !d.entered:
+		return fmt.Errorf("%w: %s", ErrNotEntered, d.path)
+	}
+	d.busy = true
+	return nil
+}
+
+func (d *DoubleBarrier) end(entered bool) {
+	d.mu.Lock()
+	d.busy, d.entered = false, entered
+	if !entered {
+		d.name, d.sid = "", 0
+	}
+	d.mu.Unlock()
+}
+
+// Enter creates our ephemeral member node and returns once n members have
+// entered (the "ready" node exists), or fails when ctx is done (our node is
+// then deleted) or our session dies (ErrMemberLost).
+//
+// Cost: 1 exists (arming a watch on "ready") + 1 create + 1 getChildren;
+// the n-th member adds 1 create of "ready". Waiting costs nothing more:
+// creating "ready" wakes the n-1 members waiting in Enter, once each.
+func (d *DoubleBarrier) Enter(ctx context.Context) error {
+	if err := d.begin(true); err != nil {
+		return err
+	}
+	ok := false
+	defer func() { d.end(ok) }()
+	if err := context.Cause(ctx); err != nil {
+		return fmt.Errorf("barrier %s: enter: %w", d.path, err)
+	}
+	conn := d.s.Conn()
+	// Watch "ready" first (Curator's order): created between our create
+	// and our listing, it still wakes us.
+	var ready bool
+	var readyCh <-chan zk.Event
+	for {
+		if _, err := d.s.WaitUsable(ctx); err != nil {
+			return fmt.Errorf("barrier %s: enter: %w", d.path, err)
+		}
+		var err error
+		ready, _, readyCh, err = conn.ExistsW(d.ready)
+		if err == nil {
+			break
+		}
+		if !recipes.IsConnErr(err) {
+			return fmt.Errorf("barrier: enter %s: %w", d.path, err)
+		}
+		if err := d.s.RetryPause(ctx); err != nil {
+			return fmt.Errorf("barrier %s: enter: %w", d.path, err)
+		}
+	}
+	name, sid, err := d.createMember(ctx)
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.name, d.sid = name, sid
+	d.mu.Unlock()
+	fail := func(err error) error {
+		if d.s.ID() == sid {
+			d.s.DeleteGuaranteed(recipes.JoinPath(d.path, name), sid)
+		}
+		return err
+	}
+	if ready {
+		ok = true
+		return nil
+	}
+	for {
+		if err := d.alive(ctx, sid); err != nil {
+			return fail(err)
+		}
+		children, _, err := conn.Children(d.path)
+		switch {
+		case recipes.IsConnErr(err):
+			if err := d.s.RetryPause(ctx); err != nil {
+				return fail(fmt.Errorf("barrier %s: enter: %w", d.path, err))
+			}
+			continue
+		case err != nil:
+			return fail(fmt.Errorf("barrier: enter %s: %w", d.path, err))
+		}
+		members := memberNames(children)
+		if !slices.Contains(members, name) {
+			return fail(fmt.Errorf("%w (%w): %s: our node %s is gone", ErrMemberLost, recipes.ErrSessionLost, d.path, name))
+		}
+		if len(members) >= d.n || slices.Contains(children, ReadyNode) {
+			if err := d.createReady(ctx); err != nil {
+				return fail(err)
+			}
+			ok = true
+			return nil
+		}
+		// Wait for "ready". Any event on its watch (created, or a session
+		// event that invalidated it) makes us look again.
+		for {
+			select {
+			case ev := <-readyCh:
+				if ev.Type == zk.EventNodeCreated {
+					if err := d.alive(ctx, sid); err != nil {
+						return fail(err)
+					}
+					ok = true
+					return nil
+				}
+			case <-ctx.Done():
+				return fail(fmt.Errorf("barrier %s: enter: %w", d.path, context.Cause(ctx)))
+			}
+			if err := d.alive(ctx, sid); err != nil {
+				return fail(err)
+			}
+			ready, _, readyCh, err = conn.ExistsW(d.ready)
+			if recipes.IsConnErr(err) {
+				readyCh = closedCh
+				if err := d.s.RetryPause(ctx); err != nil {
+					return fail(fmt.Errorf("barrier %s: enter: %w", d.path, err))
+				}
+				continue
+			}
+			if err != nil {
+				return fail(fmt.Errorf("barrier: enter %s: %w", d.path, err))
+			}
+			if ready {
+				ok = true
+				return nil
+			}
+			break // list again: members may have come or gone meanwhile
+		}
+	}
+}
+
+// closedCh is a watch channel that fires at once (to retry after an error).
+var closedCh = func() <-chan zk.Event {
+	ch := make(chan zk.Event, 1)
+	ch <- zk.Event{Type: zk.EventNotWatching}
+	close(ch)
+	return ch
+}()
+
+// alive fails with ErrMemberLost once the session that owns our node is
+// gone, and with ctx's cause.
+func (d *DoubleBarrier) alive(ctx context.Context, sid int64) error {
+	id, err := d.s.WaitUsable(ctx)
+	if err != nil {
+		return fmt.Errorf("barrier %s: %w", d.path, err)
+	}
+	if id != sid {
+		return fmt.Errorf("%w (%w): %s: session 0x%x replaced by 0x%x", ErrMemberLost, recipes.ErrSessionLost, d.path, sid, id)
+	}
+	return nil
+}
+
+// createMember creates our ephemeral member node, creating the barrier path
+// (as containers) when missing. An ambiguous create is resolved by looking
+// at our node: its name is unique to us. Cost: 1 create (+1 exists when
+// ambiguous).
+func (d *DoubleBarrier) createMember(ctx context.Context) (string, int64, error) {
+	name := d.cfg.dialect.NewGUID()
+	p := recipes.JoinPath(d.path, name)
+	conn := d.s.Conn()
+	for {
+		sid, err := d.s.WaitUsable(ctx)
+		if err != nil {
+			return "", 0, fmt.Errorf("barrier %s: enter: %w", d.path, err)
+		}
+		_, err = conn.Create(p, nil, zk.FlagEphemeral, d.s.ACL())
+		switch {
+		case err == nil:
+			if d.s.ID() == sid {
+				return name, sid, nil
+			}
+			// The session changed under us: check the owner below.
+		case errors.Is(err, zk.ErrNoNode):
+			if err := d.s.EnsureParents(d.path); err != nil && !recipes.IsConnErr(err) {
+				return "", 0, fmt.Errorf("barrier: create %s: %w", d.path, err)
+			}
+			continue
+		case errors.Is(err, zk.ErrNodeExists), recipes.IsConnErr(err):
+			// A create of ours applied earlier; see whose it is.
+		default:
+			return "", 0, fmt.Errorf("barrier: enter %s: %w", d.path, err)
+		}
+		if err := context.Cause(ctx); err != nil {
+			d.s.DeleteGuaranteed(p, 0)
+			return "", 0, fmt.Errorf("barrier %s: enter: %w", d.path, err)
+		}
+		if sid, err = d.s.WaitUsable(ctx); err != nil {
+			d.s.DeleteGuaranteed(p, 0)
+			return "", 0, fmt.Errorf("barrier %s: enter: %w", d.path, err)
+		}
+		ok, st, err := conn.Exists(p)
+		switch {
+		case err != nil:
+			if err := d.s.RetryPause(ctx); err != nil {
+				d.s.DeleteGuaranteed(p, 0)
+				return "", 0, fmt.Errorf("barrier %s: enter: %w", d.path, err)
+			}
+		case ok && st.EphemeralOwner == sid:
+			return name, sid, nil
+		case ok:
+			// Left by an older session of ours: it would count twice.
+			_ = conn.Delete(p, -1)
+		}
+	}
+}
+
+// createReady creates the persistent "ready" node (no error if it exists).
+// Cost: 1 create.
+func (d *DoubleBarrier) createReady(ctx context.Context) error {
+	for {
+		if _, err := d.s.WaitUsable(ctx); err != nil {
+			return fmt.Errorf("barrier %s: enter: %w", d.path, err)
+		}
+		_, err := d.s.Conn().Create(d.ready, nil, 0, d.s.ACL())
+		switch {
+		case err == nil, errors.Is(err, zk.ErrNodeExists):
+			return nil
+		case recipes.IsConnErr(err):
+			if err := d.s.RetryPause(ctx); err != nil {
+				return fmt.Errorf("barrier %s: enter: %w", d.path, err)
+			}
+		default:
+			return fmt.Errorf("barrier: create %s: %w", d.ready, err)
+		}
+	}
+}
+
+// memberNames returns the children other than "ready", sorted by name (the
+// order of ZooKeeper's and Curator's leave protocol). Pure.
+func memberNames(children []string) []string {
+	out := make([]string, 0, len(children))
+	for _, c := range children {
+		if c != ReadyNode {
+			out = append(out, c)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Leave removes our member node and returns once every member has left; the
+// last one deletes "ready" so the barrier can be used again. ZooKeeper's
+// algorithm: members ordered by name; the lowest waits for the highest to
+// go (exists watch) until it is alone, then deletes itself; every other
+// member deletes itself and waits for the lowest to go.
+//
+// Cost per member: 1 getChildren + 1 exists (+1 delete) per round; the
+// lowest member has one round per other member leaving, the others two.
+// Wakes: each departure of a highest member wakes the lowest one; the
+// lowest one's departure wakes every member still waiting.
+//
+// If our session died after entering, our node is already gone: Leave fails
+// with ErrMemberLost (the others did not wait for us). If ctx is done first,
+// Leave returns its cause; our node may already be deleted, and the
+// DoubleBarrier is then no longer a member.
+func (d *DoubleBarrier) Leave(ctx context.Context) error {
+	if err := d.begin(false); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	name, sid := d.name, d.sid
+	d.mu.Unlock()
+	stillMember := true
+	defer func() { d.end(stillMember) }()
+	conn := d.s.Conn()
+	ours := true // our node should exist
+	for {
+		id, err := d.s.WaitUsable(ctx)
+		if err != nil {
+			return fmt.Errorf("barrier %s: leave: %w", d.path, err)
+		}
+		if ours && id != sid {
+			stillMember = false
+			return fmt.Errorf("%w (%w): %s: session 0x%x replaced by 0x%x", ErrMemberLost, recipes.ErrSessionLost, d.path, sid, id)
+		}
+		children, _, err := conn.Children(d.path)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			children = nil
+		case recipes.IsConnErr(err):
+			if err := d.s.RetryPause(ctx); err != nil {
+				return fmt.Errorf("barrier %s: leave: %w", d.path, err)
+			}
+			continue
+		case err != nil:
+			return fmt.Errorf("barrier: leave %s: %w", d.path, err)
+		}
+		members := memberNames(children)
+		if len(members) == 0 {
+			break
+		}
+		i := slices.Index(members, name)
+		if i < 0 && ours {
+			stillMember = false
+			return fmt.Errorf("%w (%w): %s: our node %s is gone", ErrMemberLost, recipes.ErrSessionLost, d.path, name)
+		}
+		if len(members) == 1 && i == 0 {
+			if err := d.deleteOurs(ctx, name, sid); err != nil {
+				return err
+			}
+			ours, stillMember = false, false
+			break
+		}
+		var watch string
+		if i == 0 {
+			watch = members[len(members)-1]
+		} else {
+			watch = members[0]
+		}
+		exists, _, ch, err := conn.ExistsW(recipes.JoinPath(d.path, watch))
+		if err != nil {
+			if !recipes.IsConnErr(err) {
+				return fmt.Errorf("barrier: leave %s: %w", d.path, err)
+			}
+			if err := d.s.RetryPause(ctx); err != nil {
+				return fmt.Errorf("barrier %s: leave: %w", d.path, err)
+			}
+			continue
+		}
+		if i > 0 {
+			if err := d.deleteOurs(ctx, name, sid); err != nil {
+				return err
+			}
+			ours, stillMember = false, false
+		}
+		if exists {
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return fmt.Errorf("barrier %s: leave: %w", d.path, context.Cause(ctx))
+			}
+		}
+	}
+	// Everyone has left: delete "ready" (Curator and kazoo do too).
+	for {
+		if _, err := d.s.WaitUsable(ctx); err != nil {
+			return fmt.Errorf("barrier %s: leave: %w", d.path, err)
+		}
+		err := conn.Delete(d.ready, -1)
+		switch {
+		case err == nil, errors.Is(err, zk.ErrNoNode):
+			return nil
+		case recipes.IsConnErr(err):
+			if err := d.s.RetryPause(ctx); err != nil {
+				return fmt.Errorf("barrier %s: leave: %w", d.path, err)
+			}
+		default:
+			return fmt.Errorf("barrier: leave %s: %w", d.path, err)
+		}
+	}
+}
+
+// deleteOurs deletes our member node; an ambiguous delete is finished in the
+// background (guaranteed delete) and treated as done. Cost: 1 delete.
+func (d *DoubleBarrier) deleteOurs(ctx context.Context, name string, sid int64) error {
+	p := recipes.JoinPath(d.path, name)
+	err := d.s.Conn().Delete(p, -1)
+	switch {
+	case err == nil, errors.Is(err, zk.ErrNoNode):
+		return nil
+	case recipes.IsConnErr(err):
+		d.s.DeleteGuaranteed(p, sid)
+		return nil
+	}
+	return fmt.Errorf("barrier: leave %s: %w", d.path, err)
+}

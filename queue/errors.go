@@ -1,0 +1,27 @@
+package queue
+
+import "errors"
+
+// Sentinel errors of package queue. Errors from this package wrap them, or
+// the recipes sentinels (recipes.ErrInvalidPath, recipes.ErrNilSession,
+// recipes.ErrDataTooLarge, recipes.ErrClosed, ...), or go-zookeeper's
+// errors, so that errors.Is reaches all of them.
+var (
+	// ErrEmpty: Poll or Peek found no item.
+	ErrEmpty = errors.New("queue: empty")
+	// ErrNilQueue: a method was called on a nil *Queue or *Claim.
+	ErrNilQueue = errors.New("queue: nil receiver")
+	// ErrPriority: a priority outside MinPriority..MaxPriority, or a
+	// priority given to a queue made without WithPriority.
+	ErrPriority = errors.New("queue: bad priority")
+	// ErrUncertain: the connection was lost while a write was in flight and
+	// its outcome could not be learned. For Put and PutAll the items may or
+	// may not be in the queue. For Take the item is returned with this
+	// error: our delete may have been applied, or another consumer took the
+	// item too (it is never lost, but may be delivered twice).
+	ErrUncertain = errors.New("queue: outcome unknown after connection loss")
+	// ErrClaimLost: Ack or Release on a claim whose claim node is gone (its
+	// session died, or it was already acked or released); the item is, or
+	// will be, delivered to another consumer.
+	ErrClaimLost = errors.New("queue: claim lost")
+)

@@ -1,0 +1,95 @@
+package queue
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// Name prefixes of items in each dialect.
+const (
+	curatorPrefix = "qn-"
+	kazooPrefix   = "entry-"
+)
+
+// itemPrefix returns the name to create for an item, to which ZooKeeper
+// appends the sequence. Pure.
+func itemPrefix(d Dialect, priority int, explicit bool) string {
+	if d == Kazoo {
+		return fmt.Sprintf("%s%03d-", kazooPrefix, priority)
+	}
+	if !explicit {
+		return curatorPrefix
+	}
+	return fmt.Sprintf("%s%03d-", curatorPrefix, priority)
+}
+
+// entry is one parsed item name.
+type entry struct {
+	name     string
+	priority int
+	seq      int32
+}
+
+// parseName parses an item name of dialect d: "qn-<seq>" or
+// "qn-<ppp>-<seq>" (Curator), "entry-<ppp>-<seq>" (kazoo). Anything else
+// (claim directories, foreign nodes) is not an item. Pure.
+func parseName(d Dialect, name string) (entry, bool) {
+	prefix := curatorPrefix
+	if d == Kazoo {
+		prefix = kazooPrefix
+	}
+	rest, ok := strings.CutPrefix(name, prefix)
+	if !ok {
+		return entry{}, false
+	}
+	if d == Curator {
+		if seq, ok := recipes.ParseSeq(rest); ok {
+			return entry{name: name, priority: DefaultPriority, seq: seq}, true
+		}
+	}
+	if len(rest) < 4 || rest[3] != '-' {
+		return entry{}, false
+	}
+	p := 0
+	for i := 0; i < 3; i++ {
+		c := rest[i]
+		if c < '0' || c > '9' {
+			return entry{}, false
+		}
+		p = p*10 + int(c-'0')
+	}
+	seq, ok := recipes.ParseSeq(rest[4:])
+	if !ok {
+		return entry{}, false
+	}
+	return entry{name: name, priority: p, seq: seq}, true
+}
+
+// sortNames parses names, drops the ones that are not items, and orders the
+// rest by (priority, sequence), sequences compared with RFC 1982 serial
+// arithmetic (recipes.SortBySeq) so that the wrap of the parent's counter
+// does not put newer items first. Pure.
+func sortNames(d Dialect, names []string) []entry {
+	cs := make([]recipes.Contender, 0, len(names))
+	byName := make(map[string]entry, len(names))
+	for _, n := range names {
+		if e, ok := parseName(d, n); ok {
+			cs = append(cs, recipes.Contender{Name: n, Seq: e.seq})
+			byName[n] = e
+		}
+	}
+	if len(cs) == 0 {
+		return nil
+	}
+	// Any member is a valid reference while all sequences lie within 2^31.
+	recipes.SortBySeq(cs, cs[0].Seq)
+	out := make([]entry, len(cs))
+	for i, c := range cs {
+		out[i] = byName[c.Name]
+	}
+	slices.SortStableFunc(out, func(a, b entry) int { return a.priority - b.priority })
+	return out
+}

@@ -1,0 +1,612 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// Queue is a distributed queue under one ZooKeeper path: ZooKeeper's queue
+// recipe. Every item is a persistent sequential child ("qn-<seq>" by
+// default), so the order of items is the order in which the ensemble
+// applied their creates; consumers order them by (priority, sequence), with
+// sequences compared in RFC 1982 serial arithmetic.
+//
+// Invariants: an item put by an acknowledged Put or PutAll stays in the
+// queue until one consumer removes it; Take removes an item by deleting its
+// node, so exactly one consumer's delete succeeds and one consumer gets it;
+// Claim holds an item with an ephemeral claim node, and an item whose
+// claimant's session dies is delivered again; the items of one producer
+// (one goroutine calling Put in turn) are taken in the order put.
+//
+// Consumers keep the sorted child list of their last listing and take from
+// it in order, listing again only when it runs out (or, for a priority
+// queue, when their child watch fired): Take costs 1 getData + 1 delete, not
+// a getChildren per item. A child watch on the queue path is set only while
+// a consumer has none pending, and is fired by the next put; it wakes every
+// consumer (of this and other processes) blocked on an empty queue — a queue
+// has no single successor to wake.
+//
+// A Queue is safe for concurrent use; goroutines of one Queue share its
+// cached listing. A path is consumed either with Take/Poll or with Claim,
+// not both: Take does not look at claims.
+type Queue struct {
+	s    *recipes.Session
+	path string
+	cfg  config
+	err  error // from New's argument checks
+
+	mu         sync.Mutex
+	cache      []entry         // the last listing, in order, minus the items handed out since
+	watch      <-chan zk.Event // pending child watch on path, nil when none
+	claimWatch <-chan zk.Event // pending child watch on the claims path
+	stale      bool            // list again before taking from cache
+}
+
+// Item is one queue element.
+type Item struct {
+	// Name is the item's node name, e.g. "qn-0000000042".
+	Name string
+	// Priority is the item's priority (DefaultPriority for "qn-<seq>").
+	Priority int
+	// Seq is ZooKeeper's sequence number of the item's node.
+	Seq int32
+	// Data is the item's payload.
+	Data []byte
+}
+
+// New returns a queue on path. Nothing is sent to ZooKeeper; the path is
+// created (as container nodes) by the first Put or blocking Take. Bad
+// arguments (nil session, invalid path or claim path) are reported by every
+// method.
+func New(s *recipes.Session, path string, opts ...Option) *Queue {
+	q := &Queue{s: s, path: path}
+	for _, o := range opts {
+		if o != nil {
+			o(&q.cfg)
+		}
+	}
+	if q.cfg.claimPath == "" && recipes.ValidatePath(path) == nil {
+		q.cfg.claimPath = recipes.JoinPath(path, "taken")
+	}
+	if q.cfg.claimData == nil {
+		host, err := os.Hostname()
+		if err != nil {
+			host = "unknown"
+		}
+		q.cfg.claimData = fmt.Appendf(nil, "%s:%d", host, os.Getpid())
+	}
+	q.err = q.checkArgs()
+	return q
+}
+
+func (q *Queue) checkArgs() error {
+	switch {
+	case q.s == nil:
+		return fmt.Errorf("queue: %w", recipes.ErrNilSession)
+	case q.cfg.dialect != Curator && q.cfg.dialect != Kazoo:
+		return fmt.Errorf("queue: %w: unknown dialect %d", recipes.ErrBadArgument, int(q.cfg.dialect))
+	}
+	if err := recipes.ValidateParentPath(q.path); err != nil {
+		return fmt.Errorf("queue: %w", err)
+	}
+	if err := recipes.ValidateWritePath(q.cfg.claimPath); err != nil {
+		return fmt.Errorf("queue: claim path: %w", err)
+	}
+	if err := recipes.CheckData(q.cfg.claimData, q.s.MaxData()); err != nil {
+		return fmt.Errorf("queue: claim data: %w", err)
+	}
+	return nil
+}
+
+func (q *Queue) check(ctx context.Context) error {
+	if q == nil {
+		return ErrNilQueue
+	}
+	if q.err != nil {
+		return q.err
+	}
+	if _, err := q.s.WaitUsable(ctx); err != nil {
+		return fmt.Errorf("queue %s: %w", q.path, err)
+	}
+	return nil
+}
+
+// Path returns the queue's path.
+func (q *Queue) Path() string { return q.path }
+
+// Put appends data to the queue and returns the item's node name. Cost: 1
+// create (plus 1 createContainer per missing level of the path the first
+// time). Wakes every consumer blocked on an empty queue. Data larger than
+// the session's limit (recipes.DefaultMaxData) fails with
+// recipes.ErrDataTooLarge before anything is sent. If the connection is lost
+// with the create in flight the result wraps ErrUncertain: the item may or
+// may not have been added (sequential names carry no identity to look for).
+func (q *Queue) Put(ctx context.Context, data []byte) (string, error) {
+	return q.put(ctx, data, DefaultPriority, false)
+}
+
+// PutPriority is Put with a priority (MinPriority..MaxPriority, lower taken
+// first) on a queue made WithPriority.
+func (q *Queue) PutPriority(ctx context.Context, data []byte, priority int) (string, error) {
+	if q != nil && !q.cfg.priority {
+		return "", fmt.Errorf("%w: queue %s was not made WithPriority", ErrPriority, q.path)
+	}
+	return q.put(ctx, data, priority, true)
+}
+
+func (q *Queue) put(ctx context.Context, data []byte, priority int, explicit bool) (string, error) {
+	if q == nil {
+		return "", ErrNilQueue
+	}
+	if q.err != nil {
+		return "", q.err
+	}
+	if err := q.checkPut(data, priority); err != nil {
+		return "", err
+	}
+	req := q.createReq(data, priority, explicit)
+	resp, err := q.multi(ctx, []any{req})
+	if err != nil {
+		return "", err
+	}
+	_, name := recipes.SplitPath(resp[0].String)
+	return name, nil
+}
+
+func (q *Queue) checkPut(data []byte, priority int) error {
+	if priority < MinPriority || priority > MaxPriority {
+		return fmt.Errorf("%w: %d (want %d..%d)", ErrPriority, priority, MinPriority, MaxPriority)
+	}
+	if err := recipes.CheckData(data, q.s.MaxData()-requestOverhead); err != nil {
+		return fmt.Errorf("queue %s: %w", q.path, err)
+	}
+	return nil
+}
+
+// requestOverhead is what a create request adds to its data on the wire
+// (header, path, ACL); the server's limit (jute.maxbuffer) applies to the
+// whole packet.
+const requestOverhead = 1024
+
+func (q *Queue) createReq(data []byte, priority int, explicit bool) *zk.CreateRequest {
+	if q.cfg.priority && !explicit {
+		explicit = true // a priority queue always writes the priority
+	}
+	return &zk.CreateRequest{
+		Path:  recipes.JoinPath(q.path, itemPrefix(q.cfg.dialect, priority, explicit)),
+		Data:  data,
+		Acl:   q.s.ACL(),
+		Flags: zk.FlagSequence,
+	}
+}
+
+// PutAll appends items in one multi: all of them or none, in order, with
+// consecutive sequence numbers. It returns their node names. Cost: 1 multi.
+// The whole request must fit the server's limit. Same uncertainty as Put.
+func (q *Queue) PutAll(ctx context.Context, items [][]byte) ([]string, error) {
+	if q == nil {
+		return nil, ErrNilQueue
+	}
+	if q.err != nil {
+		return nil, q.err
+	}
+	if len(items) == 0 {
+		return nil, nil
+	}
+	total := 0
+	ops := make([]any, len(items))
+	for i, data := range items {
+		if err := q.checkPut(data, DefaultPriority); err != nil {
+			return nil, fmt.Errorf("item %d: %w", i, err)
+		}
+		total += len(data) + len(q.path) + 64
+		ops[i] = q.createReq(data, DefaultPriority, false)
+	}
+	if total > q.s.MaxData()-requestOverhead {
+		return nil, fmt.Errorf("queue %s: %w: batch of %d items is %d bytes on the wire, server limit %d",
+			q.path, recipes.ErrDataTooLarge, len(items), total, q.s.MaxData())
+	}
+	resp, err := q.multi(ctx, ops)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(resp))
+	for i, r := range resp {
+		_, names[i] = recipes.SplitPath(r.String)
+	}
+	return names, nil
+}
+
+// multi sends creates, creating the queue path on ErrNoNode.
+func (q *Queue) multi(ctx context.Context, ops []any) ([]zk.MultiResponse, error) {
+	for {
+		if err := q.check(ctx); err != nil {
+			return nil, err
+		}
+		resp, err := q.s.Conn().Multi(ops...)
+		switch {
+		case err == nil:
+			return resp, nil
+		case errors.Is(err, zk.ErrNoNode):
+			if err := q.s.EnsureParents(q.path); err != nil && !recipes.IsConnErr(err) {
+				return nil, fmt.Errorf("queue: create %s: %w", q.path, err)
+			}
+		case errors.Is(err, zk.ErrSessionExpired), errors.Is(err, zk.ErrNoServer):
+			// Never reached the server (or was flushed with its session
+			// before being applied): safe to send again.
+			if err := q.s.RetryPause(ctx); err != nil {
+				return nil, fmt.Errorf("queue %s: %w", q.path, err)
+			}
+		case recipes.IsConnErr(err):
+			return nil, fmt.Errorf("%w: put to %s: %w", ErrUncertain, q.path, err)
+		default:
+			return nil, fmt.Errorf("queue: put to %s: %w", q.path, err)
+		}
+	}
+}
+
+// Take removes and returns the first item, waiting until there is one or
+// ctx is done. Cost per item: 1 getData + 1 delete, plus 1 getChildren each
+// time the consumer's cached listing runs out (and, for a priority queue,
+// after its child watch fired); another consumer winning an item costs one
+// getData or delete more. On a connection loss during the delete the item
+// is returned with an error wrapping ErrUncertain (see there).
+func (q *Queue) Take(ctx context.Context) (Item, error) {
+	return q.take(ctx, true)
+}
+
+// Poll is Take without waiting: ErrEmpty when the queue has no item. Cost as
+// Take; an empty queue costs 1 getChildren.
+func (q *Queue) Poll(ctx context.Context) (Item, error) {
+	return q.take(ctx, false)
+}
+
+func (q *Queue) take(ctx context.Context, block bool) (Item, error) {
+	if err := q.check(ctx); err != nil {
+		return Item{}, err
+	}
+	for {
+		e, waits, err := q.next(ctx, block, false)
+		if err != nil {
+			return Item{}, err
+		}
+		if e == nil {
+			if err := wait(ctx, waits...); err != nil {
+				return Item{}, fmt.Errorf("queue %s: take: %w", q.path, err)
+			}
+			continue
+		}
+		it, ok, err := q.remove(ctx, *e)
+		if err != nil || ok {
+			return it, err
+		}
+	}
+}
+
+// remove reads and deletes one item; ok is false when another consumer got
+// it first.
+func (q *Queue) remove(ctx context.Context, e entry) (Item, bool, error) {
+	p := recipes.JoinPath(q.path, e.name)
+	conn := q.s.Conn()
+	for {
+		if err := q.check(ctx); err != nil {
+			q.unread(e)
+			return Item{}, false, err
+		}
+		data, st, err := conn.Get(p)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			return Item{}, false, nil
+		case recipes.IsConnErr(err):
+			if err := q.s.RetryPause(ctx); err != nil {
+				q.unread(e)
+				return Item{}, false, fmt.Errorf("queue %s: %w", q.path, err)
+			}
+			continue
+		case err != nil:
+			return Item{}, false, fmt.Errorf("queue: get %s: %w", p, err)
+		}
+		it := Item{Name: e.name, Priority: e.priority, Seq: e.seq, Data: data}
+		err = conn.Delete(p, st.Version)
+		switch {
+		case err == nil:
+			return it, true, nil
+		case errors.Is(err, zk.ErrNoNode):
+			return Item{}, false, nil
+		case errors.Is(err, zk.ErrBadVersion):
+			continue // rewritten by someone: read again
+		case errors.Is(err, zk.ErrSessionExpired), errors.Is(err, zk.ErrNoServer):
+			continue // not applied
+		case recipes.IsConnErr(err):
+			return q.resolveDelete(ctx, p, it, err)
+		default:
+			return Item{}, false, fmt.Errorf("queue: delete %s: %w", p, err)
+		}
+	}
+}
+
+// resolveDelete learns, after a delete whose outcome is unknown, whether
+// the item is still there: then it deletes it again; when it is gone, it
+// returns the item with ErrUncertain (we, or another consumer, deleted it).
+func (q *Queue) resolveDelete(ctx context.Context, p string, it Item, cause error) (Item, bool, error) {
+	conn := q.s.Conn()
+	for {
+		if _, err := q.s.WaitUsable(ctx); err != nil {
+			return it, true, fmt.Errorf("%w: take %s: %w (then %w)", ErrUncertain, p, cause, err)
+		}
+		ok, st, err := conn.Exists(p)
+		if recipes.IsConnErr(err) {
+			if err := q.s.RetryPause(ctx); err != nil {
+				return it, true, fmt.Errorf("%w: take %s: %w (then %w)", ErrUncertain, p, cause, err)
+			}
+			continue
+		}
+		if err != nil || !ok {
+			return it, true, fmt.Errorf("%w: take %s: %w", ErrUncertain, p, cause)
+		}
+		err = conn.Delete(p, st.Version)
+		switch {
+		case err == nil:
+			return it, true, nil
+		case errors.Is(err, zk.ErrNoNode):
+			return Item{}, false, nil
+		case recipes.IsConnErr(err):
+			continue
+		default:
+			return Item{}, false, fmt.Errorf("queue: delete %s: %w", p, err)
+		}
+	}
+}
+
+// unread puts an entry we could not try back at the front of the cache.
+func (q *Queue) unread(e entry) {
+	q.mu.Lock()
+	q.cache = append([]entry{e}, q.cache...)
+	q.mu.Unlock()
+}
+
+// next hands out the next cached entry, listing again when the cache ran out
+// (or is stale). When the queue is empty it returns ErrEmpty (block false)
+// or the watch channels to wait on (block true). claims: also list the
+// claims and skip claimed items.
+func (q *Queue) next(ctx context.Context, block, claims bool) (*entry, []<-chan zk.Event, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if fired(q.watch) {
+		q.watch = nil
+		if q.cfg.priority {
+			q.stale = true
+		}
+	}
+	if fired(q.claimWatch) {
+		q.claimWatch = nil
+	}
+	if len(q.cache) > 0 && !q.stale {
+		e := q.cache[0]
+		q.cache = q.cache[1:]
+		return &e, nil, nil
+	}
+	if err := q.list(ctx, block, claims); err != nil {
+		return nil, nil, err
+	}
+	if len(q.cache) > 0 {
+		e := q.cache[0]
+		q.cache = q.cache[1:]
+		return &e, nil, nil
+	}
+	if !block {
+		return nil, nil, fmt.Errorf("%w: %s", ErrEmpty, q.path)
+	}
+	waits := []<-chan zk.Event{q.watch}
+	if claims && q.claimWatch != nil {
+		waits = append(waits, q.claimWatch)
+	}
+	return nil, waits, nil
+}
+
+// list refreshes the cache; called with q.mu held. With watch, it makes sure
+// a child watch is pending on the queue path (and on the claims path when
+// claims), creating the queue path if missing. Cost: 1 getChildren (+1
+// getChildren of the claims path).
+func (q *Queue) list(ctx context.Context, watch, claims bool) error {
+	conn := q.s.Conn()
+	for {
+		if err := q.check(ctx); err != nil {
+			return err
+		}
+		var names []string
+		var err error
+		if watch && q.watch == nil {
+			var ch <-chan zk.Event
+			names, _, ch, err = conn.ChildrenW(q.path)
+			if err == nil {
+				q.watch = ch
+			}
+		} else {
+			names, _, err = conn.Children(q.path)
+		}
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			if !watch {
+				q.cache, q.stale = nil, false
+				return nil
+			}
+			// A child watch needs the node: create the queue path (an
+			// empty container that never had children is not reaped).
+			if err := q.s.EnsureParents(q.path); err != nil && !recipes.IsConnErr(err) {
+				return fmt.Errorf("queue: create %s: %w", q.path, err)
+			}
+			continue
+		case recipes.IsConnErr(err):
+			if err := q.s.RetryPause(ctx); err != nil {
+				return fmt.Errorf("queue %s: %w", q.path, err)
+			}
+			continue
+		case err != nil:
+			return fmt.Errorf("queue: list %s: %w", q.path, err)
+		}
+		entries := sortNames(q.cfg.dialect, names)
+		if claims && len(entries) > 0 {
+			taken, err := q.listClaims(ctx, watch)
+			if err != nil {
+				return err
+			}
+			entries = slices.DeleteFunc(entries, func(e entry) bool { return taken[e.name] })
+		}
+		q.cache, q.stale = entries, false
+		return nil
+	}
+}
+
+// listClaims returns the names of claimed items, arming a child watch on
+// the claims path when watch. Cost: 1 getChildren.
+func (q *Queue) listClaims(ctx context.Context, watch bool) (map[string]bool, error) {
+	conn := q.s.Conn()
+	for {
+		var names []string
+		var err error
+		if watch && q.claimWatch == nil {
+			var ch <-chan zk.Event
+			names, _, ch, err = conn.ChildrenW(q.cfg.claimPath)
+			if err == nil {
+				q.claimWatch = ch
+			}
+		} else {
+			names, _, err = conn.Children(q.cfg.claimPath)
+		}
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			return nil, nil
+		case recipes.IsConnErr(err):
+			if err := q.s.RetryPause(ctx); err != nil {
+				return nil, fmt.Errorf("queue %s: %w", q.path, err)
+			}
+			if _, err := q.s.WaitUsable(ctx); err != nil {
+				return nil, fmt.Errorf("queue %s: %w", q.path, err)
+			}
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("queue: list %s: %w", q.cfg.claimPath, err)
+		}
+		taken := make(map[string]bool, len(names))
+		for _, n := range names {
+			taken[n] = true
+		}
+		return taken, nil
+	}
+}
+
+// Peek returns the first item without removing it (the head of a fresh
+// listing, claimed or not), or ErrEmpty. Cost: 1 getChildren + 1 getData
+// (more if items vanish meanwhile). Sets no watch.
+func (q *Queue) Peek(ctx context.Context) (Item, error) {
+	if err := q.check(ctx); err != nil {
+		return Item{}, err
+	}
+	conn := q.s.Conn()
+	for {
+		if err := q.check(ctx); err != nil {
+			return Item{}, err
+		}
+		names, _, err := conn.Children(q.path)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			names = nil
+		case recipes.IsConnErr(err):
+			if err := q.s.RetryPause(ctx); err != nil {
+				return Item{}, fmt.Errorf("queue %s: %w", q.path, err)
+			}
+			continue
+		case err != nil:
+			return Item{}, fmt.Errorf("queue: list %s: %w", q.path, err)
+		}
+		entries := sortNames(q.cfg.dialect, names)
+		if len(entries) == 0 {
+			return Item{}, fmt.Errorf("%w: %s", ErrEmpty, q.path)
+		}
+		for _, e := range entries {
+			data, _, err := conn.Get(recipes.JoinPath(q.path, e.name))
+			if errors.Is(err, zk.ErrNoNode) {
+				continue
+			}
+			if err != nil && !recipes.IsConnErr(err) {
+				return Item{}, fmt.Errorf("queue: get %s: %w", e.name, err)
+			}
+			if err != nil {
+				break // list again once the connection is back
+			}
+			return Item{Name: e.name, Priority: e.priority, Seq: e.seq, Data: data}, nil
+		}
+	}
+}
+
+// Len returns the number of items (claimed ones included). Cost: 1
+// getChildren.
+func (q *Queue) Len(ctx context.Context) (int, error) {
+	if err := q.check(ctx); err != nil {
+		return 0, err
+	}
+	for {
+		names, _, err := q.s.Conn().Children(q.path)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			return 0, nil
+		case recipes.IsConnErr(err):
+			if err := q.s.RetryPause(ctx); err != nil {
+				return 0, fmt.Errorf("queue %s: %w", q.path, err)
+			}
+			if err := q.check(ctx); err != nil {
+				return 0, err
+			}
+			continue
+		case err != nil:
+			return 0, fmt.Errorf("queue: list %s: %w", q.path, err)
+		}
+		n := 0
+		for _, name := range names {
+			if _, ok := parseName(q.cfg.dialect, name); ok {
+				n++
+			}
+		}
+		return n, nil
+	}
+}
+
+// fired reports whether a watch channel has delivered its event.
+func fired(ch <-chan zk.Event) bool {
+	if ch == nil {
+		return false
+	}
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+// wait blocks until one of chs fires or ctx is done.
+func wait(ctx context.Context, chs ...<-chan zk.Event) error {
+	var a, b <-chan zk.Event
+	if len(chs) > 0 {
+		a = chs[0]
+	}
+	if len(chs) > 1 {
+		b = chs[1]
+	}
+	select {
+	case <-a:
+	case <-b:
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+	return nil
+}
