@@ -3,6 +3,7 @@ package leader_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"regexp"
 	"runtime"
@@ -118,7 +119,10 @@ func ctxT(tb testing.TB, d time.Duration) context.Context {
 // connect opens a session closed at the end of the test.
 func connect(tb testing.TB, addrs []string, opts ...recipes.Option) *recipes.Session {
 	tb.Helper()
-	opts = append([]recipes.Option{recipes.WithSessionTimeout(3 * time.Second)}, opts...)
+	opts = append([]recipes.Option{
+		recipes.WithSessionTimeout(3 * time.Second),
+		recipes.WithLogger(slog.New(slog.DiscardHandler)),
+	}, opts...)
 	s, err := recipes.Connect(ctxT(tb, time.Minute), addrs, opts...)
 	if err != nil {
 		tb.Fatalf("connect: %v", err)
