@@ -1,4 +1,74 @@
-// Package twophase will hold a two-phase commit (Coordinator and
-// Participant) with one durable decision node, tolerant of coordinator and
-// participant failure. Nothing is implemented yet.
+// Package twophase is a two-phase commit on ZooKeeper: a Coordinator begins
+// a transaction among named sites, each site's Participant votes commit or
+// abort, and one durable decision node says what happened. It tolerates the
+// failure of the coordinator and of participants: whoever comes back
+// resumes from what is in ZooKeeper alone.
+//
+// # Layout
+//
+// Under a root path, transaction tx is:
+//
+//	<root>/<tx>                   persistent, data = payload
+//	<root>/<tx>/<site>            persistent, one per site (created with <tx> in one multi)
+//	<root>/<tx>/<site>/alive      ephemeral: the site's session is working on tx
+//	<root>/<tx>/<site>/vote       persistent, "commit" or "abort", created once
+//	<root>/<tx>/decision          persistent, "commit" or "abort\n<reason>", created once
+//
+// Site names and transaction ids are single path segments; "decision" is
+// not a valid site name.
+//
+// # Protocol
+//
+//  1. Begin creates the transaction and its site nodes in one multi.
+//  2. Each site's Participant learns it (a child watch on the root), creates
+//     its liveness node, and delivers a Proposal; the application prepares
+//     and votes (Proposal.Vote), then waits (Proposal.Await, a watch on the
+//     decision node).
+//  3. Tx.Decide watches each site node (one child watch per site) and the
+//     decision node. It writes Commit once every site voted commit; Abort at
+//     the first abort vote, when a site's liveness node disappears before
+//     that site voted (its session ended), or at its vote deadline with votes
+//     missing.
+//  4. A participant whose own deadline passes with no decision writes Abort
+//     itself (safe: see below), so participants are not blocked forever by a
+//     dead coordinator. A restarted coordinator finishes open transactions
+//     (Pending, Resume, Decide).
+//  5. Collect deletes transactions decided longer ago than the retention
+//     period, and aborts ones left undecided that long.
+//
+// # Invariants
+//
+//   - One decision: the decision node is created once (a create fails with
+//     NodeExists afterwards); whoever creates it decides and everyone else,
+//     coordinator included, reads it. A create whose answer was lost is
+//     retried and then reads back what is there.
+//   - Commit only with unanimous commit votes: only Decide writes Commit,
+//     and only after reading a commit vote node of every site. Votes are
+//     written once and never change (Vote returns ErrVoteConflict).
+//   - Abort is always safe to write: nobody acts on commit before the
+//     decision node says commit, so a participant or a Collect may abort an
+//     undecided transaction at any time.
+//   - Every participant ends with the decision: it is persistent until
+//     collected, and Await watches it again after a reconnection or a new
+//     session.
+//
+// # Cost and notifications
+//
+// Per transaction of n sites, with no faults: Begin 1 multi; each site: 1
+// notification on the root, about 4 reads and 1 create to learn it, 1 create
+// to vote, 1 exists (watch) and 1 getData to learn the decision; the
+// coordinator: 1 + n watches and about 3 reads per site. The decision wakes
+// n watchers; the votes wake the coordinator's n watches. Notifications are
+// O(n): no site watches another site, nobody watches the votes' parent
+// herd-style. Each method's doc lists its requests.
+//
+// Calls take a context. go-zookeeper cannot abandon a request once sent, so
+// ctx is checked before each request and honoured while waiting; requests
+// whose outcome is unknown (connection lost) are sent again once connected,
+// and every write is idempotent under that retry.
+//
+// Coordinator, Tx, Participant and Proposal are safe for concurrent use.
+// Invalid input never panics: it returns an error wrapping this package's
+// sentinels or recipes' (recipes.ErrNilSession, recipes.ErrInvalidPath,
+// recipes.ErrDataTooLarge), before anything is sent.
 package twophase

@@ -1,0 +1,146 @@
+package twophase
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// Collect garbage-collects the transactions under the root, on the
+// servers' clock (no local clock is compared with ZooKeeper's):
+//
+//   - a transaction decided more than the retention period ago
+//     (WithRetention) is deleted, with every node under it, in one multi:
+//     nobody ever sees part of a transaction;
+//   - a transaction begun more than the retention period ago and still
+//     undecided (its coordinator and participants gave up) is decided
+//     Abort; it is deleted by a Collect one retention period later.
+//
+// It returns the number of transactions deleted. Run it periodically (for
+// example every retention/2) from any one process; concurrent Collects are
+// safe (a multi that finds its transaction changed or gone is skipped).
+// A participant that comes back after its transaction was collected gets
+// ErrUnknownTx; transaction ids must not be reused within the retention.
+//
+// Cost: 1 setData on the root (its mtime is the servers' "now"), 1
+// getChildren of the root, then per transaction 1 getChildren and, when
+// decided, 1 exists of the decision; per transaction deleted: 1
+// getChildren per site + 1 multi (wakes each streaming participant once,
+// through its watch on the root).
+func (c *Coordinator) Collect(ctx context.Context) (int, error) {
+	if err := c.check(ctx); err != nil {
+		return 0, err
+	}
+	s := c.s
+	var now *zk.Stat
+	err := do(ctx, s, func(int64) (err error) {
+		now, err = s.Conn().Set(c.root, nil, -1)
+		return err
+	})
+	if errors.Is(err, zk.ErrNoNode) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("twophase: collect %s: %w", c.root, err)
+	}
+	txs, _, err := children(ctx, s, c.root)
+	if errors.Is(err, zk.ErrNoNode) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("twophase: list %s: %w", c.root, err)
+	}
+	slices.Sort(txs)
+	retention := c.cfg.retention.Milliseconds()
+	deleted := 0
+	for _, tx := range txs {
+		txPath := recipes.JoinPath(c.root, tx)
+		kids, st, err := children(ctx, s, txPath)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return deleted, fmt.Errorf("twophase: list %s: %w", txPath, err)
+		}
+		if !slices.Contains(kids, decisionNode) {
+			if st.Ctime+retention <= now.Mtime {
+				if _, err := writeDecision(ctx, s, txPath, Abort, "abandoned: undecided for the whole retention period"); err != nil && !errors.Is(err, ErrUnknownTx) {
+					return deleted, err
+				}
+			}
+			continue
+		}
+		var dst *zk.Stat
+		var ok bool
+		err = do(ctx, s, func(int64) (err error) {
+			ok, dst, err = s.Conn().Exists(recipes.JoinPath(txPath, decisionNode))
+			return err
+		})
+		if err != nil {
+			return deleted, fmt.Errorf("twophase: exists decision of %s: %w", txPath, err)
+		}
+		if !ok || dst.Ctime+retention > now.Mtime {
+			continue
+		}
+		gone, err := c.deleteTx(ctx, txPath, kids)
+		if err != nil {
+			return deleted, err
+		}
+		if gone {
+			deleted++
+		}
+	}
+	return deleted, nil
+}
+
+// deleteTx deletes txPath and everything under it in one multi. It reports
+// false (and no error) when the transaction changed or vanished meanwhile.
+func (c *Coordinator) deleteTx(ctx context.Context, txPath string, kids []string) (bool, error) {
+	s := c.s
+	var ops []any
+	for _, k := range kids {
+		kPath := recipes.JoinPath(txPath, k)
+		if k != decisionNode {
+			grand, _, err := children(ctx, s, kPath)
+			if errors.Is(err, zk.ErrNoNode) {
+				return false, nil
+			}
+			if err != nil {
+				return false, fmt.Errorf("twophase: list %s: %w", kPath, err)
+			}
+			for _, g := range grand {
+				ops = append(ops, &zk.DeleteRequest{Path: recipes.JoinPath(kPath, g), Version: -1})
+			}
+		}
+		ops = append(ops, &zk.DeleteRequest{Path: kPath, Version: -1})
+	}
+	ops = append(ops, &zk.DeleteRequest{Path: txPath, Version: -1})
+	tried := false
+	err := do(ctx, s, func(int64) error {
+		if tried {
+			// The previous multi's outcome is unknown: was it applied?
+			ok, _, err := s.Conn().Exists(txPath)
+			if err == nil && !ok {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+		}
+		tried = true
+		_, err := s.Conn().Multi(ops...)
+		return err
+	})
+	switch {
+	case err == nil:
+		s.Logger().Debug("twophase: collected", "tx", txPath)
+		return true, nil
+	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrNotEmpty):
+		return false, nil
+	}
+	return false, fmt.Errorf("twophase: delete %s: %w", txPath, err)
+}

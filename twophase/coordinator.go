@@ -1,0 +1,470 @@
+package twophase
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// Coordinator begins transactions under a root path and decides them.
+//
+// A Coordinator keeps no state of its own beyond its configuration: every
+// transaction lives in ZooKeeper, so a restarted coordinator (any process
+// with a Coordinator on the same root) picks it up with Resume or Pending.
+// Several coordinators may share a root; the decision of a transaction is
+// still written once.
+//
+// A Coordinator is safe for concurrent use; so is a Tx.
+type Coordinator struct {
+	s    *recipes.Session
+	root string
+	cfg  config
+	err  error // from NewCoordinator, returned by every call
+}
+
+// NewCoordinator returns a Coordinator for transactions under root. It
+// sends nothing; invalid arguments (nil session, invalid root) are
+// reported by Err and by every later call. The root and its ancestors are
+// created, as persistent nodes, by the first Begin that needs them.
+// Options: WithVoteTimeout, WithRetention.
+func NewCoordinator(s *recipes.Session, root string, opts ...Option) *Coordinator {
+	c := &Coordinator{s: s, root: root, cfg: newConfig(opts)}
+	c.err = checkSessionRoot(s, root)
+	return c
+}
+
+func checkSessionRoot(s *recipes.Session, root string) error {
+	if s == nil {
+		return fmt.Errorf("twophase: %w", recipes.ErrNilSession)
+	}
+	if err := recipes.ValidateWritePath(root); err != nil {
+		return fmt.Errorf("twophase: root: %w", err)
+	}
+	return nil
+}
+
+// Err returns the error in NewCoordinator's arguments, or nil.
+func (c *Coordinator) Err() error {
+	if c == nil {
+		return ErrNilReceiver
+	}
+	return c.err
+}
+
+// Root returns the root path of the coordinator's transactions.
+func (c *Coordinator) Root() string {
+	if c == nil {
+		return ""
+	}
+	return c.root
+}
+
+func (c *Coordinator) check(ctx context.Context) error {
+	if c == nil {
+		return ErrNilReceiver
+	}
+	if c.err != nil {
+		return c.err
+	}
+	if c.s.State() == recipes.StateClosed {
+		return fmt.Errorf("twophase: %w", recipes.ErrClosed)
+	}
+	return context.Cause(ctx)
+}
+
+// Tx is one transaction as its coordinator sees it. Its fields are fixed
+// when Begin or Resume returns; its state is in ZooKeeper.
+type Tx struct {
+	c        *Coordinator
+	id       string
+	path     string
+	sites    []string
+	payload  []byte
+	deadline time.Time
+}
+
+// ID returns the transaction id.
+func (t *Tx) ID() string {
+	if t == nil {
+		return ""
+	}
+	return t.id
+}
+
+// Path returns the transaction's node, <root>/<id>.
+func (t *Tx) Path() string {
+	if t == nil {
+		return ""
+	}
+	return t.path
+}
+
+// Sites returns the sites taking part, sorted.
+func (t *Tx) Sites() []string {
+	if t == nil {
+		return nil
+	}
+	return slices.Clone(t.sites)
+}
+
+// Payload returns a copy of the transaction's payload.
+func (t *Tx) Payload() []byte {
+	if t == nil {
+		return nil
+	}
+	return bytes.Clone(t.payload)
+}
+
+// Deadline returns the instant (local clock) after which Decide aborts if
+// votes are missing.
+func (t *Tx) Deadline() time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return t.deadline
+}
+
+// Begin starts transaction txID among sites with payload: it creates
+// <root>/<txID> holding payload and one persistent child <root>/<txID>/<site>
+// per site, all in one multi, so nobody ever sees a transaction with part
+// of its sites. The vote deadline (WithVoteTimeout) starts now.
+//
+// Begin is idempotent: when the transaction exists with the same payload
+// and the same set of sites (a retry, or the same Begin from a restarted
+// coordinator) it returns it; with other content it fails with ErrTxExists.
+// Transaction ids must not be reused within the retention period.
+//
+// Cost: 1 multi (1 + n creates). The first Begin under a missing root: +1
+// create per missing level. An existing transaction: +1 getData + 1
+// getChildren. Watchers woken: every participant streaming Transactions on
+// the root (one child notification each).
+//
+// Bad input (invalid id, no sites, duplicate or invalid site names, the
+// reserved site name "decision", payload over the session's data limit, a
+// done ctx) returns an error before anything is sent.
+func (c *Coordinator) Begin(ctx context.Context, txID string, sites []string, payload []byte) (*Tx, error) {
+	if err := c.check(ctx); err != nil {
+		return nil, err
+	}
+	if err := validateTxID(txID); err != nil {
+		return nil, err
+	}
+	sorted, err := normalizeSites(sites)
+	if err != nil {
+		return nil, err
+	}
+	if err := recipes.CheckData(payload, c.s.MaxData()); err != nil {
+		return nil, fmt.Errorf("twophase: payload: %w", err)
+	}
+	txPath := recipes.JoinPath(c.root, txID)
+	ops := make([]any, 0, 1+len(sorted))
+	ops = append(ops, &zk.CreateRequest{Path: txPath, Data: payload, Acl: c.s.ACL()})
+	for _, site := range sorted {
+		ops = append(ops, &zk.CreateRequest{Path: recipes.JoinPath(txPath, site), Acl: c.s.ACL()})
+	}
+	for {
+		err := do(ctx, c.s, func(int64) error {
+			_, err := c.s.Conn().Multi(ops...)
+			return err
+		})
+		switch {
+		case err == nil:
+			c.s.Logger().Debug("twophase: begun", "tx", txPath, "sites", sorted)
+			return c.newTx(txID, sorted, payload), nil
+		case errors.Is(err, zk.ErrNoNode):
+			if err := ensurePath(ctx, c.s, c.root); err != nil {
+				return nil, err
+			}
+			continue
+		case errors.Is(err, zk.ErrNodeExists):
+			t, err := c.load(ctx, txID)
+			if err != nil {
+				if errors.Is(err, ErrUnknownTx) {
+					continue // collected meanwhile
+				}
+				return nil, err
+			}
+			if !bytes.Equal(t.payload, payload) || !slices.Equal(t.sites, sorted) {
+				return nil, fmt.Errorf("%w: %s", ErrTxExists, txPath)
+			}
+			return t, nil
+		}
+		return nil, fmt.Errorf("twophase: begin %s: %w", txPath, err)
+	}
+}
+
+func (c *Coordinator) newTx(id string, sites []string, payload []byte) *Tx {
+	return &Tx{
+		c: c, id: id, path: recipes.JoinPath(c.root, id), sites: sites,
+		payload: bytes.Clone(payload), deadline: time.Now().Add(c.cfg.voteTimeout),
+	}
+}
+
+// load reads a transaction from ZooKeeper. Cost: 1 getData + 1 getChildren.
+func (c *Coordinator) load(ctx context.Context, txID string) (*Tx, error) {
+	txPath := recipes.JoinPath(c.root, txID)
+	payload, _, err := get(ctx, c.s, txPath)
+	if err == nil {
+		var kids []string
+		kids, _, err = children(ctx, c.s, txPath)
+		if err == nil {
+			sites := slices.DeleteFunc(kids, func(k string) bool { return k == decisionNode })
+			slices.Sort(sites)
+			return c.newTx(txID, sites, payload), nil
+		}
+	}
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownTx, txPath)
+	}
+	return nil, fmt.Errorf("twophase: read %s: %w", txPath, err)
+}
+
+// Resume returns the transaction txID from what is in ZooKeeper, for a
+// coordinator that restarted: its payload and sites, and a fresh vote
+// deadline (WithVoteTimeout from now). Decide then finishes it. A missing
+// transaction is ErrUnknownTx. Cost: 1 getData + 1 getChildren.
+func (c *Coordinator) Resume(ctx context.Context, txID string) (*Tx, error) {
+	if err := c.check(ctx); err != nil {
+		return nil, err
+	}
+	if err := validateTxID(txID); err != nil {
+		return nil, err
+	}
+	return c.load(ctx, txID)
+}
+
+// Pending lists the ids of the transactions under the root that have no
+// decision yet, sorted: what a restarted coordinator should Resume. Cost:
+// 1 getChildren of the root + 1 getChildren per transaction.
+func (c *Coordinator) Pending(ctx context.Context) ([]string, error) {
+	if err := c.check(ctx); err != nil {
+		return nil, err
+	}
+	txs, _, err := children(ctx, c.s, c.root)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("twophase: list %s: %w", c.root, err)
+	}
+	slices.Sort(txs)
+	var out []string
+	for _, tx := range txs {
+		kids, _, err := children(ctx, c.s, recipes.JoinPath(c.root, tx))
+		if errors.Is(err, zk.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("twophase: list %s: %w", tx, err)
+		}
+		if !slices.Contains(kids, decisionNode) {
+			out = append(out, tx)
+		}
+	}
+	return out, nil
+}
+
+// siteWatch is Decide's knowledge of one site.
+type siteWatch struct {
+	view      siteView
+	seenAlive bool
+	watch     <-chan zk.Event // child watch on <tx>/<site>; nil when not armed
+}
+
+// Decide waits for the votes and writes the decision, or reads the one
+// already written, and returns it.
+//
+// Invariant: the decision node is created at most once, by whoever comes
+// first (this coordinator, another one, or a participant past its
+// deadline); Decide returns what that node says. This coordinator writes
+// Commit only after reading a commit vote from every site; it writes Abort
+// at the first abort vote, when a site's liveness node, once seen, is gone
+// before that site voted, or when the vote deadline passes with votes
+// missing.
+//
+// Cost, n sites: 1 exists (watching the decision node) + n getChildren
+// (one child watch per site, seeing its liveness and vote nodes); each
+// change under a site: 1 getChildren, and its vote: 1 getData; then 1
+// create of the decision (+1 getData if it exists). Notifications: at most
+// a few per site (liveness created or gone, vote created), O(n) in all.
+// Writing the decision wakes each site's watch on it (n notifications).
+//
+// If ctx is done first, Decide returns ctx's cause and the transaction
+// stays open: call Decide again (with this Tx or a resumed one), or Abort.
+func (t *Tx) Decide(ctx context.Context) (Decision, error) {
+	if t == nil {
+		return 0, ErrNilReceiver
+	}
+	if err := t.c.check(ctx); err != nil {
+		return 0, err
+	}
+	s := t.c.s
+	decisionPath := recipes.JoinPath(t.path, decisionNode)
+	sites := make([]siteWatch, len(t.sites))
+	for i, name := range t.sites {
+		sites[i].view.Name = name
+	}
+	timer := time.NewTimer(time.Until(t.deadline))
+	defer timer.Stop()
+	expired := false
+	var decisionWatch <-chan zk.Event
+	for {
+		if decisionWatch == nil {
+			var found bool
+			err := do(ctx, s, func(int64) (err error) {
+				found, _, decisionWatch, err = s.Conn().ExistsW(decisionPath)
+				return err
+			})
+			if err != nil {
+				return 0, fmt.Errorf("twophase: watch %s: %w", decisionPath, err)
+			}
+			if found {
+				return t.read(ctx)
+			}
+		}
+		for i := range sites {
+			if err := t.look(ctx, &sites[i]); err != nil {
+				return 0, err
+			}
+		}
+		views := make([]siteView, len(sites))
+		for i := range sites {
+			views[i] = sites[i].view
+		}
+		if d, reason, done := rule(views, expired); done {
+			return writeDecision(ctx, s, t.path, d, reason)
+		}
+		// Wait for a watch, the deadline or ctx.
+		cases := []reflect.SelectCase{
+			{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())},
+			{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(timer.C)},
+			{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(decisionWatch)},
+		}
+		const fixed = 3
+		for i := range sites {
+			// A nil channel (resolved site) is never ready.
+			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(sites[i].watch)})
+		}
+		chosen, _, _ := reflect.Select(cases)
+		switch chosen {
+		case 0:
+			return 0, context.Cause(ctx)
+		case 1:
+			expired = true
+		case 2:
+			decisionWatch = nil
+		default:
+			sites[chosen-fixed].watch = nil
+		}
+	}
+}
+
+// look refreshes one site unless it has voted or its watch is armed. Cost:
+// 1 getChildren (arming a child watch) + 1 getData when the vote is there.
+func (t *Tx) look(ctx context.Context, sw *siteWatch) error {
+	if sw.view.Vote != 0 || sw.watch != nil {
+		return nil
+	}
+	s := t.c.s
+	sitePath := recipes.JoinPath(t.path, sw.view.Name)
+	var kids []string
+	var ch <-chan zk.Event
+	err := do(ctx, s, func(int64) (err error) {
+		kids, _, ch, err = s.Conn().ChildrenW(sitePath)
+		return err
+	})
+	if errors.Is(err, zk.ErrNoNode) {
+		return fmt.Errorf("%w: %s", ErrUnknownTx, sitePath)
+	}
+	if err != nil {
+		return fmt.Errorf("twophase: watch %s: %w", sitePath, err)
+	}
+	sw.watch = ch
+	switch {
+	case slices.Contains(kids, voteNode):
+		v, err := readVote(ctx, s, sitePath)
+		if err != nil {
+			return err
+		}
+		sw.view.Vote = v
+		// The child watch stays registered until the site's node changes
+		// or is deleted; nothing waits on it any more.
+		sw.watch = nil
+	case slices.Contains(kids, aliveNode):
+		sw.seenAlive = true
+	case sw.seenAlive:
+		sw.view.Vanished = true
+	}
+	return nil
+}
+
+// readVote reads <site>/vote; 0 when the site has not voted. Cost: 1
+// getData.
+func readVote(ctx context.Context, s *recipes.Session, sitePath string) (Decision, error) {
+	path := recipes.JoinPath(sitePath, voteNode)
+	data, _, err := get(ctx, s, path)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("twophase: read %s: %w", path, err)
+	}
+	v, reason, err := parseDecision(data)
+	if err != nil || reason != "" {
+		return 0, fmt.Errorf("twophase: vote %s: %w", path, cmp(err, ErrCorrupt))
+	}
+	return v, nil
+}
+
+func cmp(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// read returns the decision already written. Cost: 1 getData.
+func (t *Tx) read(ctx context.Context) (Decision, error) {
+	d, _, ok, err := readDecision(ctx, t.c.s, t.path)
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		// Only Collect deletes a decision, with its transaction.
+		return 0, fmt.Errorf("%w: %s", ErrUnknownTx, t.path)
+	}
+	return d, nil
+}
+
+// Abort decides abort now, whatever the votes, unless the transaction is
+// already decided; it returns the decision in ZooKeeper (Commit if the
+// commit was written first). Cost: 1 create (+1 getData if decided).
+func (t *Tx) Abort(ctx context.Context) (Decision, error) {
+	if t == nil {
+		return 0, ErrNilReceiver
+	}
+	if err := t.c.check(ctx); err != nil {
+		return 0, err
+	}
+	return writeDecision(ctx, t.c.s, t.path, Abort, "aborted by the coordinator")
+}
+
+// Decision returns the transaction's decision without waiting; ok=false
+// while it is undecided. Cost: 1 getData.
+func (t *Tx) Decision(ctx context.Context) (d Decision, ok bool, err error) {
+	if t == nil {
+		return 0, false, ErrNilReceiver
+	}
+	if err := t.c.check(ctx); err != nil {
+		return 0, false, err
+	}
+	d, _, ok, err = readDecision(ctx, t.c.s, t.path)
+	return d, ok, err
+}

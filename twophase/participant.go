@@ -1,0 +1,539 @@
+package twophase
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// Participant is one site of the transactions under a root: it learns the
+// transactions that name it, marks itself alive in each, votes, and awaits
+// the decision.
+//
+// A Participant keeps no state of its own beyond its configuration: a
+// restarted participant (a new Participant for the same site, on any
+// session) finds its open transactions again with Transactions or Lookup,
+// including its earlier votes.
+//
+// A Participant is safe for concurrent use; so is a Proposal.
+type Participant struct {
+	s    *recipes.Session
+	root string
+	site string
+	cfg  config
+	err  error // from NewParticipant, returned by every call
+}
+
+// NewParticipant returns the Participant of site for transactions under
+// root. It sends nothing; invalid arguments (nil session, invalid root or
+// site) are reported by Err and by every later call. Option: WithDeadline.
+func NewParticipant(s *recipes.Session, root, site string, opts ...Option) *Participant {
+	p := &Participant{s: s, root: root, site: site, cfg: newConfig(opts)}
+	p.err = checkSessionRoot(s, root)
+	if p.err == nil {
+		p.err = validateSite(site)
+	}
+	return p
+}
+
+// Err returns the error in NewParticipant's arguments, or nil.
+func (p *Participant) Err() error {
+	if p == nil {
+		return ErrNilReceiver
+	}
+	return p.err
+}
+
+// Site returns the participant's site name.
+func (p *Participant) Site() string {
+	if p == nil {
+		return ""
+	}
+	return p.site
+}
+
+func (p *Participant) check(ctx context.Context) error {
+	if p == nil {
+		return ErrNilReceiver
+	}
+	if p.err != nil {
+		return p.err
+	}
+	if p.s.State() == recipes.StateClosed {
+		return fmt.Errorf("twophase: %w", recipes.ErrClosed)
+	}
+	return context.Cause(ctx)
+}
+
+// Transactions streams the transactions that name this site and still
+// concern it: every undecided one (including those begun while this site
+// was away, and those it already voted in: see Proposal.Voted), and every
+// decided one in which this site voted commit (its outcome is what a
+// prepared site must learn). Each is delivered once per call. Before a
+// proposal is delivered for an undecided transaction this site has not
+// voted in, its liveness node <root>/<tx>/<site>/alive is created,
+// ephemeral, so the coordinator sees this site's session end.
+//
+// The channel is closed when ctx is done or the session is closed (at once
+// when the Participant's arguments are invalid: see Err). Transient
+// connection errors are retried. Read the channel until it is closed, or
+// cancel ctx: a goroutine runs until then.
+//
+// Cost: 1 getChildren of the root (with a child watch) per change of the
+// root's children, so every Begin under the root wakes each streaming
+// participant once; then, per transaction not seen before: 1 getChildren
+// of the transaction (to learn whether it names this site); for one that
+// does: 1 getChildren of our site node, 1 getData of the payload, 1 create
+// of the liveness node, and a getData for a vote or decision already
+// there. The root is created if missing (1 create per missing level).
+func (p *Participant) Transactions(ctx context.Context) <-chan *Proposal {
+	out := make(chan *Proposal)
+	if p.check(ctx) != nil {
+		close(out)
+		return out
+	}
+	go p.stream(ctx, out)
+	return out
+}
+
+func (p *Participant) stream(ctx context.Context, out chan<- *Proposal) {
+	defer close(out)
+	log := p.s.Logger()
+	seen := map[string]bool{}
+	for {
+		var txs []string
+		var ch <-chan zk.Event
+		err := do(ctx, p.s, func(int64) (err error) {
+			txs, _, ch, err = p.s.Conn().ChildrenW(p.root)
+			return err
+		})
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			if err := ensurePath(ctx, p.s, p.root); err != nil {
+				if context.Cause(ctx) == nil && !errors.Is(err, recipes.ErrClosed) {
+					log.Warn("twophase: create root", "root", p.root, "err", err)
+				}
+				return
+			}
+			continue
+		case err != nil:
+			if context.Cause(ctx) == nil && !errors.Is(err, recipes.ErrClosed) {
+				log.Warn("twophase: list transactions", "root", p.root, "err", err)
+			}
+			return
+		}
+		slices.Sort(txs)
+		next := make(map[string]bool, len(txs))
+		for _, tx := range txs {
+			if seen[tx] {
+				next[tx] = true
+				continue
+			}
+			prop, err := p.examine(ctx, tx, false)
+			switch {
+			case err == nil, errors.Is(err, ErrNotInTx), errors.Is(err, ErrUnknownTx):
+				next[tx] = true
+			case context.Cause(ctx) != nil, errors.Is(err, recipes.ErrClosed):
+				return
+			default:
+				// Corrupt data or a refused request: do not stop the
+				// stream for one bad transaction.
+				log.Warn("twophase: read transaction", "root", p.root, "tx", tx, "err", err)
+				next[tx] = true
+			}
+			if prop == nil {
+				continue
+			}
+			select {
+			case out <- prop:
+			case <-ctx.Done():
+				return
+			}
+		}
+		seen = next
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// Lookup returns the proposal of transaction txID for this site, decided
+// or not: ErrUnknownTx if there is no such transaction, ErrNotInTx if it
+// does not name this site. Like Transactions, it creates the liveness node
+// when the transaction is undecided and this site has not voted. Cost: 2
+// getChildren + 1 getData (+1 create, + a getData per vote or decision
+// found).
+func (p *Participant) Lookup(ctx context.Context, txID string) (*Proposal, error) {
+	if err := p.check(ctx); err != nil {
+		return nil, err
+	}
+	if err := validateTxID(txID); err != nil {
+		return nil, err
+	}
+	return p.examine(ctx, txID, true)
+}
+
+// examine reads transaction tx for this site. Unless all is set it returns
+// nil for a decided transaction this site did not vote commit in.
+func (p *Participant) examine(ctx context.Context, tx string, all bool) (*Proposal, error) {
+	txPath := recipes.JoinPath(p.root, tx)
+	kids, _, err := children(ctx, p.s, txPath)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownTx, txPath)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("twophase: list %s: %w", txPath, err)
+	}
+	if !slices.Contains(kids, p.site) {
+		return nil, fmt.Errorf("%w: %s has no site %q", ErrNotInTx, txPath, p.site)
+	}
+	decided := slices.Contains(kids, decisionNode)
+	sites := slices.DeleteFunc(kids, func(k string) bool { return k == decisionNode })
+	slices.Sort(sites)
+	sitePath := recipes.JoinPath(txPath, p.site)
+	mine, _, err := children(ctx, p.s, sitePath)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownTx, txPath)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("twophase: list %s: %w", sitePath, err)
+	}
+	var vote Decision
+	if slices.Contains(mine, voteNode) {
+		if vote, err = readVote(ctx, p.s, sitePath); err != nil {
+			return nil, err
+		}
+	}
+	var decision Decision
+	if decided {
+		d, _, ok, err := readDecision(ctx, p.s, txPath)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			decision = d
+		}
+		if !all && vote != Commit {
+			return nil, nil
+		}
+	}
+	if decision == 0 && vote == 0 {
+		if err := p.markAlive(ctx, sitePath); err != nil {
+			return nil, err
+		}
+	}
+	payload, _, err := get(ctx, p.s, txPath)
+	if errors.Is(err, zk.ErrNoNode) {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownTx, txPath)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("twophase: read %s: %w", txPath, err)
+	}
+	prop := &Proposal{
+		p: p, tx: tx, path: txPath, sitePath: sitePath, sites: sites, payload: payload,
+		voted: vote, decided: decision,
+	}
+	if p.cfg.deadline > 0 {
+		prop.deadline = time.Now().Add(p.cfg.deadline)
+	}
+	return prop, nil
+}
+
+// aliveData identifies this process in liveness nodes: "host:pid".
+var aliveData = func() []byte {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown"
+	}
+	return fmt.Appendf(nil, "%s:%d", host, os.Getpid())
+}()
+
+// markAlive creates <site>/alive, ephemeral, owned by the current session.
+// A liveness node of another session of this site (an earlier process) is
+// replaced in one multi (delete + create), so the coordinator never sees
+// the site without one. Cost: 1 create; if one exists: +1 exists (+1
+// multi).
+func (p *Participant) markAlive(ctx context.Context, sitePath string) error {
+	path := recipes.JoinPath(sitePath, aliveNode)
+	for range 10 {
+		var sid int64
+		err := do(ctx, p.s, func(id int64) error {
+			sid = id
+			_, err := p.s.Conn().Create(path, aliveData, zk.FlagEphemeral, p.s.ACL())
+			return err
+		})
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, zk.ErrNoNode):
+			return fmt.Errorf("%w: %s", ErrUnknownTx, sitePath)
+		case !errors.Is(err, zk.ErrNodeExists):
+			return fmt.Errorf("twophase: create %s: %w", path, err)
+		}
+		var ok bool
+		var st *zk.Stat
+		err = do(ctx, p.s, func(id int64) (err error) {
+			sid = id
+			ok, st, err = p.s.Conn().Exists(path)
+			return err
+		})
+		switch {
+		case err != nil:
+			return fmt.Errorf("twophase: exists %s: %w", path, err)
+		case !ok:
+			continue
+		case st.EphemeralOwner == sid:
+			return nil // ours (an earlier attempt whose answer was lost)
+		}
+		err = do(ctx, p.s, func(int64) error {
+			_, err := p.s.Conn().Multi(
+				&zk.DeleteRequest{Path: path, Version: st.Version},
+				&zk.CreateRequest{Path: path, Data: aliveData, Acl: p.s.ACL(), Flags: zk.FlagEphemeral},
+			)
+			return err
+		})
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNodeExists):
+			continue // changed meanwhile (or our multi's answer was lost): look again
+		default:
+			return fmt.Errorf("twophase: replace %s: %w", path, err)
+		}
+	}
+	return fmt.Errorf("twophase: %s keeps changing", path)
+}
+
+// Proposal is one transaction as a site sees it. Its fields are fixed when
+// it is read; votes and the decision are in ZooKeeper.
+type Proposal struct {
+	p        *Participant
+	tx       string
+	path     string
+	sitePath string
+	sites    []string
+	payload  []byte
+	deadline time.Time // zero: no participant deadline
+	decided  Decision  // decision known when read, 0 if none
+
+	mu    sync.Mutex
+	voted Decision // this site's vote, 0 if none known
+}
+
+// TxID returns the transaction id.
+func (pr *Proposal) TxID() string {
+	if pr == nil {
+		return ""
+	}
+	return pr.tx
+}
+
+// Site returns this participant's site.
+func (pr *Proposal) Site() string {
+	if pr == nil {
+		return ""
+	}
+	return pr.p.site
+}
+
+// Sites returns every site of the transaction, sorted.
+func (pr *Proposal) Sites() []string {
+	if pr == nil {
+		return nil
+	}
+	return slices.Clone(pr.sites)
+}
+
+// Payload returns a copy of the transaction's payload.
+func (pr *Proposal) Payload() []byte {
+	if pr == nil {
+		return nil
+	}
+	return bytes.Clone(pr.payload)
+}
+
+// Voted returns this site's vote as known to this Proposal (read with it,
+// or cast through it), or 0 if none.
+func (pr *Proposal) Voted() Decision {
+	if pr == nil {
+		return 0
+	}
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return pr.voted
+}
+
+// Deadline returns the instant (local clock) after which Await decides
+// abort itself; zero when WithDeadline disabled it.
+func (pr *Proposal) Deadline() time.Time {
+	if pr == nil {
+		return time.Time{}
+	}
+	return pr.deadline
+}
+
+// Vote writes this site's vote, Commit or Abort, as the persistent node
+// <root>/<tx>/<site>/vote. A vote is written once: voting again with the
+// same vote returns nil; with the other one, ErrVoteConflict (the first
+// vote stands). A vote written after the decision changes nothing.
+//
+// Voting Commit means this site is prepared: it must be able to commit
+// whatever happens to it, until it learns the decision (Await, possibly
+// after a restart: Transactions delivers again a decided transaction whose
+// site voted commit, until it is collected).
+//
+// Cost: 1 create (+1 getData when a vote exists). Wakes the coordinator's
+// watch on this site (1 notification).
+func (pr *Proposal) Vote(ctx context.Context, v Decision) error {
+	if pr == nil {
+		return ErrNilReceiver
+	}
+	if err := pr.p.check(ctx); err != nil {
+		return err
+	}
+	if !v.valid() {
+		return fmt.Errorf("%w: %v", ErrBadDecision, v)
+	}
+	s := pr.p.s
+	path := recipes.JoinPath(pr.sitePath, voteNode)
+	err := do(ctx, s, func(int64) error {
+		_, err := s.Conn().Create(path, encodeDecision(v, ""), 0, s.ACL())
+		return err
+	})
+	switch {
+	case err == nil:
+	case errors.Is(err, zk.ErrNoNode):
+		return fmt.Errorf("%w: %s", ErrUnknownTx, pr.path)
+	case errors.Is(err, zk.ErrNodeExists):
+		// Voted before (or this create was applied and its answer lost).
+		got, err := readVote(ctx, s, pr.sitePath)
+		if err != nil {
+			return err
+		}
+		if got == 0 {
+			return fmt.Errorf("%w: %s: vote vanished", ErrUnknownTx, pr.path)
+		}
+		if got != v {
+			pr.setVoted(got)
+			return fmt.Errorf("%w: %s voted %v, not %v", ErrVoteConflict, pr.sitePath, got, v)
+		}
+	default:
+		return fmt.Errorf("twophase: vote %s: %w", path, err)
+	}
+	pr.setVoted(v)
+	return nil
+}
+
+func (pr *Proposal) setVoted(v Decision) {
+	pr.mu.Lock()
+	pr.voted = v
+	pr.mu.Unlock()
+}
+
+// Await waits for the transaction's decision and returns it. If the
+// participant's deadline (WithDeadline) passes first, Await decides Abort
+// itself: it creates the decision node unless someone did first, and
+// returns whichever decision is there. Safe, because nobody commits before
+// the decision node says commit, and it is written once.
+//
+// Once the decision is known, this site's liveness node is deleted (it is
+// not needed any more). If the transaction is gone (collected), the error
+// is ErrUnknownTx. While the connection is down Await keeps waiting; after
+// a session loss it watches again under the new session.
+//
+// Cost: 1 exists (a watch on the decision node) + 1 exists of the
+// transaction, again after each notification; 1 getData of the decision;
+// 1 delete. The only notification this site gets is the decision's
+// creation (1 per site).
+func (pr *Proposal) Await(ctx context.Context) (Decision, error) {
+	if pr == nil {
+		return 0, ErrNilReceiver
+	}
+	if err := pr.p.check(ctx); err != nil {
+		return 0, err
+	}
+	s := pr.p.s
+	decisionPath := recipes.JoinPath(pr.path, decisionNode)
+	var deadline <-chan time.Time
+	if !pr.deadline.IsZero() {
+		t := time.NewTimer(time.Until(pr.deadline))
+		defer t.Stop()
+		deadline = t.C
+	}
+	for {
+		var found, txThere bool
+		var ch <-chan zk.Event
+		err := do(ctx, s, func(int64) (err error) {
+			found, _, ch, err = s.Conn().ExistsW(decisionPath)
+			if err != nil || found {
+				return err
+			}
+			txThere, _, err = s.Conn().Exists(pr.path)
+			return err
+		})
+		if err != nil {
+			return 0, fmt.Errorf("twophase: watch %s: %w", decisionPath, err)
+		}
+		if found {
+			d, _, ok, err := readDecision(ctx, s, pr.path)
+			if err != nil {
+				return 0, err
+			}
+			if ok {
+				pr.done(ctx)
+				return d, nil
+			}
+			continue
+		}
+		if !txThere {
+			return 0, fmt.Errorf("%w: %s", ErrUnknownTx, pr.path)
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return 0, context.Cause(ctx)
+		case <-deadline:
+			d, err := writeDecision(ctx, s, pr.path, Abort,
+				fmt.Sprintf("site %s saw no decision before its deadline", pr.p.site))
+			if err != nil {
+				return 0, err
+			}
+			pr.done(ctx)
+			return d, nil
+		}
+	}
+}
+
+// done deletes this site's liveness node once the decision is known, if
+// the current session owns it (best effort: a leftover node is deleted
+// with its session or by Collect). Cost: 1 exists + 1 delete.
+func (pr *Proposal) done(ctx context.Context) {
+	s := pr.p.s
+	path := recipes.JoinPath(pr.sitePath, aliveNode)
+	ok, st, err := s.Conn().Exists(path)
+	if err != nil || !ok || st.EphemeralOwner != s.ID() || context.Cause(ctx) != nil {
+		return
+	}
+	if err := s.Conn().Delete(path, st.Version); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
+		s.Logger().Debug("twophase: delete liveness node", "path", path, "err", err)
+	}
+}
+
+// Decision returns the decision known when the proposal was read (0 if it
+// was undecided then). Use Await for the current one.
+func (pr *Proposal) Decision() Decision {
+	if pr == nil {
+		return 0
+	}
+	return pr.decided
+}

@@ -1,0 +1,194 @@
+package twophase
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// This file holds the request mechanics: wait for a usable session, retry
+// a request whose outcome is unknown, create paths, read and write the
+// decision node. Every request goes through do, so a request is only sent
+// on a connected session and a connection error is retried (callers make
+// their requests idempotent: creates treat NodeExists as "look at what is
+// there").
+
+// retryPause spaces retries while the connection looks usable but
+// requests still fail.
+const retryPause = 50 * time.Millisecond
+
+// waitUsable returns the current session id once the session is connected
+// (or reconnected); it fails with recipes.ErrClosed or ctx's cause.
+func waitUsable(ctx context.Context, s *recipes.Session) (int64, error) {
+	switch s.State() {
+	case recipes.StateConnected, recipes.StateReconnected:
+		if id := s.ID(); id != 0 {
+			return id, nil
+		}
+	case recipes.StateClosed:
+		return 0, recipes.ErrClosed
+	}
+	sub := s.Subscribe()
+	defer sub.Close()
+	for {
+		c, err := sub.Next(ctx)
+		if err != nil {
+			return 0, err
+		}
+		switch c.State {
+		case recipes.StateConnected, recipes.StateReconnected:
+			if id := s.ID(); id != 0 {
+				return id, nil
+			}
+		case recipes.StateClosed:
+			return 0, recipes.ErrClosed
+		}
+	}
+}
+
+// isConnErr reports whether err leaves a request's outcome unknown or the
+// connection unusable right now (as opposed to an answer from a server).
+func isConnErr(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ne net.Error
+	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
+		errors.Is(err, zk.ErrSessionMoved) || errors.Is(err, zk.ErrClosing) ||
+		errors.Is(err, zk.ErrSessionExpired) || errors.As(err, &ne) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed)
+}
+
+// do runs f once the session is usable, again after every connection error,
+// until f returns another result (returned unchanged: nil, or ZooKeeper's
+// answer such as zk.ErrNoNode) or ctx is done / the session is closed (that
+// error is returned; it is never one of go-zookeeper's).
+func do(ctx context.Context, s *recipes.Session, f func(sid int64) error) error {
+	for {
+		if err := context.Cause(ctx); err != nil {
+			return err
+		}
+		sid, err := waitUsable(ctx, s)
+		if err != nil {
+			return err
+		}
+		err = f(sid)
+		if !isConnErr(err) {
+			return err
+		}
+		t := time.NewTimer(retryPause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return context.Cause(ctx)
+		case <-t.C:
+		}
+	}
+}
+
+// ensurePath creates p and its missing ancestors as persistent nodes.
+// Cost: 1 create per level tried.
+func ensurePath(ctx context.Context, s *recipes.Session, p string) error {
+	if p == "/" {
+		return nil
+	}
+	err := do(ctx, s, func(int64) error {
+		_, err := s.Conn().Create(p, nil, 0, s.ACL())
+		return err
+	})
+	switch {
+	case err == nil, errors.Is(err, zk.ErrNodeExists):
+		return nil
+	case errors.Is(err, zk.ErrNoNode):
+		parent, _ := recipes.SplitPath(p)
+		if err := ensurePath(ctx, s, parent); err != nil {
+			return err
+		}
+		return ensurePath(ctx, s, p)
+	}
+	return fmt.Errorf("twophase: create %s: %w", p, err)
+}
+
+// readDecision reads the decision node of the transaction at txPath.
+// ok=false when there is none yet. Cost: 1 getData.
+func readDecision(ctx context.Context, s *recipes.Session, txPath string) (d Decision, reason string, ok bool, err error) {
+	data, _, zerr := get(ctx, s, recipes.JoinPath(txPath, decisionNode))
+	switch {
+	case errors.Is(zerr, zk.ErrNoNode):
+		return 0, "", false, nil
+	case zerr != nil:
+		return 0, "", false, fmt.Errorf("twophase: read decision of %s: %w", txPath, zerr)
+	}
+	d, reason, err = parseDecision(data)
+	if err != nil {
+		return 0, "", false, fmt.Errorf("twophase: decision of %s: %w", txPath, err)
+	}
+	return d, reason, true, nil
+}
+
+// writeDecision creates the decision node of txPath with d, unless one
+// exists: whoever creates it first decides, and the decision returned is
+// the one in ZooKeeper (d, or the earlier one). A create whose outcome is
+// unknown is sent again; NodeExists then reads back what was written (ours
+// or someone else's, either way the decision). Cost: 1 create (+1 getData
+// when it exists). Wakes the watcher of every site waiting on the decision
+// (n notifications).
+func writeDecision(ctx context.Context, s *recipes.Session, txPath string, d Decision, reason string) (Decision, error) {
+	if !d.valid() {
+		return 0, fmt.Errorf("%w: %v", ErrBadDecision, d)
+	}
+	path := recipes.JoinPath(txPath, decisionNode)
+	data := encodeDecision(d, reason)
+	for {
+		zerr := do(ctx, s, func(int64) error {
+			_, err := s.Conn().Create(path, data, 0, s.ACL())
+			return err
+		})
+		switch {
+		case zerr == nil:
+			s.Logger().Info("twophase: decided", "tx", txPath, "decision", d.String(), "reason", reason)
+			return d, nil
+		case errors.Is(zerr, zk.ErrNoNode):
+			return 0, fmt.Errorf("%w: %s", ErrUnknownTx, txPath)
+		case !errors.Is(zerr, zk.ErrNodeExists):
+			return 0, fmt.Errorf("twophase: create %s: %w", path, zerr)
+		}
+		got, _, ok, err := readDecision(ctx, s, txPath)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			return got, nil
+		}
+		// Deleted between our create and our read: only Collect deletes
+		// decisions, with the whole transaction.
+	}
+}
+
+// children lists path. Cost: 1 getChildren (retried on connection errors).
+func children(ctx context.Context, s *recipes.Session, path string) ([]string, *zk.Stat, error) {
+	var kids []string
+	var st *zk.Stat
+	err := do(ctx, s, func(int64) (err error) {
+		kids, st, err = s.Conn().Children(path)
+		return err
+	})
+	return kids, st, err
+}
+
+// get reads path. Cost: 1 getData (retried on connection errors).
+func get(ctx context.Context, s *recipes.Session, path string) ([]byte, *zk.Stat, error) {
+	var data []byte
+	var st *zk.Stat
+	err := do(ctx, s, func(int64) (err error) {
+		data, st, err = s.Conn().Get(path)
+		return err
+	})
+	return data, st, err
+}
