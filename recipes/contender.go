@@ -167,9 +167,7 @@ func contend(ctx context.Context, s *Session, spec *Spec, n *node, try bool) (*H
 	var cs []Contender
 	self := -1
 	abandon := func(err error) (*Holding, error) {
-		if s.ID() == n.sid {
-			s.deleteNow(n.path)
-		}
+		s.removeNode(n.path, n.sid)
 		return nil, err
 	}
 	for {

@@ -31,9 +31,7 @@ func Enter(ctx context.Context, s *Session, spec Spec) (*Holding, error) {
 			continue
 		}
 		if err != nil {
-			if s.ID() == n.sid {
-				s.deleteNow(n.path)
-			}
+			s.removeNode(n.path, n.sid)
 			return nil, err
 		}
 		return h, nil

@@ -179,8 +179,9 @@ func (h *Holding) watch(bg context.Context, ch <-chan zk.Event) {
 // revocation message also closes Revoked.
 func (h *Holding) dataChanged(data []byte, version int32) {
 	if bytes.Equal(data, RevokeMessage) {
-		h.revokeOnce.Do(func() { close(h.revoked) })
+		// Cancel first: whoever sees Revoked closed also sees Held done.
 		h.cancel(fmt.Errorf("%w: %s", ErrRevoked, h.node.path))
+		h.revokeOnce.Do(func() { close(h.revoked) })
 		return
 	}
 	h.cancel(fmt.Errorf("%w: %s data changed (version %d)", ErrRevoked, h.node.path, version))
@@ -189,8 +190,9 @@ func (h *Holding) dataChanged(data []byte, version int32) {
 // Release gives the holding up: Context() is cancelled with ErrReleased
 // first (stop using the resource before others can get it), then our node
 // is deleted. Cost: 1 delete; if its outcome is ambiguous, or ctx is already
-// done, the delete continues in the background while the session lives
-// (guaranteed delete), and Release returns nil. If the session was lost, the
+// done, or the connection is suspended, the delete continues in the
+// background while the session lives (guaranteed delete), and Release
+// returns nil at once. If the session was lost, the
 // node is already gone and nothing is sent. The release wakes at most the
 // one waiter watching our node. Releasing twice returns ErrReleased.
 func (h *Holding) Release(ctx context.Context) error {
@@ -208,7 +210,7 @@ func (h *Holding) Release(ctx context.Context) error {
 	if h.s.check() != nil || h.s.ID() != h.node.sid {
 		return nil // the session is gone, and our ephemeral node with it
 	}
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || !h.s.usableNow() {
 		h.s.deleteInBackground(h.node.path, h.node.sid)
 		return nil
 	}

@@ -322,6 +322,27 @@ func (s *Session) retryPause(ctx context.Context) error {
 	return nil
 }
 
+// usableNow reports whether the session is connected right now.
+func (s *Session) usableNow() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.closing && s.state.usable()
+}
+
+// removeNode deletes a node of session sid: at once when connected, else
+// (or if the outcome is ambiguous) in the background while sid lives, so a
+// caller giving up during a disconnection returns promptly.
+func (s *Session) removeNode(path string, sid int64) {
+	if s.ID() != sid {
+		return // gone with its session
+	}
+	if !s.usableNow() {
+		s.deleteInBackground(path, sid)
+		return
+	}
+	s.deleteNow(path)
+}
+
 // changes returns a channel closed at the next state change.
 func (s *Session) changes() <-chan struct{} {
 	s.mu.Lock()
