@@ -1,6 +1,7 @@
 package interop
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -19,12 +20,29 @@ type peerJob struct {
 	cmd  string
 }
 
-// mixedLock runs the peers' jobs and goClients Go Mutexes (each n
-// acquisitions) on one lock path at once; inside every holding each client
-// increments the counter with a version-checked write. It then checks that
-// the counter equals the number of holdings and that no two holdings
-// overlap on CLOCK_MONOTONIC.
+// mixedLock runs mixedExclusive with Go Mutexes.
 func mixedLock(t *testing.T, path, counter string, jobs []peerJob, goClients, n int, opts ...lock.Option) {
+	mixedExclusive(t, path, counter, jobs, goClients, n, func(s *recipes.Session) acquireFunc {
+		m := lock.New(s, path, opts...)
+		return func(ctx context.Context) (func(context.Context) error, error) {
+			if err := m.Lock(ctx); err != nil {
+				return nil, err
+			}
+			return m.Unlock, nil
+		}
+	})
+}
+
+// acquireFunc takes an exclusive holding and returns its release.
+type acquireFunc func(ctx context.Context) (release func(context.Context) error, err error)
+
+// mixedExclusive runs the peers' jobs and goClients Go clients (each n
+// holdings, taken with the acquireFunc that newAcquire makes for its
+// session) on one path at once; inside every holding each client increments
+// the counter with a version-checked write. It then checks that the counter
+// equals the number of holdings, that no two holdings overlap on
+// CLOCK_MONOTONIC, and that no node is left under the path.
+func mixedExclusive(t *testing.T, path, counter string, jobs []peerJob, goClients, n int, newAcquire func(*recipes.Session) acquireFunc) {
 	e := ensemble(t)
 	ctx := ctxFor(t, 5*time.Minute)
 	h := newHistory()
@@ -45,20 +63,21 @@ func mixedLock(t *testing.T, path, counter string, jobs []peerJob, goClients, n 
 		if g == 0 {
 			ensureCounter(t, s, counter)
 		}
-		m := lock.New(s, path, opts...)
+		acquire := newAcquire(s)
 		name := fmt.Sprintf("go-%d", g+1)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for range n {
-				if err := m.Lock(ctx); err != nil {
-					errs <- fmt.Errorf("%s: lock: %w", name, err)
+				release, err := acquire(ctx)
+				if err != nil {
+					errs <- fmt.Errorf("%s: acquire: %w", name, err)
 					return
 				}
 				t0 := chaos.Now()
-				_, err := increment(s, counter)
+				_, err = increment(s, counter)
 				t1 := chaos.Now()
-				if uerr := m.Unlock(ctx); uerr != nil && err == nil {
+				if uerr := release(ctx); uerr != nil && err == nil {
 					err = uerr
 				}
 				if err != nil {
