@@ -1,5 +1,60 @@
-// Package rwlock will hold RWMutex, the shared read / exclusive write lock of
-// ZooKeeper's recipes on the recipes core, wire-compatible with Curator's
-// InterProcessReadWriteLock, with write-to-read downgrade and revocation.
-// Nothing is implemented yet.
+// Package rwlock provides RWMutex, the shared read / exclusive write lock of
+// ZooKeeper's recipes, on the recipes contender core, wire-compatible with
+// Apache Curator's InterProcessReadWriteLock (default) or kazoo's ReadLock
+// and WriteLock (WithDialect(recipes.Kazoo)), with write-to-read downgrade
+// and opt-in revocation (the "recoverable shared lock").
+//
+// # Protocol
+//
+// Readers and writers create protected ephemeral sequential nodes under one
+// path, which share the parent's sequence counter and so form one fair
+// queue, ordered by the digits after the marker ("__READ__" / "__WRIT__",
+// or "__rlock__" / "__lock__") with RFC 1982 serial arithmetic. A reader
+// holds when no writer is ahead of it and otherwise watches the nearest
+// writer ahead; a writer holds when first and otherwise watches the node
+// right ahead of it. Nodes of other names under the path are ignored,
+// except that in the kazoo dialect a kazoo Lock ("__lock__") is a writer,
+// as it is for kazoo.
+//
+// # Watchers woken per release
+//
+// Every watch is a data watch on one node, never on the parent, and every
+// woken process then holds (or re-checks nodes that already left ahead of
+// it, at 1 getData each, without waiting):
+//
+//   - a writer's release wakes either the one writer queued right behind
+//     it, or every reader queued between it and the next writer (they all
+//     hold at once); the writer behind those readers watches the last of
+//     them and is not woken;
+//   - a reader's release wakes at most one process: the writer queued right
+//     behind it, if any. Readers never watch readers, so a reader wakes
+//     once per writer ahead of it that leaves, not once per queued node.
+//
+// # ZooKeeper calls
+//
+//	Lock, RLock uncontended   1 create + 1 getChildren (+1 getData with WithRevocation)
+//	Lock, RLock contended     + 1 getData per node watched, + 1 getData on our own node
+//	TryLock, TryRLock         1 getChildren when it would block (no write);
+//	                          else 1 getChildren + 1 create + 1 getChildren
+//	RLock while writing       1 create + 1 getData (downgrade, no wait)
+//	Unlock, RUnlock           1 delete
+//	Unlock after a downgrade  1 getChildren + 1 delete (0 deletes if the write node is kept)
+//	Held, RHeld (first call)  1 getData in the background to watch our node, unless watched
+//
+// # Downgrade and upgrade
+//
+// As with Curator, RLock while holding the write lock succeeds at once, and
+// the following Unlock keeps the read holding. Unlike Curator, it stays
+// safe when writers were already queued behind our write node: Unlock then
+// keeps that node until RUnlock, so they cannot hold while we read (see
+// RWMutex.Unlock). Upgrading (Lock while holding only the read lock)
+// returns ErrUpgrade instead of deadlocking.
+//
+// # Holdings
+//
+// Each holding (write: Held, Fence, Revoked, Node, FencedMulti; read:
+// RHeld, RFence, RRevoked, RNode, RFencedMulti) exposes a context cancelled,
+// with a cause that errors.Is a recipes sentinel, the moment it may be
+// lost, and a fencing token (our node's czxid) for fenced writes that
+// ZooKeeper itself rejects once the holding is gone.
 package rwlock

@@ -1,0 +1,539 @@
+package rwlock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// RWMutex is a distributed shared-read / exclusive-write lock at a
+// ZooKeeper path. Every contender creates a protected ephemeral sequential
+// node under the path; all nodes share the parent's sequence counter, so
+// they form one queue.
+//
+//   - A reader holds when no writer is ahead of it in the queue; otherwise
+//     it watches the nearest writer ahead (never another reader).
+//   - A writer holds when it is first in the queue; otherwise it watches
+//     the node right ahead of it, reader or writer.
+//
+// Invariant: while a writer holds, no other RWMutex (in any process, in any
+// compatible client) holds the path, for reading or writing, as long as
+// holders stop when their context (Held, RHeld) is done; fenced writes are
+// rejected by ZooKeeper once the holding is gone. The queue is fair: a
+// writer queued before a reader gets the lock before it, so a stream of
+// readers cannot starve a writer.
+//
+// Goroutine safety: an RWMutex stands for one would-be holder and is safe
+// for concurrent use (calls are serialised on its own state, and no Go lock
+// is held while waiting for other holders); but like lock.Mutex it is not
+// reentrant, and only one acquisition may be in progress at a time: a
+// second one returns ErrAlreadyHeld. Use one RWMutex value per would-be
+// holder.
+type RWMutex struct {
+	s    *recipes.Session
+	path string
+	cfg  config
+	err  error // from New, returned by every call
+
+	// op serialises the downgrade (RLock while writing) with Unlock and
+	// RUnlock, so that the write node is never released while a downgraded
+	// read node is being created. Never held while waiting for others.
+	op sync.Mutex
+
+	mu   sync.Mutex
+	busy bool     // an acquisition is in progress
+	w    *holding // write holding
+	r    *holding // read holding
+	// barrier is our write node kept after Unlock while a downgraded read
+	// holding needs it (writers were queued between it and our read node);
+	// RUnlock deletes it.
+	barrier *recipes.Holding
+}
+
+// holding is one recipes.Holding with the context this package hands out:
+// derived from the node's, so that Unlock can end the user's write holding
+// while the node stays as a barrier, and so that a downgraded read holding
+// also ends if the write node it relies on is lost.
+type holding struct {
+	h      *recipes.Holding
+	ctx    context.Context // nil until first asked for (see context)
+	cancel context.CancelCauseFunc
+	untie  func() bool // stops the tie of a downgraded read to the write node
+}
+
+// context returns the holding's derived context, creating it on first use
+// (which arms the node watch, see recipes.Holding.Context). Call with m.mu.
+func (hd *holding) context() context.Context {
+	if hd.ctx == nil {
+		hd.ctx, hd.cancel = context.WithCancelCause(hd.h.Context())
+	}
+	return hd.ctx
+}
+
+// end cancels the derived context (if any) and unties it.
+func (hd *holding) end(cause error) {
+	if hd.untie != nil {
+		hd.untie()
+	}
+	if hd.cancel != nil {
+		hd.cancel(cause)
+	}
+}
+
+// New returns an RWMutex on path. It sends nothing; invalid arguments (nil
+// session, bad path, data too large, a dialect without read/write names)
+// are reported by every later call.
+func New(s *recipes.Session, path string, opts ...Option) *RWMutex {
+	m := &RWMutex{s: s, path: path, cfg: newConfig(opts)}
+	m.err = checkArgs(s, path, m.cfg)
+	return m
+}
+
+func checkArgs(s *recipes.Session, path string, c config) error {
+	if s == nil {
+		return fmt.Errorf("rwlock: %w", recipes.ErrNilSession)
+	}
+	if err := recipes.ValidateParentPath(path); err != nil {
+		return fmt.Errorf("rwlock: %w", err)
+	}
+	if err := recipes.CheckData(c.data, s.MaxData()); err != nil {
+		return fmt.Errorf("rwlock: %w", err)
+	}
+	if !c.dialect.Supports(recipes.RoleRead) || !c.dialect.Supports(recipes.RoleWrite) {
+		return fmt.Errorf("rwlock: %w: dialect %s has no read/write names", recipes.ErrBadArgument, c.dialect)
+	}
+	return nil
+}
+
+// spec returns the contest of one role: readers use recipes.Read(), writers
+// recipes.Exclusive(), over the roles the dialect orders against them.
+func (c config) spec(path string, role recipes.Role, policy recipes.LossPolicy) recipes.Spec {
+	p := recipes.Exclusive()
+	if role == recipes.RoleRead {
+		p = recipes.Read()
+	}
+	return recipes.Spec{
+		Path:      path,
+		Dialect:   c.dialect,
+		Role:      role,
+		Predicate: p,
+		Data:      c.data,
+		Policy:    policy,
+		Revocable: c.revocable,
+	}
+}
+
+func (m *RWMutex) check() error {
+	if m == nil {
+		return ErrNilMutex
+	}
+	return m.err
+}
+
+// Lock waits until this RWMutex holds the write lock or ctx is done. If ctx
+// ends first, our node is deleted before Lock returns and the error is
+// ctx's cause; with an already-done ctx nothing is sent. Lock while holding
+// only the read lock returns ErrUpgrade; while holding the write lock,
+// ErrAlreadyHeld.
+//
+// Cost: uncontended 1 create + 1 getChildren (+1 getData with
+// WithRevocation, or when another node was created meanwhile). Contended:
+// 1 getData to watch the node right ahead, and when it goes, possibly 1
+// getData per node that left ahead of it meanwhile (and 1 getData on our
+// own node); no second getChildren when that node was the only one ahead.
+// If the session is lost while waiting, Lock starts over under the new
+// session.
+func (m *RWMutex) Lock(ctx context.Context) error {
+	return m.lockWrite(ctx, false)
+}
+
+// TryLock takes the write lock only if nobody holds or waits for the path.
+// It returns ErrLocked when someone does, and then writes nothing (cost: 1
+// getChildren). Uncontended cost: 1 getChildren + 1 create + 1
+// getChildren; if a contender slipped in between, our node is deleted and
+// the result is ErrLocked. Misuse is reported as for Lock.
+func (m *RWMutex) TryLock(ctx context.Context) error {
+	return m.lockWrite(ctx, true)
+}
+
+func (m *RWMutex) lockWrite(ctx context.Context, try bool) error {
+	if err := m.check(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	switch {
+	case m.busy, m.w != nil:
+		m.mu.Unlock()
+		return ErrAlreadyHeld
+	case m.r != nil:
+		m.mu.Unlock()
+		return fmt.Errorf("%w: %s", ErrUpgrade, m.path)
+	}
+	m.busy = true
+	m.mu.Unlock()
+
+	h, err := m.acquire(ctx, recipes.RoleWrite, try)
+	m.mu.Lock()
+	m.busy = false
+	if h != nil {
+		m.w = &holding{h: h}
+	}
+	m.mu.Unlock()
+	return m.wrapAcquireErr(err, try, "lock")
+}
+
+func (m *RWMutex) acquire(ctx context.Context, role recipes.Role, try bool) (*recipes.Holding, error) {
+	spec := m.cfg.spec(m.path, role, m.cfg.lossPolicy(m.s))
+	if try {
+		return recipes.TryAcquire(ctx, m.s, spec)
+	}
+	return recipes.Acquire(ctx, m.s, spec)
+}
+
+func (m *RWMutex) wrapAcquireErr(err error, try bool, op string) error {
+	switch {
+	case err == nil:
+		return nil
+	case try && errors.Is(err, recipes.ErrWouldBlock):
+		return fmt.Errorf("rwlock: %w: %s", ErrLocked, m.path)
+	case try:
+		return fmt.Errorf("rwlock: try%s %s: %w", op, m.path, err)
+	}
+	return fmt.Errorf("rwlock: %s %s: %w", op, m.path, err)
+}
+
+// RLock waits until this RWMutex holds the read lock or ctx is done: until
+// no writer is ahead of our node. If ctx ends first, our node is deleted
+// before RLock returns and the error is ctx's cause; with an already-done
+// ctx nothing is sent. RLock while holding the read lock returns
+// ErrAlreadyHeld.
+//
+// Downgrade: RLock while this RWMutex holds the write lock succeeds at once
+// (Curator's semantics): it creates our read node without waiting (cost: 1
+// create + 1 getData). A later Unlock then keeps the read holding; see
+// Unlock.
+//
+// Cost: uncontended 1 create + 1 getChildren (+1 getData with
+// WithRevocation, or when another node was created meanwhile). Contended:
+// 1 getData per writer ahead of us in the listing (we watch the nearest
+// one; when it goes, the writers ahead of it are checked once each, most
+// already gone) and 1 getData on our own node; no second getChildren. If
+// the session is lost while waiting, RLock starts over under the new
+// session.
+func (m *RWMutex) RLock(ctx context.Context) error {
+	return m.lockRead(ctx, false)
+}
+
+// TryRLock takes the read lock only if no writer holds or waits for the
+// path (a queued writer goes first: the queue is fair). It returns
+// ErrLocked when one does, and then writes nothing (cost: 1 getChildren).
+// Uncontended cost: 1 getChildren + 1 create + 1 getChildren. While this
+// RWMutex holds the write lock it downgrades as RLock does.
+func (m *RWMutex) TryRLock(ctx context.Context) error {
+	return m.lockRead(ctx, true)
+}
+
+func (m *RWMutex) lockRead(ctx context.Context, try bool) error {
+	if err := m.check(); err != nil {
+		return err
+	}
+	m.op.Lock()
+	m.mu.Lock()
+	if m.busy || m.r != nil {
+		m.mu.Unlock()
+		m.op.Unlock()
+		return ErrAlreadyHeld
+	}
+	m.busy = true
+	w := m.w
+	m.mu.Unlock()
+
+	if w != nil {
+		defer m.op.Unlock()
+		r, err := m.downgrade(ctx, w)
+		m.mu.Lock()
+		m.busy = false
+		m.r = r
+		m.mu.Unlock()
+		if err != nil {
+			return fmt.Errorf("rwlock: rlock %s (downgrade): %w", m.path, err)
+		}
+		return nil
+	}
+	m.op.Unlock()
+	h, err := m.acquire(ctx, recipes.RoleRead, try)
+	m.mu.Lock()
+	m.busy = false
+	if h != nil {
+		m.r = &holding{h: h}
+	}
+	m.mu.Unlock()
+	return m.wrapAcquireErr(err, try, "rlock")
+}
+
+// downgrade creates our read node while we hold the write lock, without
+// ordering: the write holding excludes every other holder, and our read
+// node then counts as held. Its context is tied to the write node's: if the
+// write node is lost other than by our own Unlock, writers queued behind it
+// may hold, so the read holding ends too. Called with m.op held.
+func (m *RWMutex) downgrade(ctx context.Context, w *holding) (*holding, error) {
+	spec := m.cfg.spec(m.path, recipes.RoleRead, m.cfg.lossPolicy(m.s))
+	h, err := recipes.Enter(ctx, m.s, spec)
+	if err != nil {
+		return nil, err
+	}
+	r := &holding{h: h}
+	r.context()
+	wctx := w.h.Context()
+	r.untie = context.AfterFunc(wctx, func() {
+		if cause := context.Cause(wctx); !errors.Is(cause, recipes.ErrReleased) {
+			r.cancel(cause)
+		}
+	})
+	return r, nil
+}
+
+// Unlock releases the write lock: Held() is cancelled (cause
+// recipes.ErrReleased), then our write node is deleted. Cost: 1 delete
+// (retried in the background if ambiguous or if ctx is done). It wakes the
+// one writer queued right behind us, or else every reader queued between us
+// and the next writer (all of which then hold). Unlock after the session
+// was lost sends nothing and returns nil. Without the write holding it
+// returns ErrNotHeld.
+//
+// After a downgrade (RLock while writing), Unlock keeps the read holding.
+// It first lists the path (1 getChildren): if no writer is queued between
+// our write node and our read node, the write node is deleted and readers
+// queued behind it join us. Otherwise the write node is kept (sends no
+// delete) until RUnlock: deleting it would let the writer queued right
+// behind it hold while we still read (Curator's downgrade has this flaw).
+// Readers queued behind it then wait for our RUnlock too.
+func (m *RWMutex) Unlock(ctx context.Context) error {
+	if err := m.check(); err != nil {
+		return err
+	}
+	m.op.Lock()
+	defer m.op.Unlock()
+	m.mu.Lock()
+	w, r := m.w, m.r
+	m.w = nil
+	if w != nil {
+		w.end(recipes.ErrReleased)
+	}
+	m.mu.Unlock()
+	if w == nil {
+		return ErrNotHeld
+	}
+	if r != nil && m.writerQueuedBetween(ctx, w.h, r.h) {
+		m.mu.Lock()
+		m.barrier = w.h
+		m.mu.Unlock()
+		return nil
+	}
+	if err := w.h.Release(ctx); err != nil {
+		return fmt.Errorf("rwlock: unlock %s: %w", m.path, err)
+	}
+	return nil
+}
+
+// writerQueuedBetween reports whether a writer's node lies between our
+// write node and our (later) read node. Nodes are never added there (a new
+// node always gets a later sequence), so the answer can only turn from
+// true to false. Any doubt (an error, a lost session) answers true.
+func (m *RWMutex) writerQueuedBetween(ctx context.Context, w, r *recipes.Holding) bool {
+	d := m.cfg.dialect
+	wc, ok1 := d.Parse(w.Name(), recipes.RoleWrite)
+	rc, ok2 := d.Parse(r.Name(), recipes.RoleRead)
+	if !ok1 || !ok2 {
+		return true
+	}
+	cs, err := recipes.Contenders(ctx, m.s, d, m.path, d.Blocking(recipes.RoleRead)...)
+	if err != nil {
+		m.s.Logger().Info("rwlock: downgrade keeps the write node", "path", m.path, "err", err)
+		return true
+	}
+	return writerBetween(cs, wc.Seq, rc.Seq)
+}
+
+// writerBetween reports whether cs holds a writer (any role but RoleRead)
+// whose sequence lies strictly between from and to in serial order. Pure.
+func writerBetween(cs []recipes.Contender, from, to int32) bool {
+	for _, c := range cs {
+		if c.Role != recipes.RoleRead && recipes.SerialLess(from, c.Seq) && recipes.SerialLess(c.Seq, to) {
+			return true
+		}
+	}
+	return false
+}
+
+// RUnlock releases the read lock: RHeld() is cancelled (cause
+// recipes.ErrReleased), then our read node is deleted (and the write node
+// kept by a downgrade, if any). Cost: 1 delete (2 with a kept write node).
+// It wakes at most one process: the writer queued right behind our node.
+// Without the read holding it returns ErrNotHeld.
+func (m *RWMutex) RUnlock(ctx context.Context) error {
+	if err := m.check(); err != nil {
+		return err
+	}
+	m.op.Lock()
+	defer m.op.Unlock()
+	m.mu.Lock()
+	r, b := m.r, m.barrier
+	m.r, m.barrier = nil, nil
+	if r != nil {
+		r.end(recipes.ErrReleased)
+	}
+	m.mu.Unlock()
+	if r == nil {
+		return ErrNotHeld
+	}
+	err := r.h.Release(ctx)
+	if b != nil {
+		err = errors.Join(err, b.Release(ctx))
+	}
+	if err != nil {
+		return fmt.Errorf("rwlock: runlock %s: %w", m.path, err)
+	}
+	return nil
+}
+
+func (m *RWMutex) get(write bool) *holding {
+	if m == nil {
+		return nil
+	}
+	if write {
+		return m.w
+	}
+	return m.r
+}
+
+func notHeld() context.Context {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(ErrNotHeld)
+	return ctx
+}
+
+func (m *RWMutex) heldCtx(write bool) context.Context {
+	if m == nil {
+		return notHeld()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if hd := m.get(write); hd != nil {
+		return hd.context()
+	}
+	return notHeld()
+}
+
+func (m *RWMutex) recipesHolding(write bool) *recipes.Holding {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if hd := m.get(write); hd != nil {
+		return hd.h
+	}
+	return nil
+}
+
+// Held returns a context that is cancelled, with a cause that errors.Is
+// recipes.ErrSuspended (default loss policy), recipes.ErrSessionLost,
+// recipes.ErrNodeDeleted, recipes.ErrRevoked or recipes.ErrReleased, the
+// moment the write holding may be lost. Without a write holding it returns
+// a context already cancelled with ErrNotHeld. The first call per holding
+// arms a data watch on our node (1 getData, in the background) unless one
+// is set.
+func (m *RWMutex) Held() context.Context { return m.heldCtx(true) }
+
+// RHeld is Held for the read holding. A downgraded read holding also ends
+// if our write node is lost (other than by our Unlock) while it still
+// guards the read.
+func (m *RWMutex) RHeld() context.Context { return m.heldCtx(false) }
+
+// Revoked returns a channel closed when another process asked the write
+// holder to release (see Revoke). Only watched with WithRevocation; nil
+// (never ready) without a write holding.
+func (m *RWMutex) Revoked() <-chan struct{} {
+	if h := m.recipesHolding(true); h != nil {
+		return h.Revoked()
+	}
+	return nil
+}
+
+// RRevoked is Revoked for the read holding.
+func (m *RWMutex) RRevoked() <-chan struct{} {
+	if h := m.recipesHolding(false); h != nil {
+		return h.Revoked()
+	}
+	return nil
+}
+
+// Fence returns the write holding's fencing token (the zero Fence without
+// one). Write tokens strictly grow across successive writers; a reader's
+// token is larger than every earlier writer's.
+func (m *RWMutex) Fence() recipes.Fence {
+	if h := m.recipesHolding(true); h != nil {
+		return h.Fence()
+	}
+	return recipes.Fence{}
+}
+
+// RFence returns the read holding's fencing token (the zero Fence without
+// one). Concurrent readers' tokens are unordered among themselves.
+func (m *RWMutex) RFence() recipes.Fence {
+	if h := m.recipesHolding(false); h != nil {
+		return h.Fence()
+	}
+	return recipes.Fence{}
+}
+
+// Node returns the full path of our write node while holding the write
+// lock, else "".
+func (m *RWMutex) Node() string {
+	if h := m.recipesHolding(true); h != nil {
+		return h.Path()
+	}
+	return ""
+}
+
+// RNode returns the full path of our read node while holding the read lock,
+// else "".
+func (m *RWMutex) RNode() string {
+	if h := m.recipesHolding(false); h != nil {
+		return h.Path()
+	}
+	return ""
+}
+
+// FencedMulti runs ops in one multi together with a version check of our
+// write node, so ZooKeeper rejects them (error wrapping recipes.ErrFenced)
+// once the write holding is gone. Cost: 1 multi. Without a write holding
+// it returns ErrNotHeld.
+func (m *RWMutex) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
+	return m.fencedMulti(ctx, true, ops)
+}
+
+// RFencedMulti is FencedMulti guarded by our read node.
+func (m *RWMutex) RFencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
+	return m.fencedMulti(ctx, false, ops)
+}
+
+func (m *RWMutex) fencedMulti(ctx context.Context, write bool, ops []any) ([]zk.MultiResponse, error) {
+	if err := m.check(); err != nil {
+		return nil, err
+	}
+	h := m.recipesHolding(write)
+	if h == nil {
+		return nil, ErrNotHeld
+	}
+	res, err := recipes.FencedMulti(ctx, m.s, h.Fence(), ops...)
+	if err != nil {
+		return res, fmt.Errorf("rwlock: %w", err)
+	}
+	return res, nil
+}
