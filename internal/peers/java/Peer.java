@@ -26,6 +26,8 @@ import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessLock;
+import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
+import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.framework.recipes.queue.SimpleDistributedQueue;
 import org.apache.curator.retry.RetryForever;
 import org.apache.zookeeper.KeeperException;
@@ -94,6 +96,20 @@ public class Peer {
                 InterProcessReadWriteLock rw = new InterProcessReadWriteLock(client, f[1]);
                 boolean write = f[3].equals("w");
                 return lockLoop(write ? rw.writeLock() : rw.readLock(), Integer.parseInt(f[2]), f[4], write ? "write" : "read");
+            }
+            case "sem-loop": { // path n leases counter
+                InterProcessSemaphoreV2 sem = new InterProcessSemaphoreV2(client, f[1], Integer.parseInt(f[3]));
+                ensure(f[4]);
+                int n = Integer.parseInt(f[2]);
+                for (int i = 0; i < n; i++) {
+                    Lease lease = sem.acquire();
+                    try {
+                        out(leaseHold(f[4]));
+                    } finally {
+                        sem.returnLease(lease);
+                    }
+                }
+                return "OK " + n;
             }
             case "selector-loop": // path n counter
                 return selectorLoop(f[1], Integer.parseInt(f[2]), f[3]);
@@ -166,6 +182,16 @@ public class Peer {
         }
         long t1 = System.nanoTime();
         return "HOLD " + kind + " " + t0 + " " + t1 + " " + v;
+    }
+
+    // leaseHold spends a few round trips inside a lease, so that holdings
+    // of different clients have room to overlap (up to the lease count).
+    private static String leaseHold(String counter) throws Exception {
+        long t0 = System.nanoTime();
+        for (int i = 0; i < 3; i++) {
+            client.getData().forPath(counter);
+        }
+        return "HOLD lease " + t0 + " " + System.nanoTime() + " 0";
     }
 
     private static String selectorLoop(String path, int n, String counter) throws Exception {
