@@ -332,3 +332,5 @@ func checkInvariants(t *testing.T, s *recipes.Session, root, tx string, sites []
 		}
 	}
 }
+
+func errorsIs(err, target error) bool { return errors.Is(err, target) }

@@ -1,0 +1,179 @@
+package twophase_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/twophase"
+)
+
+// TestNilAndInvalidWithoutServer: nil sessions and nil receivers fail with
+// sentinels, never panic.
+func TestNilAndInvalidWithoutServer(t *testing.T) {
+	ctx := context.Background()
+	c := twophase.NewCoordinator(nil, "/root")
+	if !errors.Is(c.Err(), recipes.ErrNilSession) {
+		t.Fatalf("nil session: %v", c.Err())
+	}
+	if _, err := c.Begin(ctx, "t", []string{"a"}, nil); !errors.Is(err, recipes.ErrNilSession) {
+		t.Fatalf("Begin on nil session: %v", err)
+	}
+	if _, err := c.Resume(ctx, "t"); !errors.Is(err, recipes.ErrNilSession) {
+		t.Fatal(err)
+	}
+	if _, err := c.Pending(ctx); !errors.Is(err, recipes.ErrNilSession) {
+		t.Fatal(err)
+	}
+	if _, err := c.Collect(ctx); !errors.Is(err, recipes.ErrNilSession) {
+		t.Fatal(err)
+	}
+	p := twophase.NewParticipant(nil, "/root", "a")
+	if !errors.Is(p.Err(), recipes.ErrNilSession) {
+		t.Fatalf("nil session: %v", p.Err())
+	}
+	if _, ok := <-p.Transactions(ctx); ok {
+		t.Fatal("Transactions delivered on a nil session")
+	}
+	if _, err := p.Lookup(ctx, "t"); !errors.Is(err, recipes.ErrNilSession) {
+		t.Fatal(err)
+	}
+
+	var nc *twophase.Coordinator
+	var ntx *twophase.Tx
+	var np *twophase.Participant
+	var nprop *twophase.Proposal
+	for name, err := range map[string]error{
+		"Coordinator.Err":     nc.Err(),
+		"Coordinator.Begin":   second(nc.Begin(ctx, "t", []string{"a"}, nil)),
+		"Coordinator.Resume":  second(nc.Resume(ctx, "t")),
+		"Coordinator.Pending": second(nc.Pending(ctx)),
+		"Coordinator.Collect": second(nc.Collect(ctx)),
+		"Tx.Decide":           second(ntx.Decide(ctx)),
+		"Tx.Abort":            second(ntx.Abort(ctx)),
+		"Participant.Err":     np.Err(),
+		"Participant.Lookup":  second(np.Lookup(ctx, "t")),
+		"Proposal.Vote":       nprop.Vote(ctx, twophase.Commit),
+		"Proposal.Await":      second(nprop.Await(ctx)),
+	} {
+		if !errors.Is(err, twophase.ErrNilReceiver) {
+			t.Errorf("%s on nil: %v", name, err)
+		}
+	}
+	if _, ok := <-np.Transactions(ctx); ok {
+		t.Fatal("nil Participant delivered")
+	}
+	_, _, err := ntx.Decision(ctx)
+	if !errors.Is(err, twophase.ErrNilReceiver) {
+		t.Errorf("Tx.Decision on nil: %v", err)
+	}
+	// Accessors on nil values return zero values.
+	if ntx.ID() != "" || ntx.Sites() != nil || nprop.TxID() != "" || nprop.Voted() != 0 || np.Site() != "" || nc.Root() != "" {
+		t.Error("accessors on nil returned non-zero values")
+	}
+}
+
+func second[T any](_ T, err error) error { return err }
+
+// TestBadInput: invalid roots, ids, sites, payloads and votes, done
+// contexts and closed sessions fail before anything is written.
+func TestBadInput(t *testing.T) {
+	e := ensemble(t)
+	s := connect(t, e.Addrs())
+	ctx := testCtx(t, 30*time.Second)
+	root := testRoot(t)
+
+	for _, bad := range []string{"", "relative", "/trailing/", "/a/../b", "/a//b", "/", "/zookeeper/x", "/nul\x00"} {
+		if err := twophase.NewCoordinator(s, bad).Err(); !errors.Is(err, recipes.ErrInvalidPath) {
+			t.Errorf("coordinator root %q: %v", bad, err)
+		}
+		if err := twophase.NewParticipant(s, bad, "a").Err(); !errors.Is(err, recipes.ErrInvalidPath) {
+			t.Errorf("participant root %q: %v", bad, err)
+		}
+	}
+	for _, bad := range []string{"", "a/b", ".", "..", "decision", "x\x01"} {
+		if err := twophase.NewParticipant(s, root, bad).Err(); !errors.Is(err, twophase.ErrBadSite) {
+			t.Errorf("participant site %q: %v", bad, err)
+		}
+	}
+	c := twophase.NewCoordinator(s, root)
+	for _, bad := range []string{"", "a/b", ".", "..", "tab\t"} {
+		if _, err := c.Begin(ctx, bad, []string{"a"}, nil); !errors.Is(err, twophase.ErrBadTxID) {
+			t.Errorf("Begin tx %q: %v", bad, err)
+		}
+		if _, err := c.Resume(ctx, bad); !errors.Is(err, twophase.ErrBadTxID) {
+			t.Errorf("Resume tx %q: %v", bad, err)
+		}
+	}
+	for _, bad := range [][]string{nil, {}, {"a", "a"}, {"a", ""}, {"decision"}, {"a/b"}, {".."}} {
+		if _, err := c.Begin(ctx, "t", bad, nil); !errors.Is(err, twophase.ErrBadSite) {
+			t.Errorf("Begin sites %q: %v", bad, err)
+		}
+	}
+	if _, err := c.Begin(ctx, "t", []string{"a"}, make([]byte, s.MaxData()+1)); !errors.Is(err, recipes.ErrDataTooLarge) {
+		t.Errorf("Begin with a large payload: %v", err)
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := c.Begin(done, "t", []string{"a"}, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("Begin with a done ctx: %v", err)
+	}
+	if exists(t, s, root) {
+		t.Fatal("bad input wrote the root")
+	}
+
+	tx, err := c.Begin(ctx, "t", []string{"a"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := twophase.NewParticipant(s, root, "a")
+	prop, err := p.Lookup(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []twophase.Decision{0, 3, -1} {
+		if err := prop.Vote(ctx, bad); !errors.Is(err, twophase.ErrBadDecision) {
+			t.Errorf("Vote(%v): %v", bad, err)
+		}
+	}
+	if err := prop.Vote(done, twophase.Commit); !errors.Is(err, context.Canceled) {
+		t.Errorf("Vote with a done ctx: %v", err)
+	}
+	if _, err := tx.Decide(done); !errors.Is(err, context.Canceled) {
+		t.Errorf("Decide with a done ctx: %v", err)
+	}
+	if _, err := prop.Await(done); !errors.Is(err, context.Canceled) {
+		t.Errorf("Await with a done ctx: %v", err)
+	}
+	if exists(t, s, root+"/t/a/vote") || exists(t, s, root+"/t/decision") {
+		t.Fatal("a call with a done ctx wrote")
+	}
+	// Corrupt vote data is reported, not taken for a vote.
+	if _, err := s.Conn().Create(root+"/t/a/vote", []byte("maybe"), 0, s.ACL()); err != nil {
+		t.Fatal(err)
+	}
+	if err := prop.Vote(ctx, twophase.Commit); !errors.Is(err, twophase.ErrCorrupt) {
+		t.Errorf("Vote over corrupt data: %v", err)
+	}
+	if _, err := tx.Decide(ctx); !errors.Is(err, twophase.ErrCorrupt) || !strings.Contains(err.Error(), "maybe") {
+		t.Errorf("Decide over a corrupt vote: %v", err)
+	}
+
+	// A closed session.
+	closeSession(t, s)
+	if _, err := c.Begin(ctx, "t2", []string{"a"}, nil); !errors.Is(err, recipes.ErrClosed) {
+		t.Errorf("Begin on a closed session: %v", err)
+	}
+	if err := prop.Vote(ctx, twophase.Commit); !errors.Is(err, recipes.ErrClosed) {
+		t.Errorf("Vote on a closed session: %v", err)
+	}
+	if _, err := prop.Await(ctx); !errors.Is(err, recipes.ErrClosed) {
+		t.Errorf("Await on a closed session: %v", err)
+	}
+	if _, ok := <-p.Transactions(ctx); ok {
+		t.Error("Transactions delivered on a closed session")
+	}
+}

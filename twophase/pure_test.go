@@ -1,0 +1,198 @@
+package twophase
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRule(t *testing.T) {
+	v := func(name string, vote Decision, vanished bool) siteView {
+		return siteView{Name: name, Vote: vote, Vanished: vanished}
+	}
+	for _, tc := range []struct {
+		name    string
+		sites   []siteView
+		expired bool
+		want    Decision
+		done    bool
+		reason  string
+	}{
+		{"no sites", nil, false, Abort, true, "no sites"},
+		{"all commit", []siteView{v("a", Commit, false), v("b", Commit, false)}, false, Commit, true, ""},
+		{"all commit after deadline", []siteView{v("a", Commit, false), v("b", Commit, false)}, true, Commit, true, ""},
+		{"all commit, one vanished after voting", []siteView{v("a", Commit, true), v("b", Commit, false)}, false, Commit, true, ""},
+		{"waiting", []siteView{v("a", Commit, false), v("b", 0, false)}, false, 0, false, ""},
+		{"nobody voted yet", []siteView{v("a", 0, false), v("b", 0, false)}, false, 0, false, ""},
+		{"one abort", []siteView{v("a", Commit, false), v("b", Abort, false)}, false, Abort, true, "site b voted abort"},
+		{"abort before missing", []siteView{v("a", 0, false), v("b", Abort, false)}, false, Abort, true, "site b voted abort"},
+		{"vanished before voting", []siteView{v("a", Commit, false), v("b", 0, true)}, false, Abort, true, "site b lost"},
+		{"deadline with a vote missing", []siteView{v("a", Commit, false), v("b", 0, false), v("c", 0, false)}, true, Abort, true, "from b, c"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, reason, done := rule(tc.sites, tc.expired)
+			if d != tc.want || done != tc.done || !strings.Contains(reason, tc.reason) {
+				t.Fatalf("rule = %v, %q, %v; want %v, %q, %v", d, reason, done, tc.want, tc.reason, tc.done)
+			}
+		})
+	}
+}
+
+// TestRuleCommitsOnlyUnanimously enumerates every combination of three
+// sites' states: Commit comes only from three commit votes.
+func TestRuleCommitsOnlyUnanimously(t *testing.T) {
+	states := []siteView{{Vote: 0}, {Vote: 0, Vanished: true}, {Vote: Commit}, {Vote: Abort}, {Vote: Commit, Vanished: true}}
+	for i := range states {
+		for j := range states {
+			for k := range states {
+				for _, expired := range []bool{false, true} {
+					sites := []siteView{states[i], states[j], states[k]}
+					d, _, done := rule(sites, expired)
+					unanimous := true
+					for _, s := range sites {
+						unanimous = unanimous && s.Vote == Commit
+					}
+					if (d == Commit) != unanimous {
+						t.Fatalf("%v expired=%v: %v", sites, expired, d)
+					}
+					if expired && !done {
+						t.Fatalf("%v: still open after the deadline", sites)
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestDecisionEncoding(t *testing.T) {
+	for _, tc := range []struct {
+		data   string
+		want   Decision
+		reason string
+		err    error
+	}{
+		{"commit", Commit, "", nil},
+		{"abort", Abort, "", nil},
+		{"abort\nsite b voted abort", Abort, "site b voted abort", nil},
+		{"commit\n", Commit, "", nil},
+		{"", 0, "", ErrCorrupt},
+		{"Commit", 0, "", ErrCorrupt},
+		{"yes", 0, "", ErrCorrupt},
+		{"abort ", 0, "", ErrCorrupt},
+	} {
+		d, reason, err := parseDecision([]byte(tc.data))
+		if d != tc.want || reason != tc.reason || !errors.Is(err, tc.err) {
+			t.Errorf("parse %q = %v, %q, %v", tc.data, d, reason, err)
+		}
+	}
+	for _, d := range []Decision{Commit, Abort} {
+		for _, reason := range []string{"", "why\nnot"} {
+			got, r, err := parseDecision(encodeDecision(d, reason))
+			if err != nil || got != d || r != reason {
+				t.Errorf("round trip %v %q: %v %q %v", d, reason, got, r, err)
+			}
+		}
+	}
+}
+
+func FuzzParseDecision(f *testing.F) {
+	for _, s := range []string{"commit", "abort\nx", "", "\n", "commitabort"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, reason, err := parseDecision(data)
+		if err != nil {
+			return
+		}
+		if !d.valid() {
+			t.Fatalf("%q parsed to %v", data, d)
+		}
+		if got := encodeDecision(d, reason); len(reason) > 0 && string(got) != string(data) {
+			t.Fatalf("%q re-encodes to %q", data, got)
+		}
+	})
+}
+
+func TestDecisionString(t *testing.T) {
+	for d, want := range map[Decision]string{Commit: "commit", Abort: "abort", 0: "none", 7: "decision(7)"} {
+		if got := d.String(); got != want {
+			t.Errorf("%d.String() = %q, want %q", int(d), got, want)
+		}
+	}
+}
+
+func TestNames(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		txOK   bool
+		siteOK bool
+	}{
+		{"a", true, true},
+		{"tx-0001", true, true},
+		{"décision", true, true},
+		{"decision", true, false},
+		{"", false, false},
+		{"a/b", false, false},
+		{".", false, false},
+		{"..", false, false},
+		{"...", true, true},
+		{"nul\x00", false, false},
+		{"ctl\x1f", false, false},
+		{"del\u007f", false, false},
+		{"private\ue000", false, false},
+	} {
+		if err := validateTxID(tc.name); (err == nil) != tc.txOK || (err != nil && !errors.Is(err, ErrBadTxID)) {
+			t.Errorf("validateTxID(%q) = %v", tc.name, err)
+		}
+		if err := validateSite(tc.name); (err == nil) != tc.siteOK || (err != nil && !errors.Is(err, ErrBadSite)) {
+			t.Errorf("validateSite(%q) = %v", tc.name, err)
+		}
+	}
+}
+
+func TestNormalizeSites(t *testing.T) {
+	for _, tc := range []struct {
+		in   []string
+		want string
+		ok   bool
+	}{
+		{[]string{"b", "a", "c"}, "[a b c]", true},
+		{[]string{"a"}, "[a]", true},
+		{nil, "", false},
+		{[]string{"a", "b", "a"}, "", false},
+		{[]string{"a", "decision"}, "", false},
+		{[]string{"a", ""}, "", false},
+	} {
+		in := append([]string(nil), tc.in...)
+		got, err := normalizeSites(tc.in)
+		if (err == nil) != tc.ok {
+			t.Errorf("normalizeSites(%q): %v", tc.in, err)
+			continue
+		}
+		if err != nil && !errors.Is(err, ErrBadSite) {
+			t.Errorf("normalizeSites(%q): %v does not wrap ErrBadSite", tc.in, err)
+		}
+		if tc.ok && strings.Join(got, " ") != strings.Trim(tc.want, "[]") {
+			t.Errorf("normalizeSites(%q) = %q", tc.in, got)
+		}
+		if strings.Join(in, ",") != strings.Join(tc.in, ",") {
+			t.Errorf("normalizeSites modified its argument")
+		}
+	}
+}
+
+func TestOptions(t *testing.T) {
+	c := newConfig(nil)
+	if c.voteTimeout != DefaultVoteTimeout || c.deadline != DefaultDeadline || c.retention != DefaultRetention {
+		t.Fatalf("defaults: %+v", c)
+	}
+	c = newConfig([]Option{WithVoteTimeout(time.Second), WithDeadline(2 * time.Second), WithRetention(time.Minute), nil})
+	if c.voteTimeout != time.Second || c.deadline != 2*time.Second || c.retention != time.Minute {
+		t.Fatalf("set: %+v", c)
+	}
+	c = newConfig([]Option{WithVoteTimeout(-1), WithDeadline(-1), WithRetention(0)})
+	if c.voteTimeout != DefaultVoteTimeout || c.deadline != 0 || c.retention != DefaultRetention {
+		t.Fatalf("non-positive: %+v", c)
+	}
+}
