@@ -4,9 +4,9 @@
 //
 // Each peer is one process speaking a line protocol (see java/Peer.java and
 // python/peer.py): it prints "READY <session id>", then runs one command per
-// line. Start compiles the Java peer with javac against Debian's
+// line. The Java programs are compiled together with javac against Debian's
 // libcurator-recipes-java once per machine (cached in the temporary
-// directory by a hash of its source) and runs the Python peer with Debian's
+// directory by a hash of their sources); the Python ones run with Debian's
 // /usr/bin/python3 and python3-kazoo.
 package peers
 
@@ -14,7 +14,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/sha256"
-	_ "embed"
+	"embed"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -28,11 +28,11 @@ import (
 	"time"
 )
 
-//go:embed java/Peer.java
-var javaSource []byte
-
-//go:embed python/peer.py
-var pythonSource []byte
+// sources holds every peer program: java/*.java (compiled together; each
+// class with a main is a program) and python/*.py (each a program).
+//
+//go:embed java/*.java python/*.py
+var sources embed.FS
 
 // Kind names a peer library.
 type Kind string
@@ -92,20 +92,35 @@ var (
 	builtDir = map[Kind]string{}
 )
 
-// prepare writes (and for Java compiles) the peer into a directory named by
-// a hash of its source, reused across runs and processes.
+// prepare writes (and for Java compiles) the kind's programs into a
+// directory named by a hash of their sources, reused across runs and
+// processes.
 func prepare(ctx context.Context, kind Kind) (string, error) {
 	buildMu.Lock()
 	defer buildMu.Unlock()
 	if d, ok := builtDir[kind]; ok {
 		return d, nil
 	}
-	src, name := javaSource, "Peer.java"
+	sub := "java"
 	if kind == Kazoo {
-		src, name = pythonSource, "peer.py"
+		sub = "python"
 	}
-	sum := sha256.Sum256(src)
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("zkrecipes-peer-%s-%s", kind, hex.EncodeToString(sum[:6])))
+	entries, err := sources.ReadDir(sub)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	files := map[string][]byte{}
+	for _, e := range entries {
+		b, err := sources.ReadFile(sub + "/" + e.Name())
+		if err != nil {
+			return "", err
+		}
+		files[e.Name()] = b
+		fmt.Fprintf(h, "%s\x00%d\x00", e.Name(), len(b))
+		h.Write(b)
+	}
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("zkrecipes-peer-%s-%s", kind, hex.EncodeToString(h.Sum(nil)[:6])))
 	marker := filepath.Join(dir, "ready")
 	if _, err := os.Stat(marker); err != nil {
 		tmp, err := os.MkdirTemp(os.TempDir(), "zkrecipes-peer-build-")
@@ -113,12 +128,16 @@ func prepare(ctx context.Context, kind Kind) (string, error) {
 			return "", err
 		}
 		defer os.RemoveAll(tmp)
-		if err := os.WriteFile(filepath.Join(tmp, name), src, 0o644); err != nil {
-			return "", err
+		var javaFiles []string
+		for name, b := range files {
+			if err := os.WriteFile(filepath.Join(tmp, name), b, 0o644); err != nil {
+				return "", err
+			}
+			javaFiles = append(javaFiles, filepath.Join(tmp, name))
 		}
 		if kind == Curator {
-			cmd := exec.CommandContext(ctx, "javac", "-nowarn", "-cp", curatorJar, "-d", tmp, filepath.Join(tmp, name))
-			if out, err := cmd.CombinedOutput(); err != nil {
+			args := append([]string{"-nowarn", "-cp", curatorJar, "-d", tmp}, javaFiles...)
+			if out, err := exec.CommandContext(ctx, "javac", args...).CombinedOutput(); err != nil {
 				return "", fmt.Errorf("peers: javac: %v\n%s", err, out)
 			}
 		}
@@ -170,10 +189,21 @@ type Peer struct {
 	notify chan struct{} // closed and replaced on every event
 }
 
-// Start runs a peer of kind connected to connect (a ZooKeeper connect
-// string) with the given session timeout, and waits until it is connected.
-// Close must be called.
+// Start runs the interop peer of kind (java/Peer.java or python/peer.py)
+// connected to connect (a ZooKeeper connect string) with the given session
+// timeout, and waits until it is connected. Close must be called.
 func Start(ctx context.Context, kind Kind, connect string, sessionTimeout time.Duration) (*Peer, error) {
+	program := "Peer"
+	if kind == Kazoo {
+		program = "peer.py"
+	}
+	return StartProgram(ctx, kind, program, connect, sessionTimeout)
+}
+
+// StartProgram is Start for another program of the same kind: a Java class
+// with a main method in java/, or a script in python/. It must speak the
+// same line protocol (READY, then OK/ERR per command).
+func StartProgram(ctx context.Context, kind Kind, program, connect string, sessionTimeout time.Duration) (*Peer, error) {
 	if err := Available(kind); err != nil {
 		return nil, err
 	}
@@ -188,9 +218,9 @@ func Start(ctx context.Context, kind Kind, connect string, sessionTimeout time.D
 		if _, err := os.Stat(slf4jNop); err == nil {
 			cp += ":" + slf4jNop
 		}
-		cmd = exec.Command("java", "-Xmx64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", cp, "Peer", connect, ms)
+		cmd = exec.Command("java", "-Xmx64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", cp, program, connect, ms)
 	} else {
-		cmd = exec.Command(python, "-u", filepath.Join(dir, "peer.py"), connect, ms)
+		cmd = exec.Command(python, "-u", filepath.Join(dir, program), connect, ms)
 	}
 	p := &Peer{Kind: kind, cmd: cmd, stderr: &strings.Builder{}, result: make(chan string, 1),
 		exited: make(chan struct{}), notify: make(chan struct{})}
