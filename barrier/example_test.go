@@ -1,0 +1,54 @@
+package barrier_test
+
+import (
+	"context"
+	"log"
+
+	"github.com/zkrecipes/zkrecipes/barrier"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// A coordinator holds workers at a barrier until the input is ready. Needs
+// a ZooKeeper server, so it is not run by go test.
+func ExampleBarrier() {
+	ctx := context.Background()
+	s, err := recipes.Connect(ctx, []string{"127.0.0.1:2181"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close(ctx)
+
+	b := barrier.New(s, "/app/start")
+	// Coordinator:
+	if err := b.Set(ctx); err != nil {
+		log.Fatal(err)
+	}
+	// ... prepare the input, then release everyone:
+	if err := b.Remove(ctx); err != nil {
+		log.Fatal(err)
+	}
+	// Each worker:
+	if err := b.Wait(ctx); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// Five workers start a round together and finish it together; the path and
+// names are Curator's DistributedDoubleBarrier, so Java workers can join.
+func ExampleDoubleBarrier() {
+	ctx := context.Background()
+	s, err := recipes.Connect(ctx, []string{"127.0.0.1:2181"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close(ctx)
+
+	d := barrier.NewDouble(s, "/app/round", 5)
+	if err := d.Enter(ctx); err != nil { // returns once 5 have entered
+		log.Fatal(err)
+	}
+	// ... compute ...
+	if err := d.Leave(ctx); err != nil { // returns once all 5 have left
+		log.Fatal(err)
+	}
+}
