@@ -737,3 +737,103 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("Run on a closed session: %v", err)
 	}
 }
+
+func TestObserveWatchesOnlyHead(t *testing.T) {
+	e := shared(t)
+	path := testPath(t)
+	c := zkcount.New()
+	obs := connect(t, e.Addrs(), recipes.WithDialer(c.Dialer(nil)))
+	ps := newParticipants(t, 3, e.Addrs(), path)
+	ctx := ctxT(t, time.Minute)
+	head, err := ps[0].el.Campaign(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	octx, ocancel := context.WithCancel(ctx)
+	defer ocancel()
+	ch := leader.New(obs, path).Observe(octx)
+	if p := <-ch; p.Node != head.Fence().Path {
+		t.Fatalf("first value %+v, want the head", p)
+	}
+	// A participant joins behind the head and leaves again: the observer
+	// hears nothing.
+	before := c.Snapshot()
+	wctx, wcancel := context.WithCancel(ctx)
+	failed := make(chan error, 1)
+	go func() {
+		_, err := ps[1].el.Campaign(wctx)
+		failed <- err
+	}()
+	waitFor(t, 10*time.Second, "a waiter in line", func() bool {
+		all, err := ps[2].el.Participants(ctx)
+		return err == nil && len(all) == 2
+	})
+	wcancel()
+	if err := <-failed; !errors.Is(err, context.Canceled) {
+		t.Fatalf("waiter: %v", err)
+	}
+	waitFor(t, 10*time.Second, "the waiter gone", func() bool {
+		all, err := ps[2].el.Participants(ctx)
+		return err == nil && len(all) == 1
+	})
+	if d := c.Snapshot().Sub(before); d.Notifications != 0 || d.Total() != 0 {
+		t.Errorf("observer woke for a change behind the head: %d notifications, %v", d.Notifications, d.Requests)
+	}
+	// A leader change costs the observer 1 notification, 1 getChildren and
+	// 1 getData.
+	next := make(chan *leader.Term, 1)
+	go func() {
+		term, err := ps[2].el.Campaign(ctx)
+		if err != nil {
+			t.Error(err)
+		}
+		next <- term
+	}()
+	waitFor(t, 10*time.Second, "a second participant in line", func() bool {
+		all, err := ps[1].el.Participants(ctx)
+		return err == nil && len(all) == 2
+	})
+	before = c.Snapshot()
+	if err := head.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t2 := <-next
+	if p := <-ch; p.Node != t2.Fence().Path {
+		t.Fatalf("observed %+v, want %s", p, t2.Fence().Path)
+	}
+	d := c.Snapshot().Sub(before)
+	if d.Notifications != 1 || d.Req(zkcount.OpGetChildren2) != 1 || d.Req(zkcount.OpGetData) != 1 || d.Total() != 2 {
+		t.Errorf("observer cost of a leader change: %d notifications, %v", d.Notifications, d.Requests)
+	}
+	if err := t2.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStepDownOnLostKeepsTermThroughShortCut(t *testing.T) {
+	e := shared(t)
+	l, err := e.NewLink("tolerant")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := connect(t, l.Addrs())
+	ctx := ctxT(t, time.Minute)
+	term, err := leader.New(s, testPath(t), leader.WithLossPolicy(recipes.StepDownOnLost)).Campaign(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Cut(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "suspended", func() bool { return s.State() == recipes.StateSuspended })
+	if err := l.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "reconnected", func() bool { return s.State() == recipes.StateReconnected })
+	if term.Context().Err() != nil {
+		t.Fatalf("StepDownOnLost ended the term at a short cut: %v", term.Cause())
+	}
+	if err := term.Resign(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
