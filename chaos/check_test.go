@@ -66,8 +66,18 @@ func checkerCases() []checkerCase {
 			newHB(100).cas("a", "/r", 0, 1, 0, 1, KindUnknown).read("b", "/r", 50, 51, 0).build(), 0, ""},
 		{"register: two cas from 0 both succeed (lost update)", Linearizable(5 * time.Second),
 			newHB(100).cas("a", "/r", 0, 1, 0, 5, KindOK).cas("b", "/r", 0, 1, 6, 8, KindOK).build(), 1, "not linearizable"},
-		{"register: stale read", Linearizable(5 * time.Second),
+		{"register: a stale read from another client is allowed", Linearizable(5 * time.Second),
+			newHB(100).cas("a", "/r", 0, 1, 0, 5, KindOK).read("b", "/r", 6, 8, 0).build(), 0, ""},
+		{"register with reads: stale read", LinearizableReads(5 * time.Second),
 			newHB(100).cas("a", "/r", 0, 1, 0, 5, KindOK).read("b", "/r", 6, 8, 0).build(), 1, "not linearizable"},
+		{"register with reads: fresh read", LinearizableReads(5 * time.Second),
+			newHB(100).cas("a", "/r", 0, 1, 0, 5, KindOK).read("b", "/r", 6, 8, 1).build(), 0, ""},
+		{"session reads: monotonic", SessionReads(),
+			newHB(100).read("a", "/r", 0, 1, 3).cas("a", "/r", 3, 4, 2, 3, KindOK).read("a", "/r", 4, 5, 4).read("b", "/r", 6, 7, 2).build(), 0, ""},
+		{"session reads: read older than own write", SessionReads(),
+			newHB(100).read("a", "/r", 0, 1, 3).cas("a", "/r", 3, 4, 2, 3, KindOK).read("a", "/r", 4, 5, 3).build(), 1, "after it wrote 4"},
+		{"session reads: read went back", SessionReads(),
+			newHB(100).read("a", "/r", 0, 1, 3).read("a", "/r", 4, 5, 2).build(), 1, "after it read 3"},
 		{"register: cas failed though value matched", Linearizable(5 * time.Second),
 			newHB(100).cas("a", "/r", 0, 1, 0, 5, KindFail).build(), 1, "not linearizable"},
 
@@ -175,7 +185,7 @@ func TestEveryCheckerCanFail(t *testing.T) {
 		}
 	}
 	for _, c := range []Checker{MutualExclusion(1), MutualExclusion(2), SingleLeader(), WriterExclusive(), FencedWrites(),
-		Linearizable(time.Second), QueueDelivery(), QueueLinearizable(time.Second), BarrierPasses(), DoubleBarrier(2),
+		Linearizable(time.Second), LinearizableReads(time.Second), SessionReads(), QueueDelivery(), QueueLinearizable(time.Second), BarrierPasses(), DoubleBarrier(2),
 		TwoPhaseCommit(), NoNodesLeft(), Liveness(time.Second)} {
 		if !fails[c.Name] || !passes[c.Name] {
 			t.Errorf("checker %s: failing case %v, passing case %v", c.Name, fails[c.Name], passes[c.Name])
