@@ -2,6 +2,7 @@ package twophase_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -247,4 +248,106 @@ func TestCoordinatorDiesAfterVotes(t *testing.T) {
 			t.Fatalf("pending after decision: %v, %v", pending, err)
 		}
 	})
+}
+
+// TestDeadlines: a missing vote aborts at the coordinator's vote deadline;
+// with the coordinator waiting longer, a participant's own deadline aborts
+// first and the coordinator reads that decision (its watch on the decision
+// node wakes it).
+func TestDeadlines(t *testing.T) {
+	e := ensemble(t)
+	names := []string{"a", "b"} // b never shows up
+	cases := []struct {
+		name        string
+		voteTimeout time.Duration
+		deadline    time.Duration
+		reason      string
+	}{
+		{"coordinator", time.Second, 0, "vote deadline passed without votes from b"},
+		{"participant", time.Hour, time.Second, "site a saw no decision before its deadline"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			checkGoroutines(t)
+			ctx := testCtx(t, 30*time.Second)
+			root := testRoot(t)
+			a := startSite(t, connect(t, e.Addrs()), root, "a", commitAll, twophase.WithDeadline(tc.deadline))
+			cs := connect(t, e.Addrs())
+			tx, err := twophase.NewCoordinator(cs, root, twophase.WithVoteTimeout(tc.voteTimeout)).Begin(ctx, "t1", names, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := tx.Decide(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitResult(t, a, "t1", 10*time.Second)
+			checkInvariants(t, cs, root, "t1", names, twophase.Abort, results(t, "t1", d, a))
+			data, _, err := cs.Conn().Get(root + "/t1/decision")
+			if err != nil || !strings.Contains(string(data), tc.reason) {
+				t.Fatalf("decision %q (%v), want reason %q", data, err, tc.reason)
+			}
+		})
+	}
+}
+
+// TestParticipantRestartsBeforeVoting: a site's new process takes over its
+// liveness node before the old session ends, so the coordinator never sees
+// the site without one, and the transaction can still commit.
+func TestParticipantRestartsBeforeVoting(t *testing.T) {
+	e := ensemble(t)
+	ctx := testCtx(t, 30*time.Second)
+	root := testRoot(t)
+	names := []string{"a", "b"}
+	cs := connect(t, e.Addrs())
+	tx, err := twophase.NewCoordinator(cs, root, twophase.WithVoteTimeout(time.Hour)).Begin(ctx, "t1", names, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	decided := make(chan twophase.Decision, 1)
+	go func() {
+		d, err := tx.Decide(ctx)
+		if err != nil {
+			t.Errorf("decide: %v", err)
+		}
+		decided <- d
+	}()
+	old := connect(t, e.Addrs())
+	if _, err := twophase.NewParticipant(old, root, "a").Lookup(ctx, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	alive := root + "/t1/a/alive"
+	_, st, err := cs.Conn().Exists(alive)
+	if err != nil || st.EphemeralOwner != old.ID() {
+		t.Fatalf("liveness node: %+v, %v", st, err)
+	}
+	ns := connect(t, e.Addrs())
+	pa, err := twophase.NewParticipant(ns, root, "a").Lookup(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, st, err = cs.Conn().Exists(alive); err != nil || st.EphemeralOwner != ns.ID() {
+		t.Fatalf("liveness node not taken over: %+v, %v", st, err)
+	}
+	closeSession(t, old)
+	if !exists(t, cs, alive) {
+		t.Fatal("the old session's end deleted the new liveness node")
+	}
+	pb, err := twophase.NewParticipant(connect(t, e.Addrs()), root, "b").Lookup(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*twophase.Proposal{pa, pb} {
+		if err := p.Vote(ctx, twophase.Commit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := <-decided
+	res := map[string]twophase.Decision{"coordinator": d}
+	for _, p := range []*twophase.Proposal{pa, pb} {
+		if res[p.Site()], err = p.Await(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checkInvariants(t, cs, root, "t1", names, twophase.Commit, res)
 }
