@@ -23,7 +23,8 @@ import (
 //
 // or, when Campaign returns an error instead of a term (ctx done, session
 // closed, ...), Failed ends the sequence (no Stop events follow). A new
-// Campaign on the same Election starts again with Start.
+// Campaign on the same Election starts again with Start. A Campaign refused
+// before it starts (bad arguments, ErrCampaigning) emits nothing.
 type EventType int
 
 // Lifecycle events.

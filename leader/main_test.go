@@ -142,3 +142,16 @@ func testPath(tb testing.TB) string {
 	name := regexp.MustCompile(`[^A-Za-z0-9_-]+`).ReplaceAllString(tb.Name(), "_")
 	return fmt.Sprintf("/leader-test/%s-%d", name, pathSeq.Add(1))
 }
+
+// The goroutine check must see what a live session runs, or it proves
+// nothing at the end of the run.
+func TestSettleSeesLiveGoroutines(t *testing.T) {
+	e := shared(t)
+	s := connect(t, e.Addrs())
+	if s.ID() == 0 {
+		t.Fatal("no session")
+	}
+	if left := settle(50 * time.Millisecond); !strings.Contains(left, "github.com/go-zookeeper/zk.") {
+		t.Fatalf("settle did not report a live session's goroutines:\n%s", left)
+	}
+}
