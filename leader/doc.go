@@ -18,8 +18,8 @@
 // A term begins only after the core found our node first in line and an
 // owner check (1 exists) found it present with our current session as its
 // ephemeral owner: go-zookeeper silently replaces an expired session, and
-// trusting a node of an old session is how Curator's LeaderLatch once had
-// two leaders. A term's context is cancelled, with a cause, the moment
+// trusting a node of an old session is how Curator's LeaderLatch had two
+// leaders (CURATOR-696, fixed there with the same check). A term's context is cancelled, with a cause, the moment
 // leadership may be lost: by default at disconnect (recipes.StepDownOnSuspend),
 // which is about a third of the session timeout before the server can expire
 // the session and elect someone else; also when the session is lost, or our
