@@ -43,6 +43,8 @@ type Queue struct {
 	cfg  config
 	err  error // from New's argument checks
 
+	listing chan struct{} // token: one goroutine lists at a time
+
 	mu         sync.Mutex
 	cache      []entry         // the last listing, in order, minus the items handed out since
 	watch      <-chan zk.Event // pending child watch on path, nil when none
@@ -67,7 +69,7 @@ type Item struct {
 // arguments (nil session, invalid path or claim path) are reported by every
 // method.
 func New(s *recipes.Session, path string, opts ...Option) *Queue {
-	q := &Queue{s: s, path: path}
+	q := &Queue{s: s, path: path, listing: make(chan struct{}, 1)}
 	for _, o := range opts {
 		if o != nil {
 			o(&q.cfg)
@@ -377,7 +379,64 @@ func (q *Queue) unread(e entry) {
 // (or is stale). When the queue is empty it returns ErrEmpty (block false)
 // or the watch channels to wait on (block true). claims: also list the
 // claims and skip claimed items.
+//
+// q.mu guards the cache and is held only briefly; q.listing (a token, so
+// that waiting for it honours ctx) lets one goroutine at a time list.
 func (q *Queue) next(ctx context.Context, block, claims bool) (*entry, []<-chan zk.Event, error) {
+	if e := q.pop(); e != nil {
+		return e, nil, nil
+	}
+	select {
+	case q.listing <- struct{}{}:
+	case <-ctx.Done():
+		return nil, nil, fmt.Errorf("queue %s: %w", q.path, context.Cause(ctx))
+	}
+	defer func() { <-q.listing }()
+	for {
+		// Another goroutine may have listed while we waited for the token.
+		if e := q.pop(); e != nil {
+			return e, nil, nil
+		}
+		q.mu.Lock()
+		armItems := block && q.watch == nil
+		armClaims := block && claims && q.claimWatch == nil
+		q.mu.Unlock()
+		l, err := q.list(ctx, armItems, armClaims, claims)
+		if err != nil {
+			return nil, nil, err
+		}
+		q.mu.Lock()
+		if l.watch != nil {
+			q.watch = l.watch
+		}
+		if l.claimWatch != nil {
+			q.claimWatch = l.claimWatch
+		}
+		q.cache, q.stale = l.entries, false
+		var e *entry
+		if len(q.cache) > 0 {
+			e = &q.cache[0]
+			q.cache = q.cache[1:]
+		}
+		waits := []<-chan zk.Event{q.watch, q.claimWatch}
+		q.mu.Unlock()
+		switch {
+		case e != nil:
+			return e, nil, nil
+		case !block:
+			return nil, nil, fmt.Errorf("%w: %s", ErrEmpty, q.path)
+		case waits[0] != nil && (l.claimed == 0 || waits[1] != nil):
+			return nil, waits, nil
+		}
+		// A pending watch fired while we listed without arming one: list
+		// again, arming a new one.
+	}
+}
+
+// pop hands out the first cached entry, or nil when the cache is empty or
+// stale. It notes fired watches: a fired child watch makes a priority
+// queue's cache stale.
+func (q *Queue) pop() *entry {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if fired(q.watch) {
@@ -389,118 +448,105 @@ func (q *Queue) next(ctx context.Context, block, claims bool) (*entry, []<-chan 
 	if fired(q.claimWatch) {
 		q.claimWatch = nil
 	}
-	if len(q.cache) > 0 && !q.stale {
-		e := q.cache[0]
-		q.cache = q.cache[1:]
-		return &e, nil, nil
+	if len(q.cache) == 0 || q.stale {
+		return nil
 	}
-	if err := q.list(ctx, block, claims); err != nil {
-		return nil, nil, err
-	}
-	if len(q.cache) > 0 {
-		e := q.cache[0]
-		q.cache = q.cache[1:]
-		return &e, nil, nil
-	}
-	if !block {
-		return nil, nil, fmt.Errorf("%w: %s", ErrEmpty, q.path)
-	}
-	waits := []<-chan zk.Event{q.watch}
-	if claims && q.claimWatch != nil {
-		waits = append(waits, q.claimWatch)
-	}
-	return nil, waits, nil
+	e := q.cache[0]
+	q.cache = q.cache[1:]
+	return &e
 }
 
-// list refreshes the cache; called with q.mu held. With watch, it makes sure
-// a child watch is pending on the queue path (and on the claims path when
-// claims), creating the queue path if missing. Cost: 1 getChildren (+1
-// getChildren of the claims path).
-func (q *Queue) list(ctx context.Context, watch, claims bool) error {
+// listing is the result of one list.
+type listing struct {
+	entries           []entry
+	claimed           int // items dropped because they are claimed
+	watch, claimWatch <-chan zk.Event // armed by this listing, or nil
+}
+
+// list lists the queue, sorted. armItems sets a child watch on the queue
+// path (creating the path when missing, since a watch needs the node);
+// claims also lists the claims path and drops claimed items, with a child
+// watch when armClaims. Cost: 1 getChildren (+1 getChildren of the claims
+// path when claims and the queue is not empty).
+func (q *Queue) list(ctx context.Context, armItems, armClaims, claims bool) (listing, error) {
 	conn := q.s.Conn()
 	for {
 		if err := q.check(ctx); err != nil {
-			return err
+			return listing{}, err
 		}
+		var l listing
 		var names []string
 		var err error
-		if watch && q.watch == nil {
-			var ch <-chan zk.Event
-			names, _, ch, err = conn.ChildrenW(q.path)
-			if err == nil {
-				q.watch = ch
-			}
+		if armItems {
+			names, _, l.watch, err = conn.ChildrenW(q.path)
 		} else {
 			names, _, err = conn.Children(q.path)
 		}
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
-			if !watch {
-				q.cache, q.stale = nil, false
-				return nil
+			if !armItems {
+				return listing{}, nil
 			}
-			// A child watch needs the node: create the queue path (an
-			// empty container that never had children is not reaped).
+			// An empty container that never had children is not reaped.
 			if err := q.s.EnsureParents(q.path); err != nil && !recipes.IsConnErr(err) {
-				return fmt.Errorf("queue: create %s: %w", q.path, err)
+				return listing{}, fmt.Errorf("queue: create %s: %w", q.path, err)
 			}
 			continue
 		case recipes.IsConnErr(err):
 			if err := q.s.RetryPause(ctx); err != nil {
-				return fmt.Errorf("queue %s: %w", q.path, err)
+				return listing{}, fmt.Errorf("queue %s: %w", q.path, err)
 			}
 			continue
 		case err != nil:
-			return fmt.Errorf("queue: list %s: %w", q.path, err)
+			return listing{}, fmt.Errorf("queue: list %s: %w", q.path, err)
 		}
-		entries := sortNames(q.cfg.dialect, names)
-		if claims && len(entries) > 0 {
-			taken, err := q.listClaims(ctx, watch)
+		l.entries = sortNames(q.cfg.dialect, names)
+		if claims && len(l.entries) > 0 {
+			taken, ch, err := q.listClaims(ctx, armClaims)
 			if err != nil {
-				return err
+				return listing{}, err
 			}
-			entries = slices.DeleteFunc(entries, func(e entry) bool { return taken[e.name] })
+			l.claimWatch = ch
+			n := len(l.entries)
+			l.entries = slices.DeleteFunc(l.entries, func(e entry) bool { return taken[e.name] })
+			l.claimed = n - len(l.entries)
 		}
-		q.cache, q.stale = entries, false
-		return nil
+		return l, nil
 	}
 }
 
-// listClaims returns the names of claimed items, arming a child watch on
-// the claims path when watch. Cost: 1 getChildren.
-func (q *Queue) listClaims(ctx context.Context, watch bool) (map[string]bool, error) {
+// listClaims returns the names of claimed items, and a child watch on the
+// claims path when arm. Cost: 1 getChildren.
+func (q *Queue) listClaims(ctx context.Context, arm bool) (map[string]bool, <-chan zk.Event, error) {
 	conn := q.s.Conn()
 	for {
 		var names []string
+		var ch <-chan zk.Event
 		var err error
-		if watch && q.claimWatch == nil {
-			var ch <-chan zk.Event
+		if arm {
 			names, _, ch, err = conn.ChildrenW(q.cfg.claimPath)
-			if err == nil {
-				q.claimWatch = ch
-			}
 		} else {
 			names, _, err = conn.Children(q.cfg.claimPath)
 		}
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
-			return nil, nil
+			return nil, nil, nil
 		case recipes.IsConnErr(err):
 			if err := q.s.RetryPause(ctx); err != nil {
-				return nil, fmt.Errorf("queue %s: %w", q.path, err)
+				return nil, nil, fmt.Errorf("queue %s: %w", q.path, err)
 			}
-			if _, err := q.s.WaitUsable(ctx); err != nil {
-				return nil, fmt.Errorf("queue %s: %w", q.path, err)
+			if err := q.check(ctx); err != nil {
+				return nil, nil, err
 			}
 			continue
 		case err != nil:
-			return nil, fmt.Errorf("queue: list %s: %w", q.cfg.claimPath, err)
+			return nil, nil, fmt.Errorf("queue: list %s: %w", q.cfg.claimPath, err)
 		}
 		taken := make(map[string]bool, len(names))
 		for _, n := range names {
 			taken[n] = true
 		}
-		return taken, nil
+		return taken, ch, nil
 	}
 }
 
