@@ -127,7 +127,7 @@ func (q *Queue) Path() string { return q.path }
 // Put appends data to the queue and returns the item's node name. Cost: 1
 // create (plus 1 createContainer per missing level of the path the first
 // time). Wakes every consumer blocked on an empty queue. Data larger than
-// the session's limit (recipes.DefaultMaxData) fails with
+// MaxData (the server's 1 MiB limit less the request's own size) fails with
 // recipes.ErrDataTooLarge before anything is sent. If the connection is lost
 // with the create in flight the result wraps ErrUncertain: the item may or
 // may not have been added (sequential names carry no identity to look for).
@@ -167,16 +167,38 @@ func (q *Queue) checkPut(data []byte, priority int) error {
 	if priority < MinPriority || priority > MaxPriority {
 		return fmt.Errorf("%w: %d (want %d..%d)", ErrPriority, priority, MinPriority, MaxPriority)
 	}
-	if err := recipes.CheckData(data, q.s.MaxData()-requestOverhead); err != nil {
+	if err := recipes.CheckData(data, q.MaxData()); err != nil {
 		return fmt.Errorf("queue %s: %w", q.path, err)
 	}
 	return nil
 }
 
-// requestOverhead is what a create request adds to its data on the wire
-// (header, path, ACL); the server's limit (jute.maxbuffer) applies to the
-// whole packet.
-const requestOverhead = 1024
+// MaxData returns the largest item data a Put sends: the session's limit
+// (the server's jute.maxbuffer, recipes.DefaultMaxData by default) minus
+// what the rest of a create request takes, since the server's limit applies
+// to the whole request (a larger one makes the server drop the connection).
+func (q *Queue) MaxData() int {
+	if q == nil || q.s == nil {
+		return 0
+	}
+	return q.s.MaxData() - q.createOverhead()
+}
+
+// createOverhead is what a create request of an item adds to its data on
+// the wire: xid, opcode, path (with the longest prefix and a sequence that
+// the server appends only later, counted anyway), data length, ACLs, flags;
+// plus a small margin.
+func (q *Queue) createOverhead() int {
+	n := 4 + 4 + 4 + len(q.path) + 1 + len(kazooPrefix) + 4 + 11 + 4 + 4 + 4
+	for _, a := range q.s.ACL() {
+		n += 4 + 4 + len(a.Scheme) + 4 + len(a.ID)
+	}
+	return n + 16
+}
+
+// multiHeader is the size of each operation's header in a multi request,
+// and of the closing one.
+const multiHeader = 4 + 1 + 4
 
 func (q *Queue) createReq(data []byte, priority int, explicit bool) *zk.CreateRequest {
 	if q.cfg.priority && !explicit {
@@ -209,10 +231,10 @@ func (q *Queue) PutAll(ctx context.Context, items [][]byte) ([]string, error) {
 		if err := q.checkPut(data, DefaultPriority); err != nil {
 			return nil, fmt.Errorf("item %d: %w", i, err)
 		}
-		total += len(data) + len(q.path) + 64
+		total += len(data) + q.createOverhead() + multiHeader
 		ops[i] = q.createReq(data, DefaultPriority, false)
 	}
-	if total > q.s.MaxData()-requestOverhead {
+	if total += multiHeader; total > q.s.MaxData() {
 		return nil, fmt.Errorf("queue %s: %w: batch of %d items is %d bytes on the wire, server limit %d",
 			q.path, recipes.ErrDataTooLarge, len(items), total, q.s.MaxData())
 	}

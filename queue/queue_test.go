@@ -53,7 +53,10 @@ func TestBadInput(t *testing.T) {
 
 	path := testPath(t)
 	q = queue.New(s, path)
-	big := make([]byte, s.MaxData())
+	if q.MaxData() < s.MaxData()-200 || q.MaxData() >= s.MaxData() {
+		t.Errorf("MaxData = %d with a session limit of %d", q.MaxData(), s.MaxData())
+	}
+	big := make([]byte, q.MaxData()+1)
 	if _, err := q.Put(ctx, big); !errors.Is(err, recipes.ErrDataTooLarge) {
 		t.Errorf("Put %d bytes: %v, want ErrDataTooLarge", len(big), err)
 	}
@@ -107,7 +110,7 @@ func TestPutTakePollPeekLen(t *testing.T) {
 		t.Fatalf("PutAll = %v, %v", names, err)
 	}
 	// Data up to the server's limit goes through.
-	big := bytes.Repeat([]byte{'z'}, s.MaxData()-1024)
+	big := bytes.Repeat([]byte{'z'}, q.MaxData())
 	if _, err := q.Put(ctx, big); err != nil {
 		t.Fatalf("Put %d bytes: %v", len(big), err)
 	}
