@@ -481,7 +481,7 @@ func (q *Queue) pop() *entry {
 // listing is the result of one list.
 type listing struct {
 	entries           []entry
-	claimed           int // items dropped because they are claimed
+	claimed           int             // items dropped because they are claimed
 	watch, claimWatch <-chan zk.Event // armed by this listing, or nil
 }
 
