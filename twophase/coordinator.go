@@ -276,6 +276,7 @@ type siteWatch struct {
 	view      siteView
 	seenAlive bool
 	watch     <-chan zk.Event // child watch on <tx>/<site>; nil when not armed
+	fired     bool            // the watch fired: look for the vote first
 }
 
 // Decide waits for the votes and writes the decision, or reads the one
@@ -291,10 +292,13 @@ type siteWatch struct {
 //
 // Cost, n sites: 1 exists (watching the decision node) + n getChildren
 // (one child watch per site, seeing its liveness and vote nodes); each
-// change under a site: 1 getChildren, and its vote: 1 getData; then 1
-// create of the decision (+1 getData if it exists). Notifications: at most
-// a few per site (liveness created or gone, vote created), O(n) in all.
-// Writing the decision wakes each site's watch on it (n notifications).
+// notification from a site: 1 getData of its vote, and 1 getChildren
+// (arming the watch again) when there is none yet; then 1 create of the
+// decision (+1 getData if it exists). Notifications: one per site's vote,
+// plus one per liveness node created or deleted while the site had not
+// voted, plus one from the decision node's watch when the decision is
+// written; O(n) in all. A site that voted is not watched any more. Writing
+// the decision wakes each site's watch on it (n notifications).
 //
 // If ctx is done first, Decide returns ctx's cause and the transaction
 // stays open: call Decide again (with this Tx or a resumed one), or Abort.
@@ -362,18 +366,32 @@ func (t *Tx) Decide(ctx context.Context) (Decision, error) {
 			decisionWatch = nil
 		default:
 			sites[chosen-fixed].watch = nil
+			sites[chosen-fixed].fired = true
 		}
 	}
 }
 
 // look refreshes one site unless it has voted or its watch is armed. Cost:
 // 1 getChildren (arming a child watch) + 1 getData when the vote is there.
+// After the site's watch fired: 1 getData of the vote first, and only
+// without a vote 1 getChildren (so no watch is left on a site that voted).
 func (t *Tx) look(ctx context.Context, sw *siteWatch) error {
 	if sw.view.Vote != 0 || sw.watch != nil {
 		return nil
 	}
 	s := t.c.s
 	sitePath := recipes.JoinPath(t.path, sw.view.Name)
+	if sw.fired {
+		sw.fired = false
+		v, err := readVote(ctx, s, sitePath)
+		if err != nil {
+			return err
+		}
+		if v != 0 {
+			sw.view.Vote = v
+			return nil
+		}
+	}
 	var kids []string
 	var ch <-chan zk.Event
 	err := do(ctx, s, func(int64) (err error) {
@@ -394,8 +412,8 @@ func (t *Tx) look(ctx context.Context, sw *siteWatch) error {
 			return err
 		}
 		sw.view.Vote = v
-		// The child watch stays registered until the site's node changes
-		// or is deleted; nothing waits on it any more.
+		// The child watch stays registered until the site's children
+		// change; nothing waits on it any more.
 		sw.watch = nil
 	case slices.Contains(kids, aliveNode):
 		sw.seenAlive = true

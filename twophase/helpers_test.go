@@ -3,12 +3,14 @@ package twophase_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -149,8 +151,13 @@ func ourGoroutines() []string {
 	return out
 }
 
+var rootSeq atomic.Int64
+
+// testRoot returns a root path of its own for each call (tests may run
+// with -count > 1 against the same ensemble).
 func testRoot(t *testing.T) string {
-	return "/zkrecipes-test/twophase/" + strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
+	return fmt.Sprintf("/zkrecipes-test/twophase/%s-%d",
+		strings.NewReplacer("/", "_", " ", "_", "=", "_").Replace(t.Name()), rootSeq.Add(1))
 }
 
 func exists(t *testing.T, s *recipes.Session, path string) bool {

@@ -452,9 +452,10 @@ func (pr *Proposal) setVoted(v Decision) {
 // a session loss it watches again under the new session.
 //
 // Cost: 1 exists (a watch on the decision node) + 1 exists of the
-// transaction, again after each notification; 1 getData of the decision;
-// 1 delete. The only notification this site gets is the decision's
-// creation (1 per site).
+// transaction, again after each notification; then 1 getData of the
+// decision and 1 exists + 1 delete of the liveness node. Decided already:
+// 1 exists + 1 getData + 1 exists + 1 delete. The only notification this
+// site gets is the decision's creation (1 per site).
 func (pr *Proposal) Await(ctx context.Context) (Decision, error) {
 	if pr == nil {
 		return 0, ErrNilReceiver
