@@ -32,14 +32,21 @@
 //
 // # ZooKeeper calls
 //
-//	Lock, RLock uncontended   1 create + 1 getChildren (+1 getData with WithRevocation)
-//	Lock, RLock contended     + 1 getData per node watched, + 1 getData on our own node
+//	Lock, RLock uncontended   1 create + 1 getChildren, + 1 getData on our node (czxid, see below)
+//	Lock, RLock contended     + 1 getData per node watched or found gone ahead of us
 //	TryLock, TryRLock         1 getChildren when it would block (no write);
-//	                          else 1 getChildren + 1 create + 1 getChildren
-//	RLock while writing       1 create + 1 getData (downgrade, no wait)
+//	                          else 1 getChildren + 1 create + 1 getChildren (+ 1 getData)
+//	RLock while writing       1 create + 1 getData (downgrade, no wait), + 1 getData in
+//	                          the background to watch the write node, unless watched
 //	Unlock, RUnlock           1 delete
-//	Unlock after a downgrade  1 getChildren + 1 delete (0 deletes if the write node is kept)
+//	Unlock after a downgrade  1 getChildren + 1 delete (no delete if the write node is kept)
 //	Held, RHeld (first call)  1 getData in the background to watch our node, unless watched
+//
+// The getData on our own node after an acquisition reads its czxid (the
+// fencing token) and is skipped when the listing proves it (the core's
+// shortcut, which only applies while no child of the path was ever
+// deleted) unless WithRevocation is set. No operation lists the path twice
+// unless the session is lost.
 //
 // # Downgrade and upgrade
 //

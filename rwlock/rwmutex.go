@@ -140,11 +140,11 @@ func (m *RWMutex) check() error {
 // only the read lock returns ErrUpgrade; while holding the write lock,
 // ErrAlreadyHeld.
 //
-// Cost: uncontended 1 create + 1 getChildren (+1 getData with
-// WithRevocation, or when another node was created meanwhile). Contended:
-// 1 getData to watch the node right ahead, and when it goes, possibly 1
-// getData per node that left ahead of it meanwhile (and 1 getData on our
-// own node); no second getChildren when that node was the only one ahead.
+// Cost: uncontended 1 create + 1 getChildren + 1 getData on our own node
+// (its czxid; see the package doc for when it is skipped). Contended: 1
+// getData to watch the node right ahead, and when it goes, 1 getData per
+// node of the first listing that left ahead of it meanwhile; never a second
+// getChildren.
 // If the session is lost while waiting, Lock starts over under the new
 // session.
 func (m *RWMutex) Lock(ctx context.Context) error {
@@ -154,7 +154,7 @@ func (m *RWMutex) Lock(ctx context.Context) error {
 // TryLock takes the write lock only if nobody holds or waits for the path.
 // It returns ErrLocked when someone does, and then writes nothing (cost: 1
 // getChildren). Uncontended cost: 1 getChildren + 1 create + 1
-// getChildren; if a contender slipped in between, our node is deleted and
+// getChildren + 1 getData (as for Lock); if a contender slipped in between, our node is deleted and
 // the result is ErrLocked. Misuse is reported as for Lock.
 func (m *RWMutex) TryLock(ctx context.Context) error {
 	return m.lockWrite(ctx, true)
@@ -214,14 +214,15 @@ func (m *RWMutex) wrapAcquireErr(err error, try bool, op string) error {
 //
 // Downgrade: RLock while this RWMutex holds the write lock succeeds at once
 // (Curator's semantics): it creates our read node without waiting (cost: 1
-// create + 1 getData). A later Unlock then keeps the read holding; see
-// Unlock.
+// create + 1 getData, and 1 getData in the background to watch the write
+// node, whose loss now ends the read holding too). A later Unlock then
+// keeps the read holding; see Unlock.
 //
-// Cost: uncontended 1 create + 1 getChildren (+1 getData with
-// WithRevocation, or when another node was created meanwhile). Contended:
-// 1 getData per writer ahead of us in the listing (we watch the nearest
-// one; when it goes, the writers ahead of it are checked once each, most
-// already gone) and 1 getData on our own node; no second getChildren. If
+// Cost: uncontended 1 create + 1 getChildren + 1 getData on our own node
+// (its czxid; see the package doc for when it is skipped). Contended: 1
+// getData per writer ahead of us in the listing (we watch the nearest one;
+// when it goes, the writers ahead of it are checked once each, most
+// already gone); never a second getChildren. If
 // the session is lost while waiting, RLock starts over under the new
 // session.
 func (m *RWMutex) RLock(ctx context.Context) error {
@@ -231,7 +232,8 @@ func (m *RWMutex) RLock(ctx context.Context) error {
 // TryRLock takes the read lock only if no writer holds or waits for the
 // path (a queued writer goes first: the queue is fair). It returns
 // ErrLocked when one does, and then writes nothing (cost: 1 getChildren).
-// Uncontended cost: 1 getChildren + 1 create + 1 getChildren. While this
+// Uncontended cost: 1 getChildren + 1 create + 1 getChildren + 1 getData
+// (as for RLock). While this
 // RWMutex holds the write lock it downgrades as RLock does.
 func (m *RWMutex) TryRLock(ctx context.Context) error {
 	return m.lockRead(ctx, true)

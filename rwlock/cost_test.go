@@ -1,0 +1,156 @@
+package rwlock_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/internal/zkcount"
+	"github.com/zkrecipes/zkrecipes/rwlock"
+)
+
+// TestCost counts requests on the wire for the costs the package documents.
+func TestCost(t *testing.T) {
+	e := ensemble(t)
+	path := testPath(t)
+	admin := connect(t, e.Addrs())
+	ensurePath(t, admin, path) // lazy parent creation is not part of the steady-state cost
+	a, ca := countedSession(t, e.Addrs())
+	b, cb := countedSession(t, e.Addrs())
+	ma, mb := rwlock.New(a, path), rwlock.New(b, path)
+	ctx := testCtx(t, time.Minute)
+	step := func(what string, c *zkcount.Counter, f func() error, want map[zkcount.Op]int64) {
+		t.Helper()
+		before := c.Snapshot()
+		if err := f(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		wantOps(t, what, c.Snapshot().Sub(before), want)
+	}
+	// acquired is step for an acquisition that creates a node: the core
+	// reads the node's czxid with 1 getData unless the parent's child list
+	// proves it (only possible while no child of the path was ever
+	// deleted: ZooKeeper's cversion counts deletes, its sequence does not).
+	acquired := func(what string, c *zkcount.Counter, f func() error, want map[zkcount.Op]int64) {
+		t.Helper()
+		before := c.Snapshot()
+		if err := f(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		d := c.Snapshot().Sub(before)
+		if n := d.Req(zkcount.OpGetData); n <= 1 {
+			want[zkcount.OpGetData] = n
+		}
+		wantOps(t, what, d, want)
+	}
+	create, children, get, del := zkcount.OpCreate, zkcount.OpGetChildren2, zkcount.OpGetData, zkcount.OpDelete
+
+	step("uncontended Lock", ca, func() error { return ma.Lock(ctx) }, map[zkcount.Op]int64{create: 1, children: 1})
+	step("TryRLock against a writer", cb, func() error {
+		if err := mb.TryRLock(ctx); !errors.Is(err, rwlock.ErrLocked) {
+			return err
+		}
+		return nil
+	}, map[zkcount.Op]int64{children: 1})
+	step("TryLock against a writer", cb, func() error {
+		if err := mb.TryLock(ctx); !errors.Is(err, rwlock.ErrLocked) {
+			return err
+		}
+		return nil
+	}, map[zkcount.Op]int64{children: 1})
+	step("RLock while writing (downgrade)", ca, func() error { return ma.RLock(ctx) }, map[zkcount.Op]int64{create: 1, get: 1})
+	step("Unlock after a downgrade", ca, func() error { return ma.Unlock(ctx) }, map[zkcount.Op]int64{children: 1, del: 1})
+	acquired("uncontended RLock", cb, func() error { return mb.RLock(ctx) }, map[zkcount.Op]int64{create: 1, children: 1})
+	step("RUnlock", ca, func() error { return ma.RUnlock(ctx) }, map[zkcount.Op]int64{del: 1})
+	step("TryLock against readers", ca, func() error {
+		if err := ma.TryLock(ctx); !errors.Is(err, rwlock.ErrLocked) {
+			return err
+		}
+		return nil
+	}, map[zkcount.Op]int64{children: 1})
+	step("RUnlock", cb, func() error { return mb.RUnlock(ctx) }, map[zkcount.Op]int64{del: 1})
+	acquired("uncontended TryRLock", cb, func() error { return mb.TryRLock(ctx) }, map[zkcount.Op]int64{children: 2, create: 1})
+	step("RUnlock", cb, func() error { return mb.RUnlock(ctx) }, map[zkcount.Op]int64{del: 1})
+	acquired("uncontended TryLock", ca, func() error { return ma.TryLock(ctx) }, map[zkcount.Op]int64{children: 2, create: 1})
+	step("Unlock", ca, func() error { return ma.Unlock(ctx) }, map[zkcount.Op]int64{del: 1})
+}
+
+// TestWakeups: with a writer holding, three readers and then a writer
+// queued, the holder's release wakes exactly the three readers (they hold
+// without listing again), not the writer; the readers' releases wake
+// nobody until the last one ahead of the writer goes, which wakes the
+// writer only.
+func TestWakeups(t *testing.T) {
+	e := ensemble(t)
+	path := testPath(t)
+	admin := connect(t, e.Addrs())
+	ensurePath(t, admin, path)
+	ctx := testCtx(t, time.Minute)
+	w := rwlock.New(connect(t, e.Addrs()), path)
+	if err := w.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	type waiter struct {
+		m    *rwlock.RWMutex
+		c    *zkcount.Counter
+		done <-chan error
+	}
+	queue := func(write bool) waiter {
+		s, c := countedSession(t, e.Addrs())
+		m := rwlock.New(s, path)
+		start := c.Snapshot()
+		f := m.RLock
+		if write {
+			f = m.Lock
+		}
+		done := async(func() error { return f(ctx) })
+		waitFor(t, waitLong, "waiter watching", func() bool { return c.Snapshot().Sub(start).Req(zkcount.OpGetData) == 1 })
+		return waiter{m, c, done}
+	}
+	readers := []waiter{queue(false), queue(false), queue(false)}
+	w2 := queue(true)
+
+	snaps := make([]zkcount.Counts, len(readers))
+	for i, r := range readers {
+		snaps[i] = r.c.Snapshot()
+	}
+	w2snap := w2.c.Snapshot()
+	if err := w.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range readers {
+		if err := recv(t, r.done, waitLong, "reader"); err != nil {
+			t.Fatal(err)
+		}
+		d := r.c.Snapshot().Sub(snaps[i])
+		if d.Notifications != 1 || d.Req(zkcount.OpGetChildren2) != 0 {
+			t.Errorf("reader %d: %d notifications, %v; want 1 notification and no getChildren", i, d.Notifications, d.Requests)
+		}
+	}
+	for i, r := range readers[:2] {
+		if err := r.m.RUnlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if !pending(w2.done) {
+			t.Fatalf("writer got in with %d readers left", 2-i)
+		}
+	}
+	if d := w2.c.Snapshot().Sub(w2snap); d.Notifications != 0 {
+		t.Errorf("queued writer woken %d times before the reader ahead of it left", d.Notifications)
+	}
+	if err := readers[2].m.RUnlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := recv(t, w2.done, waitLong, "writer"); err != nil {
+		t.Fatal(err)
+	}
+	d := w2.c.Snapshot().Sub(w2snap)
+	if d.Notifications != 1 || d.Req(zkcount.OpGetChildren2) != 0 {
+		t.Errorf("writer: %d notifications, %v; want 1 notification and no getChildren", d.Notifications, d.Requests)
+	}
+	t.Logf("writer after its wake-up: %v (1 getData per node that left ahead of it; +1 on its own node unless its czxid is known)", d.Requests)
+	if err := w2.m.Unlock(context.WithoutCancel(ctx)); err != nil {
+		t.Fatal(err)
+	}
+}
