@@ -73,40 +73,52 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 	cpath := recipes.JoinPath(q.cfg.claimPath, e.name)
 	ipath := recipes.JoinPath(q.path, e.name)
 	var sid int64
+	ambiguous := false // a create of ours may have been applied unseen
 	for created := false; !created; {
 		var err error
 		if sid, err = q.s.WaitUsable(ctx); err != nil {
 			q.unread(e)
+			if ambiguous {
+				q.s.DeleteGuaranteed(cpath, 0)
+			}
 			return nil, fmt.Errorf("queue %s: %w", q.path, err)
 		}
 		_, err = conn.Create(cpath, q.cfg.claimData, zk.FlagEphemeral, q.s.ACL())
 		switch {
-		case err == nil:
+		case err == nil && q.s.ID() == sid:
 			created = true
+			continue
+		case err == nil, errors.Is(err, zk.ErrNodeExists) && ambiguous, recipes.IsConnErr(err):
+			// Created under a session we are not sure of, or maybe created
+			// by an attempt whose answer was lost: look at the owner.
+			ambiguous = true
 		case errors.Is(err, zk.ErrNodeExists):
-			return nil, nil
+			return nil, nil // claimed by someone else since our listing
 		case errors.Is(err, zk.ErrNoNode):
 			if err := q.s.EnsureParents(q.cfg.claimPath); err != nil && !recipes.IsConnErr(err) {
 				return nil, fmt.Errorf("queue: create %s: %w", q.cfg.claimPath, err)
 			}
-		case recipes.IsConnErr(err):
-			// Ambiguous: look at who owns the claim node.
-			if err := q.s.RetryPause(ctx); err != nil {
-				q.s.DeleteGuaranteed(cpath, sid) // ours if it was applied
-				return nil, fmt.Errorf("queue %s: %w", q.path, err)
-			}
-			ok, st, err := conn.Exists(cpath)
-			switch {
-			case err != nil:
-				// try the create again; a node of ours makes it ErrNodeExists
-				// and the next round looks again.
-			case ok && st.EphemeralOwner == sid && q.s.ID() == sid:
-				created = true
-			case ok:
-				return nil, nil
-			}
+			continue
 		default:
 			return nil, fmt.Errorf("queue: claim %s: %w", cpath, err)
+		}
+		if sid, err = q.s.WaitUsable(ctx); err != nil {
+			q.s.DeleteGuaranteed(cpath, 0)
+			return nil, fmt.Errorf("queue %s: %w", q.path, err)
+		}
+		ok, st, err := conn.Exists(cpath)
+		switch {
+		case err != nil:
+			if err := q.s.RetryPause(ctx); err != nil {
+				q.s.DeleteGuaranteed(cpath, 0)
+				return nil, fmt.Errorf("queue %s: %w", q.path, err)
+			}
+		case ok && st.EphemeralOwner == sid && q.s.ID() == sid:
+			created = true
+		case ok && st.EphemeralOwner != sid:
+			// Someone else's claim, or ours from a session that is gone
+			// (it vanishes with it): either way not ours to use.
+			return nil, nil
 		}
 	}
 	for {
