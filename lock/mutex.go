@@ -103,10 +103,14 @@ func (m *Mutex) end(h *recipes.Holding) {
 // cause; with an already-done ctx nothing is sent.
 //
 // Cost: uncontended 1 create + 1 getChildren (+1 getData with
-// WithRevocation). Contended: 1 getData to watch the node ahead, and when
-// it goes, 1 getData on our own node; no second getChildren when we were
-// second in line. If the session is lost while waiting, Lock starts over
-// under the new session.
+// WithRevocation). Contended: 1 getData to watch the node ahead; when it
+// goes, no further request if the parent's cversion proved at our listing
+// that our node's czxid is known (else 1 getData on our own node); never a
+// second getChildren when we were second in line. If the session is lost
+// while waiting, Lock starts over under the new session.
+//
+// A holding that was lost (Held() done) still counts as held by this Mutex
+// until Unlock, which then sends nothing if the session is gone.
 func (m *Mutex) Lock(ctx context.Context) error {
 	if err := m.begin(); err != nil {
 		return err

@@ -435,3 +435,82 @@ func TestMutexBadInput(t *testing.T) {
 		t.Errorf("TryLock on closed session = %v", err)
 	}
 }
+
+// TestMutexCloseWhileWaiting: closing the session ends a waiting Lock with
+// ErrClosed, and the session's nodes are gone.
+func TestMutexCloseWhileWaiting(t *testing.T) {
+	e := ensemble(t)
+	path := testPath(t)
+	a, b := connect(t, e.Addrs()), connect(t, e.Addrs())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	holder := lock.New(a, path)
+	if err := holder.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waiter := lock.New(b, path)
+	done := make(chan error, 1)
+	go func() { done <- waiter.Lock(ctx) }()
+	waitFor(t, 10*time.Second, "waiter queued", func() bool { return len(rawChildren(t, a, path)) == 2 })
+	if err := b.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; !errors.Is(err, recipes.ErrClosed) {
+		t.Fatalf("Lock = %v, want ErrClosed", err)
+	}
+	waitFor(t, 10*time.Second, "waiter's node gone", func() bool { return len(rawChildren(t, a, path)) == 1 })
+	held := holder.Held()
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if cause := context.Cause(held); !errors.Is(cause, recipes.ErrClosed) || !errors.Is(cause, recipes.ErrSessionLost) {
+		t.Fatalf("Held() cause after Close = %v", cause)
+	}
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock after Close = %v", err)
+	}
+}
+
+// TestMutexWaiterSurvivesCut: the holder releases while the waiter's
+// connection is cut (shorter than the session timeout); once the link is
+// restored, go-zookeeper re-sets the waiter's watch, the deletion is
+// reported and the waiter takes the lock under its same session.
+func TestMutexWaiterSurvivesCut(t *testing.T) {
+	e := ensemble(t)
+	path := testPath(t)
+	link, err := e.NewLink("waiter-cut")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer link.Close()
+	a, b := connect(t, e.Addrs()), connect(t, link.Addrs())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	holder, waiter := lock.New(a, path), lock.New(b, path)
+	if err := holder.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sid := b.ID()
+	done := make(chan error, 1)
+	go func() { done <- waiter.Lock(ctx) }()
+	waitFor(t, 10*time.Second, "waiter queued", func() bool { return len(rawChildren(t, a, path)) == 2 })
+	if err := link.Cut(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "waiter suspended", func() bool { return b.State() == recipes.StateSuspended })
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := link.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if b.ID() != sid || waiter.Held().Err() != nil {
+		t.Fatalf("session 0x%x -> 0x%x, held: %v", sid, b.ID(), context.Cause(waiter.Held()))
+	}
+	if err := waiter.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -28,8 +28,12 @@ import (
 // seeing at most n leases including its own.
 //
 // Watchers: only the one acquirer holding the mutex watches the leases
-// parent, and each waiter for the mutex watches only the node ahead, so a
-// lease release wakes at most one process and a mutex release exactly one.
+// parent, and each waiter for the mutex watches only the node ahead of it,
+// so a mutex release wakes exactly one process and a lease release wakes the
+// one acquirer waiting for a lease, plus at most the child watch left armed
+// by the previous acquirer that had to wait (go-zookeeper cannot remove a
+// watch; Curator leaves the same one). An acquirer that did not wait leaves
+// no watch.
 //
 // A Semaphore is safe for concurrent use; each Acquire returns its own
 // Lease.

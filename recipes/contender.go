@@ -9,7 +9,8 @@ import (
 )
 
 // Spec describes one contest under a parent path: how our node is named,
-// what it holds, and how the holding reacts to trouble.
+// what it holds, and how the holding reacts to trouble. A Spec is a value;
+// the core copies it and never modifies the caller's.
 type Spec struct {
 	Path      string    // parent of the contender nodes
 	Dialect   Dialect   // zero value: Curator

@@ -15,6 +15,8 @@ import (
 // the previous holder's node, so tokens strictly grow across successive
 // holders of one lock. Storage that remembers the largest token it has seen
 // can reject a stale holder; FencedMulti does better inside ZooKeeper.
+//
+// A Fence is an immutable value, safe to copy and share between goroutines.
 type Fence struct {
 	Token     int64  // czxid of our node
 	Path      string // our node

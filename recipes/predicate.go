@@ -11,6 +11,10 @@ package recipes
 // always gets a later sequence number), so when the watched node is deleted
 // the core re-evaluates the known list without it and, if that holds, holds
 // without listing the parent again.
+//
+// Predicates are called from the acquiring goroutine only, but one
+// predicate value may serve many acquisitions at once: it must be pure. The
+// predicates of this package are.
 type Predicate func(cs []Contender, self int) (held bool, watch int)
 
 // Exclusive holds at index 0 and otherwise watches the node right ahead:

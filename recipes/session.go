@@ -392,9 +392,11 @@ func (s *Session) Close(ctx context.Context) error {
 	s.runHooks(hooks, out)
 	s.bgStop()
 
-	s.conn.Close()
 	done := make(chan struct{})
 	go func() {
+		// go-zookeeper's Close waits up to a few seconds for the server's
+		// answer; run it here so that ctx bounds Close.
+		s.conn.Close()
 		<-s.drained
 		s.bg.Wait()
 		close(done)
