@@ -116,6 +116,11 @@ func TestBadInput(t *testing.T) {
 	if _, err := c.Begin(ctx, "t", []string{"a"}, make([]byte, s.MaxData()+1)); !errors.Is(err, recipes.ErrDataTooLarge) {
 		t.Errorf("Begin with a large payload: %v", err)
 	}
+	// The whole multi counts: a payload at the limit no longer fits with
+	// its site nodes.
+	if _, err := c.Begin(ctx, "t", []string{"a", "b"}, make([]byte, s.MaxData()-100)); !errors.Is(err, recipes.ErrDataTooLarge) {
+		t.Errorf("Begin with a multi over the limit: %v", err)
+	}
 	done, cancel := context.WithCancel(ctx)
 	cancel()
 	if _, err := c.Begin(done, "t", []string{"a"}, nil); !errors.Is(err, context.Canceled) {
@@ -128,6 +133,13 @@ func TestBadInput(t *testing.T) {
 	tx, err := c.Begin(ctx, "t", []string{"a"}, nil)
 	if err != nil {
 		t.Fatal(err)
+	}
+	big := make([]byte, s.MaxData()-400)
+	if bt, err := c.Begin(ctx, "big", []string{"a", "b"}, big); err != nil || len(bt.Payload()) != len(big) {
+		t.Fatalf("Begin with a payload under the limit: %v", err)
+	}
+	if bp, err := twophase.NewParticipant(s, root, "b").Lookup(ctx, "big"); err != nil || len(bp.Payload()) != len(big) {
+		t.Fatalf("Lookup of a large payload: %v", err)
 	}
 	p := twophase.NewParticipant(s, root, "a")
 	prop, err := p.Lookup(ctx, "t")

@@ -26,6 +26,8 @@ import (
 // A participant that comes back after its transaction was collected gets
 // ErrUnknownTx; transaction ids must not be reused within the retention.
 //
+// Collect empties the root node's data: the package keeps nothing there.
+//
 // Cost: 1 setData on the root (its mtime is the servers' "now"), 1
 // getChildren of the root, then per transaction 1 getChildren and, when
 // decided, 1 exists of the decision; per transaction deleted: 1

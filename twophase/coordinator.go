@@ -164,6 +164,11 @@ func (c *Coordinator) Begin(ctx context.Context, txID string, sites []string, pa
 		return nil, fmt.Errorf("twophase: payload: %w", err)
 	}
 	txPath := recipes.JoinPath(c.root, txID)
+	if size := multiSize(txPath, sorted, payload, c.s.ACL()); size > c.s.MaxData() {
+		// The server would drop the connection on a request this large.
+		return nil, fmt.Errorf("twophase: payload and sites: %w: the multi would take %d bytes, server limit %d",
+			recipes.ErrDataTooLarge, size, c.s.MaxData())
+	}
 	ops := make([]any, 0, 1+len(sorted))
 	ops = append(ops, &zk.CreateRequest{Path: txPath, Data: payload, Acl: c.s.ACL()})
 	for _, site := range sorted {
@@ -198,6 +203,24 @@ func (c *Coordinator) Begin(ctx context.Context, txID string, sites []string, pa
 		}
 		return nil, fmt.Errorf("twophase: begin %s: %w", txPath, err)
 	}
+}
+
+// multiSize is the encoded size of Begin's multi request (jute: length
+// prefix, request header, one op header and create request per node, the
+// closing header). Pure.
+func multiSize(txPath string, sites []string, payload []byte, acl []zk.ACL) int {
+	aclSize := 4
+	for _, a := range acl {
+		aclSize += 4 + 4 + len(a.Scheme) + 4 + len(a.ID)
+	}
+	create := func(path string, data int) int {
+		return 9 + 4 + len(path) + 4 + data + aclSize + 4
+	}
+	n := 4 + 8 + create(txPath, len(payload)) + 9
+	for _, site := range sites {
+		n += create(txPath+"/"+site, 0)
+	}
+	return n
 }
 
 func (c *Coordinator) newTx(id string, sites []string, payload []byte) *Tx {

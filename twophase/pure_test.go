@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 )
 
 func TestRule(t *testing.T) {
@@ -194,5 +196,18 @@ func TestOptions(t *testing.T) {
 	c = newConfig([]Option{WithVoteTimeout(-1), WithDeadline(-1), WithRetention(0)})
 	if c.voteTimeout != DefaultVoteTimeout || c.deadline != 0 || c.retention != DefaultRetention {
 		t.Fatalf("non-positive: %+v", c)
+	}
+}
+
+func TestMultiSize(t *testing.T) {
+	acl := zk.WorldACL(zk.PermAll) // 4 + (4 + 4+5 + 4+6) = 27 bytes
+	// 4 + 8 + (9 + 4+3 + 4+2 + 27 + 4) + 9 + (9 + 4+5 + 4+0 + 27 + 4)
+	if got, want := multiSize("/tx", []string{"a"}, []byte("pp"), acl), 4+8+53+9+53; got != want {
+		t.Fatalf("multiSize = %d, want %d", got, want)
+	}
+	small := multiSize("/r/t", []string{"a"}, nil, acl)
+	more := multiSize("/r/t", []string{"a", "b"}, nil, acl)
+	if more <= small || multiSize("/r/t", []string{"a"}, make([]byte, 10), acl) != small+10 {
+		t.Fatal("multiSize does not grow with sites and payload")
 	}
 }
