@@ -26,7 +26,10 @@ func ensurePath(t *testing.T, s *recipes.Session, p string, data []byte) {
 	}
 }
 
-type interval struct{ from, to time.Time }
+type interval struct {
+	from, to time.Time
+	token    int64
+}
 
 // TestMutexFencedCounter: 8 sessions x 50 acquisitions, each incrementing a
 // counter znode with a fenced write. The counter ends at exactly 400 and no
@@ -44,11 +47,10 @@ func TestMutexFencedCounter(t *testing.T) {
 	var (
 		mu        sync.Mutex
 		intervals []interval
-		tokens    = make([][]int64, sessions)
 		wg        sync.WaitGroup
 		errs      = make(chan error, sessions)
 	)
-	for i := range sessions {
+	for range sessions {
 		s := connect(t, e.Addrs())
 		wg.Add(1)
 		go func() {
@@ -70,14 +72,14 @@ func TestMutexFencedCounter(t *testing.T) {
 					errs <- err
 					return
 				}
-				tokens[i] = append(tokens[i], m.Fence().Token)
+				token := m.Fence().Token
 				to := time.Now()
 				if err := m.Unlock(ctx); err != nil {
 					errs <- err
 					return
 				}
 				mu.Lock()
-				intervals = append(intervals, interval{from, to})
+				intervals = append(intervals, interval{from, to, token})
 				mu.Unlock()
 			}
 		}()
@@ -99,10 +101,8 @@ func TestMutexFencedCounter(t *testing.T) {
 		if intervals[i].from.Before(intervals[i-1].to) {
 			t.Fatalf("holdings overlap: %v..%v and %v..%v", intervals[i-1].from, intervals[i-1].to, intervals[i].from, intervals[i].to)
 		}
-	}
-	for i, ts := range tokens {
-		if !slices.IsSorted(ts) || slices.Contains(ts, 0) {
-			t.Fatalf("session %d: fencing tokens not growing: %v", i, ts)
+		if intervals[i].token <= intervals[i-1].token {
+			t.Fatalf("fencing token did not grow across holders: %d then %d", intervals[i-1].token, intervals[i].token)
 		}
 	}
 	if left := rawChildren(t, admin, path); len(left) != 0 {
@@ -512,5 +512,43 @@ func TestMutexWaiterSurvivesCut(t *testing.T) {
 	}
 	if err := waiter.Unlock(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestMutexGuaranteedDelete: Unlock while the link silently drops
+// everything; the delete's outcome is unknown, so it is retried in the
+// background and the node disappears once the link heals, under the same
+// session.
+func TestMutexGuaranteedDelete(t *testing.T) {
+	e := ensemble(t)
+	path := testPath(t)
+	link, err := e.NewLink("guaranteed-delete")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer link.Close()
+	admin, s := connect(t, e.Addrs()), connect(t, link.Addrs())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	m := lock.New(s, path, lock.WithLossPolicy(recipes.StepDownOnLost))
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sid := s.ID()
+	if err := link.Blackhole(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatalf("Unlock = %v", err)
+	}
+	if n := len(rawChildren(t, admin, path)); n != 1 {
+		t.Fatalf("%d nodes while blackholed, want 1 (the delete cannot have arrived)", n)
+	}
+	if err := link.Heal(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 15*time.Second, "the node deleted in the background", func() bool { return len(rawChildren(t, admin, path)) == 0 })
+	if s.ID() != sid {
+		t.Fatalf("session changed 0x%x -> 0x%x: the session's end, not the retry, removed the node", sid, s.ID())
 	}
 }
