@@ -249,13 +249,22 @@ func (q *Queue) PutAll(ctx context.Context, items [][]byte) ([]string, error) {
 	return names, nil
 }
 
-// multi sends creates, creating the queue path on ErrNoNode.
+// multi sends creates (one as a create, more as a multi), creating the
+// queue path on ErrNoNode.
 func (q *Queue) multi(ctx context.Context, ops []any) ([]zk.MultiResponse, error) {
 	for {
 		if err := q.check(ctx); err != nil {
 			return nil, err
 		}
-		resp, err := q.s.Conn().Multi(ops...)
+		var resp []zk.MultiResponse
+		var err error
+		if c, ok := ops[0].(*zk.CreateRequest); ok && len(ops) == 1 {
+			var name string
+			name, err = q.s.Conn().Create(c.Path, c.Data, c.Flags, c.Acl)
+			resp = []zk.MultiResponse{{String: name}}
+		} else {
+			resp, err = q.s.Conn().Multi(ops...)
+		}
 		switch {
 		case err == nil:
 			return resp, nil
