@@ -168,7 +168,7 @@ func contend(ctx context.Context, s *Session, spec *Spec, n *node, try bool) (*H
 	var cs []Contender
 	self := -1
 	abandon := func(err error) (*Holding, error) {
-		s.removeNode(n.path, n.sid)
+		s.removeNode(n)
 		return nil, err
 	}
 	for {

@@ -23,6 +23,10 @@ type node struct {
 	czxid    int64
 	version  int32
 	statted  bool // czxid and version are known
+	// ambiguous: a create's outcome was unknown at some point, so another
+	// node with our GUID might still appear; it is cleaned up on release.
+	ambiguous bool
+	dialect   Dialect
 }
 
 // createProtected creates parent/prefix<seq> as an ephemeral sequential
@@ -41,6 +45,7 @@ func createProtected(ctx context.Context, s *Session, d Dialect, role Role, pare
 		return nil, err
 	}
 	full := JoinPath(parent, prefix)
+	ambiguous := false
 	for {
 		sid, err := s.waitUsable(ctx)
 		if err != nil {
@@ -50,6 +55,7 @@ func createProtected(ctx context.Context, s *Session, d Dialect, role Role, pare
 		switch {
 		case err == nil:
 			n := newNode(d, role, parent, guid, created, sid)
+			n.ambiguous = ambiguous
 			n.verified = s.ID() == sid
 			if n.verified {
 				return n, nil
@@ -66,14 +72,19 @@ func createProtected(ctx context.Context, s *Session, d Dialect, role Role, pare
 				return nil, fmt.Errorf("recipes: create parents of %s: %w", full, err)
 			}
 		case errors.Is(err, zk.ErrSessionExpired):
-			// Flushed with its expired session: the node cannot exist.
+			// Answered for an expired session: the node cannot exist.
+			if err := s.retryPause(ctx); err != nil {
+				return nil, err
+			}
 		case isConnErr(err):
+			ambiguous = true
 			n, err := findOwn(ctx, s, d, role, parent, guid)
 			if err != nil {
 				s.cleanupGUID(d, parent, guid)
 				return nil, err
 			}
 			if n != nil {
+				n.ambiguous = true
 				return n, nil
 			}
 		default:
@@ -91,7 +102,7 @@ var errRetry = errors.New("recipes: retry")
 
 func newNode(d Dialect, role Role, parent, guid, created string, sid int64) *node {
 	_, name := SplitPath(created)
-	n := &node{parent: parent, guid: guid, name: name, path: created, sid: sid}
+	n := &node{parent: parent, guid: guid, name: name, path: created, sid: sid, dialect: d}
 	if c, ok := d.Parse(name, role); ok {
 		n.seq = c.Seq
 	}

@@ -31,7 +31,7 @@ func Enter(ctx context.Context, s *Session, spec Spec) (*Holding, error) {
 			continue
 		}
 		if err != nil {
-			s.removeNode(n.path, n.sid)
+			s.removeNode(n)
 			return nil, err
 		}
 		return h, nil

@@ -207,6 +207,10 @@ func (h *Holding) Release(ctx context.Context) error {
 	h.released = true
 	h.mu.Unlock()
 	h.cancel(ErrReleased)
+	if h.node.ambiguous {
+		// A late copy of an ambiguous create may still show up.
+		defer h.s.cleanupGUID(h.node.dialect, h.node.parent, h.node.guid)
+	}
 	if h.s.check() != nil || h.s.ID() != h.node.sid {
 		return nil // the session is gone, and our ephemeral node with it
 	}

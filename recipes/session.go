@@ -332,15 +332,19 @@ func (s *Session) usableNow() bool {
 // removeNode deletes a node of session sid: at once when connected, else
 // (or if the outcome is ambiguous) in the background while sid lives, so a
 // caller giving up during a disconnection returns promptly.
-func (s *Session) removeNode(path string, sid int64) {
-	if s.ID() != sid {
+func (s *Session) removeNode(n *node) {
+	if n.ambiguous {
+		// A late copy of an ambiguous create may still show up.
+		defer s.cleanupGUID(n.dialect, n.parent, n.guid)
+	}
+	if s.ID() != n.sid {
 		return // gone with its session
 	}
 	if !s.usableNow() {
-		s.deleteInBackground(path, sid)
+		s.deleteInBackground(n.path, n.sid)
 		return
 	}
-	s.deleteNow(path)
+	s.deleteNow(n.path)
 }
 
 // changes returns a channel closed at the next state change.
