@@ -29,6 +29,8 @@ type Config struct {
 	CheckTimeout time.Duration
 	// Out is the report directory; empty writes no report.
 	Out string
+	// Command is the command line, shown in the report.
+	Command string
 	// Progress receives a line per scenario; default: discard.
 	Progress io.Writer
 	// Logger receives details; default: discard.

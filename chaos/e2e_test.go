@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,36 +11,102 @@ import (
 	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
-// ensemble starts one 3-server ensemble for the package's end-to-end tests.
-func ensemble(t *testing.T) *testenv.Ensemble {
-	t.Helper()
+// e2eConfig is the quick tier shrunk for the test suite: a 2 s session
+// timeout and no minimum duration, so a scenario ends as soon as the
+// workload progressed after its fault healed.
+func e2eConfig(t *testing.T) Config {
+	return Config{
+		Tier: TierQuick, Seed: 20261122, SessionTimeout: 2 * time.Second, Clients: 3,
+		Duration: time.Millisecond, Out: t.TempDir(), Progress: testWriter{t},
+	}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	return len(p), nil
+}
+
+// TestEndToEnd runs the quick tier (every workload under every fault once)
+// against a real 3-server ensemble and asserts no violation and a complete
+// report; then it runs the deliberately broken workloads and asserts that
+// the suite catches them.
+func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a ZooKeeper ensemble")
 	}
-	return testenv.New(t, testenv.Config{})
-}
+	e := testenv.New(t, testenv.Config{})
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
 
-func TestScenarioDebug(t *testing.T) {
-	e := ensemble(t)
-	r, err := NewRunner(e, Config{Seed: 1, Progress: os.Stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	names := strings.Split(os.Getenv("CHAOS_SCENARIOS"), ",")
-	scs, err := Select(Matrix(TierQuick, &Register{}, &Register{Broken: true}), strings.Join(names, ","))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, sc := range scs {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		res, err := r.RunScenario(ctx, sc)
-		cancel()
+	t.Run("quick tier passes", func(t *testing.T) {
+		cfg := e2eConfig(t)
+		scs := Matrix(TierQuick, Workloads()...)
+		if filter := os.Getenv("ZKCHAOS_SCENARIOS"); filter != "" {
+			var err error
+			if scs, err = Select(scs, filter); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r, err := NewRunner(e, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("%s: took %v ops %d injected %d err %q events %d", res.Scenario, res.Took, res.Ops, res.Injected, res.Err, len(res.History.Events))
-		for _, c := range res.Results {
-			t.Logf("  %s: checked %d violations %d %s %v", c.Checker, c.Checked, len(c.Violations), c.Note, c.Violations)
+		sum, err := r.Run(ctx, scs)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		var table strings.Builder
+		_ = sum.WriteTable(&table)
+		t.Logf("\n%s", table.String())
+		if sum.Failed() {
+			for _, sc := range sum.Scenarios {
+				for _, c := range sc.Results {
+					for _, v := range c.Violations {
+						t.Errorf("%s %s: %s %s", sc.Scenario, c.Checker, v.Client, v.Msg)
+					}
+				}
+				if sc.Err != "" {
+					t.Errorf("%s: %s", sc.Scenario, sc.Err)
+				}
+			}
+		}
+		if got := sum.Injected(); got != len(scs) {
+			t.Errorf("%d faults injected, want %d", got, len(scs))
+		}
+		for _, f := range []string{ReportHTML, ReportJUnit, ReportSummary, historyFile(scs[0].Name)} {
+			if st, err := os.Stat(filepath.Join(cfg.Out, f)); err != nil || st.Size() == 0 {
+				t.Errorf("report file %s: %v", f, err)
+			}
+		}
+	})
+
+	t.Run("broken workloads are caught", func(t *testing.T) {
+		cfg := e2eConfig(t)
+		r, err := NewRunner(e, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"register-broken/cut-short": "linearizable", "lock-broken/kill-follower": "mutual-exclusion"}
+		scs, err := Select(Matrix(TierQuick, BrokenWorkloads()...), "register-broken/cut-short,lock-broken/kill-follower")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := r.Run(ctx, scs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sc := range sum.Scenarios {
+			c, ok := sc.result(want[sc.Scenario])
+			if !ok || len(c.Violations) == 0 {
+				t.Errorf("%s: %s found no violation: %s", sc.Scenario, want[sc.Scenario], sc.Line())
+				continue
+			}
+			t.Logf("%s caught by %s: %s", sc.Scenario, c.Checker, c.Violations[0].Msg)
+		}
+		if !sum.Failed() {
+			t.Error("a run of broken workloads passed")
+		}
+	})
 }

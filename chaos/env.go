@@ -58,6 +58,10 @@ func (c *Client) Session() int64 {
 	return c.session.Load()
 }
 
+// SetConn makes c.Session follow conn (for workloads that connect through
+// their own session type, such as recipes.Session).
+func (c *Client) SetConn(conn *zk.Conn) { c.conn.Store(conn) }
+
 // SetProcess records the worker process that runs this client, which the
 // freeze fault stops with SIGSTOP.
 func (c *Client) SetProcess(p *os.Process) { c.pid.Store(int64(p.Pid)) }

@@ -115,13 +115,14 @@ func (h *History) Sort() {
 	})
 }
 
-// Clients returns the names of the clients that recorded events, in order
-// of their first event, without the nemesis.
+// Clients returns the names of the clients that recorded operations,
+// holdings or fenced writes, in order of their first event (not the
+// nemesis, nor the runner's nodes-left checks).
 func (h History) Clients() []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, e := range h.Events {
-		if e.Client == Nemesis || seen[e.Client] {
+		if e.Client == Nemesis || e.Kind == KindNodesLeft || e.Kind == KindFaultStart || e.Kind == KindFaultEnd || seen[e.Client] {
 			continue
 		}
 		seen[e.Client] = true

@@ -15,7 +15,7 @@ func (r *Runner) Run(ctx context.Context, scs []Scenario) (Summary, error) {
 	cfg := r.cfg
 	s := Summary{
 		Seed: cfg.Seed, Tier: cfg.Tier, Started: time.Now(), Duration: cfg.Duration,
-		SessionTimeout: cfg.SessionTimeout, Clients: cfg.Clients, Backend: string(r.e.Backend()),
+		SessionTimeout: cfg.SessionTimeout, Clients: cfg.Clients, Backend: string(r.e.Backend()), Command: cfg.Command,
 	}
 	var runErr error
 	for i, sc := range scs {
