@@ -116,17 +116,25 @@ func TestCost(t *testing.T) {
 		t.Fatal("b did not learn commit")
 	}
 	// b: its vote (1 create); Await: 1 exists (watch) + 1 exists (tx),
-	// woken once, 1 exists (watch) + 1 getData, then 1 exists + 1 delete of
-	// its liveness node.
+	// woken once, 1 exists (watch) + 1 getData.
 	wantOps(t, "Await (waiting)", bc.Snapshot().Sub(beforeB), map[zkcount.Op]int64{
-		zkcount.OpExists: 4, zkcount.OpGetData: 1, zkcount.OpCreate: 1, zkcount.OpDelete: 1}, 1)
+		zkcount.OpExists: 3, zkcount.OpGetData: 1, zkcount.OpCreate: 1}, 1)
 
 	before = ac.Snapshot()
 	if d, err := pa.Await(ctx); err != nil || d != twophase.Commit {
 		t.Fatalf("a: %v, %v", d, err)
 	}
 	wantOps(t, "Await (decided)", ac.Snapshot().Sub(before), map[zkcount.Op]int64{
-		zkcount.OpExists: 2, zkcount.OpGetData: 1, zkcount.OpDelete: 1}, 0)
+		zkcount.OpExists: 1, zkcount.OpGetData: 1}, 0)
+	before = ac.Snapshot()
+	if err := pa.Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wantOps(t, "Finish", ac.Snapshot().Sub(before), map[zkcount.Op]int64{
+		zkcount.OpMulti: 1, zkcount.OpDelete: 1}, 0)
+	if err := pb.Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
 	// The liveness nodes' deletion woke nobody: the coordinator no longer
 	// watches sites that voted.
 	if n := cc.Snapshot().Sub(beforeC).Notifications; n != 3 {

@@ -41,6 +41,7 @@ const (
 	decisionNode = "decision"
 	aliveNode    = "alive"
 	voteNode     = "vote"
+	doneNode     = "done"
 )
 
 // encodeDecision returns the data of a vote node (reason empty) or of the

@@ -12,6 +12,7 @@
 //	<root>/<tx>/<site>            persistent, one per site (created with <tx> in one multi)
 //	<root>/<tx>/<site>/alive      ephemeral: the site's session is working on tx
 //	<root>/<tx>/<site>/vote       persistent, "commit" or "abort", created once
+//	<root>/<tx>/<site>/done       persistent: the site applied the decision (Finish)
 //	<root>/<tx>/decision          persistent, "commit" or "abort\n<reason>", created once
 //
 // Site names and transaction ids are single path segments; "decision" is
@@ -23,7 +24,9 @@
 //  2. Each site's Participant learns it (a child watch on the root), creates
 //     its liveness node, and delivers a Proposal; the application prepares
 //     and votes (Proposal.Vote), then waits (Proposal.Await, a watch on the
-//     decision node).
+//     decision node); once it has applied the decision it calls
+//     Proposal.Finish, so a restarted participant gets back exactly the
+//     transactions it has not finished.
 //  3. Tx.Decide watches each site node (one child watch per site) and the
 //     decision node. It writes Commit once every site voted commit; Abort at
 //     the first abort vote, when a site's liveness node disappears before
@@ -56,7 +59,8 @@
 //
 // Per transaction of n sites, with no faults: Begin 1 multi; each site: 1
 // notification on the root, about 4 reads and 1 create to learn it, 1 create
-// to vote, 1 exists (watch) and 1 getData to learn the decision; the
+// to vote, 1 exists (watch) and 1 getData to learn the decision, 1 multi
+// and 1 delete to finish; the
 // coordinator: 1 + n watches and about 3 reads per site. The decision wakes
 // n watchers; the votes wake the coordinator's n watches. Notifications are
 // O(n): no site watches another site, nobody watches the votes' parent

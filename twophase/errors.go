@@ -12,6 +12,8 @@ var (
 	ErrUnknownTx = errors.New("twophase: unknown transaction")
 	// ErrNotInTx: the transaction exists but does not name this site.
 	ErrNotInTx = errors.New("twophase: site not in transaction")
+	// ErrNotDecided: Finish on a transaction that has no decision yet.
+	ErrNotDecided = errors.New("twophase: transaction not decided")
 	// ErrVoteConflict: this site already voted, with the other vote. A
 	// vote is written once and never changes; voting again with the same
 	// vote succeeds.

@@ -231,13 +231,12 @@ func TestVotesAndLookup(t *testing.T) {
 	if err != nil || d != twophase.Abort {
 		t.Fatalf("decide: %v, %v", d, err)
 	}
-	// A decided transaction in which a voted commit is still delivered to a
-	// restarted a (it must learn the outcome); b (voted abort) no longer
-	// gets it, but t2 (undecided) yes.
+	// A decided transaction is still delivered to its sites until they
+	// finish it.
 	for _, c := range []struct {
 		p    *twophase.Participant
 		want string
-	}{{a2, "[t1]"}, {b, "[t2]"}} {
+	}{{a2, "[t1]"}, {b, "[t1 t2]"}} {
 		sctx, stop := context.WithCancel(ctx)
 		var got []string
 		for p := range c.p.Transactions(sctx) {
@@ -245,7 +244,9 @@ func TestVotesAndLookup(t *testing.T) {
 			if p.TxID() == "t1" && p.Decision() != twophase.Abort {
 				t.Errorf("t1 delivered with decision %v", p.Decision())
 			}
-			stop()
+			if fmt.Sprint(got) == c.want {
+				stop()
+			}
 		}
 		stop()
 		if fmt.Sprint(got) != c.want {
@@ -260,6 +261,26 @@ func TestVotesAndLookup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, p := range []*twophase.Proposal{p2, pb, p2} { // twice is fine
+		if err := p.Finish(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if p, err := b.Lookup(ctx, "t1"); err != nil || !p.Finished() {
+		t.Fatalf("b's t1 not finished: %v", err)
+	}
+	// Only t2 is left for b; Finish before its decision is refused.
+	sctx, stop = context.WithCancel(ctx)
+	for p := range b.Transactions(sctx) {
+		if p.TxID() != "t2" {
+			t.Errorf("b got %s again after finishing it", p.TxID())
+		}
+		if err := p.Finish(ctx); !errorsIs(err, twophase.ErrNotDecided) {
+			t.Errorf("Finish undecided: %v", err)
+		}
+		stop()
+	}
+	stop()
 	checkInvariants(t, cs, root, "t1", []string{"a", "b"}, twophase.Abort,
 		map[string]twophase.Decision{"coordinator": d, "a": da, "b": db})
 	// Abort on a decided transaction returns its decision.

@@ -170,7 +170,7 @@ func exists(t *testing.T, s *recipes.Session, path string) bool {
 }
 
 // site is a participant run by a test: it streams proposals, votes with
-// vote(proposal) (0: do not vote) and awaits each decision.
+// vote(proposal) (0: do not vote), awaits each decision and finishes.
 type site struct {
 	name string
 	s    *recipes.Session
@@ -217,6 +217,9 @@ func startSite(t *testing.T, s *recipes.Session, root, name string, vote func(*t
 					})
 				}
 				d, err := prop.Await(ctx)
+				if err == nil {
+					err = prop.Finish(ctx)
+				}
 				st.record(func() {
 					if err != nil {
 						if ctx.Err() == nil {

@@ -73,14 +73,15 @@ func (p *Participant) check(ctx context.Context) error {
 	return context.Cause(ctx)
 }
 
-// Transactions streams the transactions that name this site and still
-// concern it: every undecided one (including those begun while this site
-// was away, and those it already voted in: see Proposal.Voted), and every
-// decided one in which this site voted commit (its outcome is what a
-// prepared site must learn). Each is delivered once per call. Before a
-// proposal is delivered for an undecided transaction this site has not
-// voted in, its liveness node <root>/<tx>/<site>/alive is created,
-// ephemeral, so the coordinator sees this site's session end.
+// Transactions streams the transactions that name this site and that this
+// site has not finished (Proposal.Finish): every undecided one, including
+// those begun while this site was away and those it already voted in (see
+// Proposal.Voted), and every decided one not finished yet (Proposal.Decision
+// says how it ended; Await returns at once). So a site that restarts gets
+// back everything it may still have to apply. Each is delivered once per
+// call. Before a proposal is delivered for an undecided transaction this
+// site has not voted in, its liveness node <root>/<tx>/<site>/alive is
+// created, ephemeral, so the coordinator sees this site's session end.
 //
 // The channel is closed when ctx is done or the session is closed (at once
 // when the Participant's arguments are invalid: see Err). Transient
@@ -223,9 +224,10 @@ func (p *Participant) examine(ctx context.Context, tx string, all bool) (*Propos
 		if ok {
 			decision = d
 		}
-		if !all && vote != Commit {
-			return nil, nil
-		}
+	}
+	finished := slices.Contains(mine, doneNode)
+	if finished && !all {
+		return nil, nil
 	}
 	if decision == 0 && vote == 0 {
 		if err := p.markAlive(ctx, sitePath); err != nil {
@@ -241,7 +243,7 @@ func (p *Participant) examine(ctx context.Context, tx string, all bool) (*Propos
 	}
 	prop := &Proposal{
 		p: p, tx: tx, path: txPath, sitePath: sitePath, sites: sites, payload: payload,
-		voted: vote, decided: decision,
+		voted: vote, decided: decision, finished: finished,
 	}
 	if p.cfg.deadline > 0 {
 		prop.deadline = time.Now().Add(p.cfg.deadline)
@@ -325,6 +327,7 @@ type Proposal struct {
 	payload  []byte
 	deadline time.Time // zero: no participant deadline
 	decided  Decision  // decision known when read, 0 if none
+	finished bool      // this site had finished it when read
 
 	mu    sync.Mutex
 	voted Decision // this site's vote, 0 if none known
@@ -390,7 +393,7 @@ func (pr *Proposal) Deadline() time.Time {
 // Voting Commit means this site is prepared: it must be able to commit
 // whatever happens to it, until it learns the decision (Await, possibly
 // after a restart: Transactions delivers again a decided transaction whose
-// site voted commit, until it is collected).
+// site has not finished, until it is collected).
 //
 // Cost: 1 create (+1 getData when a vote exists). Wakes the coordinator's
 // watch on this site (1 notification).
@@ -444,18 +447,17 @@ func (pr *Proposal) setVoted(v Decision) {
 // participant's deadline (WithDeadline) passes first, Await decides Abort
 // itself: it creates the decision node unless someone did first, and
 // returns whichever decision is there. Safe, because nobody commits before
-// the decision node says commit, and it is written once.
+// the decision node says commit, and it is written once. Apply the
+// decision, then call Finish.
 //
-// Once the decision is known, this site's liveness node is deleted (it is
-// not needed any more). If the transaction is gone (collected), the error
-// is ErrUnknownTx. While the connection is down Await keeps waiting; after
-// a session loss it watches again under the new session.
+// If the transaction is gone (collected), the error is ErrUnknownTx. While
+// the connection is down Await keeps waiting; after a session loss it
+// watches again under the new session.
 //
 // Cost: 1 exists (a watch on the decision node) + 1 exists of the
 // transaction, again after each notification; then 1 getData of the
-// decision and 1 exists + 1 delete of the liveness node. Decided already:
-// 1 exists + 1 getData + 1 exists + 1 delete. The only notification this
-// site gets is the decision's creation (1 per site).
+// decision. Decided already: 1 exists + 1 getData. The only notification
+// this site gets is the decision's creation (1 per site).
 func (pr *Proposal) Await(ctx context.Context) (Decision, error) {
 	if pr == nil {
 		return 0, ErrNilReceiver
@@ -491,7 +493,6 @@ func (pr *Proposal) Await(ctx context.Context) (Decision, error) {
 				return 0, err
 			}
 			if ok {
-				pr.done(ctx)
 				return d, nil
 			}
 			continue
@@ -509,25 +510,65 @@ func (pr *Proposal) Await(ctx context.Context) (Decision, error) {
 			if err != nil {
 				return 0, err
 			}
-			pr.done(ctx)
 			return d, nil
 		}
 	}
 }
 
-// done deletes this site's liveness node once the decision is known, if
-// the current session owns it (best effort: a leftover node is deleted
-// with its session or by Collect). Cost: 1 exists + 1 delete.
-func (pr *Proposal) done(ctx context.Context) {
+// Finish records that this site has applied the decision: it creates
+// <root>/<tx>/<site>/done (only if the decision exists, in the same multi)
+// and deletes the site's liveness node. Transactions does not deliver a
+// finished transaction again. Call it once the decision is applied
+// durably; a site that stops before it gets the transaction again from its
+// next Transactions (so applying a decision must be idempotent). Finishing
+// twice is fine. An undecided transaction is ErrNotDecided; a missing one,
+// ErrUnknownTx.
+//
+// Cost: 1 multi (check of the decision + create) + 1 delete. Wakes nobody
+// who is waiting (the coordinator no longer watches a site that voted).
+func (pr *Proposal) Finish(ctx context.Context) error {
+	if pr == nil {
+		return ErrNilReceiver
+	}
+	if err := pr.p.check(ctx); err != nil {
+		return err
+	}
 	s := pr.p.s
-	path := recipes.JoinPath(pr.sitePath, aliveNode)
-	ok, st, err := s.Conn().Exists(path)
-	if err != nil || !ok || st.EphemeralOwner != s.ID() || context.Cause(ctx) != nil {
-		return
+	var res []zk.MultiResponse
+	err := do(ctx, s, func(int64) (err error) {
+		res, err = s.Conn().Multi(
+			&zk.CheckVersionRequest{Path: recipes.JoinPath(pr.path, decisionNode), Version: -1},
+			&zk.CreateRequest{Path: recipes.JoinPath(pr.sitePath, doneNode), Acl: s.ACL()},
+		)
+		return err
+	})
+	switch {
+	case err == nil, errors.Is(err, zk.ErrNodeExists):
+	case errors.Is(err, zk.ErrNoNode):
+		if len(res) > 0 && errors.Is(res[0].Error, zk.ErrNoNode) {
+			if ok, _, err := s.Conn().Exists(pr.path); err == nil && ok {
+				return fmt.Errorf("%w: %s", ErrNotDecided, pr.path)
+			}
+		}
+		return fmt.Errorf("%w: %s", ErrUnknownTx, pr.path)
+	default:
+		return fmt.Errorf("twophase: finish %s: %w", pr.sitePath, err)
 	}
-	if err := s.Conn().Delete(path, st.Version); err != nil && !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion) {
-		s.Logger().Debug("twophase: delete liveness node", "path", path, "err", err)
+	alive := recipes.JoinPath(pr.sitePath, aliveNode)
+	err = do(ctx, s, func(int64) error { return s.Conn().Delete(alive, -1) })
+	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return fmt.Errorf("twophase: delete %s: %w", alive, err)
 	}
+	return nil
+}
+
+// Finished reports whether this site had finished the transaction when the
+// proposal was read (only Lookup returns such proposals).
+func (pr *Proposal) Finished() bool {
+	if pr == nil {
+		return false
+	}
+	return pr.finished
 }
 
 // Decision returns the decision known when the proposal was read (0 if it
