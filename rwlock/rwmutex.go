@@ -215,8 +215,9 @@ func (m *RWMutex) wrapAcquireErr(err error, try bool, op string) error {
 // Downgrade: RLock while this RWMutex holds the write lock succeeds at once
 // (Curator's semantics): it creates our read node without waiting (cost: 1
 // create + 1 getData, and 1 getData in the background to watch the write
-// node, whose loss now ends the read holding too). A later Unlock then
-// keeps the read holding; see Unlock.
+// node, whose loss now ends the read holding too). If the write holding is
+// already lost (Held() done), RLock fails with its cause and sends nothing.
+// A later Unlock keeps the read holding; see Unlock.
 //
 // Cost: uncontended 1 create + 1 getChildren + 1 getData on our own node
 // (its czxid; see the package doc for when it is skipped). Contended: 1
@@ -283,14 +284,25 @@ func (m *RWMutex) lockRead(ctx context.Context, try bool) error {
 // write node is lost other than by our own Unlock, writers queued behind it
 // may hold, so the read holding ends too. Called with m.op held.
 func (m *RWMutex) downgrade(ctx context.Context, w *holding) (*holding, error) {
+	wctx := w.h.Context()
+	if wctx.Err() != nil {
+		// Our write node may be gone and a writer behind it holding: a
+		// read node created now would not be guarded. Nothing is sent.
+		return nil, fmt.Errorf("write holding lost: %w", context.Cause(wctx))
+	}
 	spec := m.cfg.spec(m.path, recipes.RoleRead, m.cfg.lossPolicy(m.s))
 	h, err := recipes.Enter(ctx, m.s, spec)
 	if err != nil {
 		return nil, err
 	}
+	if h.SessionID() != w.h.SessionID() {
+		// The session changed while creating: the write node is gone.
+		_ = h.Release(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("%w: write holding of session 0x%x, read node of 0x%x",
+			recipes.ErrSessionLost, w.h.SessionID(), h.SessionID())
+	}
 	r := &holding{h: h}
 	r.context()
-	wctx := w.h.Context()
 	r.untie = context.AfterFunc(wctx, func() {
 		if cause := context.Cause(wctx); !errors.Is(cause, recipes.ErrReleased) {
 			r.cancel(cause)

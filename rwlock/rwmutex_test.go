@@ -466,7 +466,25 @@ func TestUpgradeAndMisuse(t *testing.T) {
 	if err := m.RUnlock(ctx); !errors.Is(err, rwlock.ErrNotHeld) {
 		t.Errorf("RUnlock before anything = %v", err)
 	}
-	if err := m.RLock(ctx); err != nil {
+	// One acquisition at a time per RWMutex.
+	other := rwlock.New(connect(t, e.Addrs()), path)
+	if err := other.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waiting := async(func() error { return m.RLock(ctx) })
+	waitChildren(t, admin, path, 2)
+	for name, f := range map[string]func(context.Context) error{"Lock": m.Lock, "TryLock": m.TryLock, "RLock": m.RLock, "TryRLock": m.TryRLock} {
+		if err := f(ctx); !errors.Is(err, rwlock.ErrAlreadyHeld) {
+			t.Errorf("%s during RLock = %v, want ErrAlreadyHeld", name, err)
+		}
+	}
+	if err := m.RUnlock(ctx); !errors.Is(err, rwlock.ErrNotHeld) {
+		t.Errorf("RUnlock during RLock = %v, want ErrNotHeld", err)
+	}
+	if err := other.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := recv(t, waiting, waitLong, "RLock"); err != nil {
 		t.Fatal(err)
 	}
 	for name, f := range map[string]func(context.Context) error{"Lock": m.Lock, "TryLock": m.TryLock} {
@@ -539,14 +557,15 @@ func TestBadInput(t *testing.T) {
 	if err := rwlock.New(s, "/x", rwlock.WithData(big)).Lock(ctx); !errors.Is(err, recipes.ErrDataTooLarge) {
 		t.Errorf("data too large: %v", err)
 	}
-	if err := rwlock.New(s, "/x", rwlock.WithDialect(recipes.Dialect{})).Lock(ctx); err != nil {
-		t.Errorf("zero dialect (Curator) rejected: %v", err)
-	} else if err := rwlock.New(s, "/x").Unlock(ctx); !errors.Is(err, rwlock.ErrNotHeld) {
-		t.Errorf("Unlock on another RWMutex = %v", err)
-	}
-
 	path := testPath(t)
 	ensurePath(t, s, path)
+	if z := rwlock.New(s, path, rwlock.WithDialect(recipes.Dialect{})); z.Lock(ctx) != nil {
+		t.Errorf("zero dialect (Curator) rejected")
+	} else if err := rwlock.New(s, path).Unlock(ctx); !errors.Is(err, rwlock.ErrNotHeld) {
+		t.Errorf("Unlock on another RWMutex = %v", err)
+	} else if err := z.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
 	done, cancel := context.WithCancelCause(context.Background())
 	cause := errors.New("test: gave up")
 	cancel(cause)
@@ -634,6 +653,12 @@ func TestSessionExpiry(t *testing.T) {
 			waitFor(t, waitLong, "holding cancelled", func() bool { return held.Err() != nil })
 			if cause := context.Cause(held); !errors.Is(cause, recipes.ErrSessionLost) {
 				t.Errorf("cause %v, want ErrSessionLost", cause)
+			}
+			if write {
+				// No downgrade from a lost write holding.
+				if err := holder.RLock(ctx); !errors.Is(err, recipes.ErrSessionLost) {
+					t.Errorf("RLock after the write holding was lost = %v, want ErrSessionLost", err)
+				}
 			}
 			if err := recv(t, wDone, waitLong, "waiting writer"); err != nil {
 				t.Fatal(err)
@@ -792,4 +817,40 @@ func TestCuratorNames(t *testing.T) {
 	if err := errors.Join(m.Unlock(ctx), m.RUnlock(ctx)); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestDowngradeLosesWriteNode: while a kept write node guards a downgraded
+// read holding, its deletion by someone else lets the queued writer in, so
+// the read holding ends with a node-deleted cause.
+func TestDowngradeLosesWriteNode(t *testing.T) {
+	e := ensemble(t)
+	path := testPath(t)
+	ctx := testCtx(t, time.Minute)
+	admin := connect(t, e.Addrs())
+	a := rwlock.New(connect(t, e.Addrs()), path)
+	b := rwlock.New(connect(t, e.Addrs()), path)
+	if err := a.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	writeNode := a.Node()
+	bDone := async(func() error { return b.Lock(ctx) })
+	waitChildren(t, admin, path, 2)
+	if err := errors.Join(a.RLock(ctx), a.Unlock(ctx)); err != nil {
+		t.Fatal(err)
+	}
+	readHeld := a.RHeld()
+	if err := admin.Conn().Delete(writeNode, -1); err != nil {
+		t.Fatalf("delete kept write node: %v", err)
+	}
+	waitFor(t, waitLong, "read holding cancelled", func() bool { return readHeld.Err() != nil })
+	if cause := context.Cause(readHeld); !errors.Is(cause, recipes.ErrNodeDeleted) {
+		t.Errorf("cause %v, want ErrNodeDeleted", cause)
+	}
+	if err := recv(t, bDone, waitLong, "queued writer"); err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(a.RUnlock(ctx), b.Unlock(ctx)); err != nil {
+		t.Fatal(err)
+	}
+	waitChildren(t, admin, path, 0)
 }
