@@ -25,7 +25,8 @@ const ReadyNode = "ready"
 // "<path>/ready", which releases everyone waiting in Enter.
 //
 // Invariants: Enter returns nil only after "ready" existed, which it does
-// only after n member nodes existed at once; Leave returns nil only after
+// only after n member nodes existed at once (members are the children
+// named by a GUID in the dialect's form; other children are ignored); Leave returns nil only after
 // every member node is gone. Members are ephemeral: a member whose session
 // dies drops out (it no longer counts toward n, and Leave does not wait for
 // it), and its own Enter or Leave fails with ErrMemberLost.
@@ -200,7 +201,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 		case err != nil:
 			return fail(fmt.Errorf("barrier: enter %s: %w", d.path, err))
 		}
-		members := memberNames(children)
+		members := memberNames(d.cfg.dialect, children)
 		if !slices.Contains(members, name) {
 			return fail(fmt.Errorf("%w (%w): %s: our node %s is gone", ErrMemberLost, recipes.ErrSessionLost, d.path, name))
 		}
@@ -345,17 +346,41 @@ func (d *DoubleBarrier) createReady(ctx context.Context) error {
 	}
 }
 
-// memberNames returns the children other than "ready", sorted by name (the
-// order of ZooKeeper's and Curator's leave protocol). Pure.
-func memberNames(children []string) []string {
+// memberNames returns the children that are members in dialect d (named
+// by a GUID in d's form: 36 characters with dashes for Curator, 32 hex
+// digits for kazoo), sorted by name: the order of ZooKeeper's and
+// Curator's leave protocol. "ready" and foreign nodes are ignored, so a
+// stray node under the path cannot hold the barrier. Pure.
+func memberNames(d recipes.Dialect, children []string) []string {
 	out := make([]string, 0, len(children))
 	for _, c := range children {
-		if c != ReadyNode {
+		if isMember(d, c) {
 			out = append(out, c)
 		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+// isMember reports whether name is a GUID in dialect d's form. Pure.
+func isMember(d recipes.Dialect, name string) bool {
+	dashes := d.String() != recipes.Kazoo.String()
+	if (dashes && len(name) != 36) || (!dashes && len(name) != 32) {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= '0' && c <= '9', c >= 'a' && c <= 'f', c >= 'A' && c <= 'F':
+			if dashes && (i == 8 || i == 13 || i == 18 || i == 23) {
+				return false
+			}
+		case c == '-' && dashes && (i == 8 || i == 13 || i == 18 || i == 23):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // Leave removes our member node and returns once every member has left; the
@@ -405,7 +430,7 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 		case err != nil:
 			return fmt.Errorf("barrier: leave %s: %w", d.path, err)
 		}
-		members := memberNames(children)
+		members := memberNames(d.cfg.dialect, children)
 		if len(members) == 0 {
 			break
 		}

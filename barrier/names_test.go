@@ -3,21 +3,24 @@ package barrier
 import (
 	"slices"
 	"testing"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 func TestMemberNames(t *testing.T) {
+	const a, b = "0e02b2c3-58cc-4372-a567-f47ac10bd479", "f47ac10b-58cc-4372-a567-0e02b2c3d479"
+	const ka, kb = "0e02b2c358cc4372a567f47ac10bd479", "F47AC10B58CC4372A5670E02B2C3D479"
 	for _, tc := range []struct {
+		d        recipes.Dialect
 		in, want []string
 	}{
-		{nil, []string{}},
-		{[]string{"ready"}, []string{}},
-		{[]string{"c", "ready", "a", "b"}, []string{"a", "b", "c"}},
-		{
-			[]string{"f47ac10b-58cc-4372-a567-0e02b2c3d479", "ready", "0e02b2c3-58cc-4372-a567-f47ac10bd479"},
-			[]string{"0e02b2c3-58cc-4372-a567-f47ac10bd479", "f47ac10b-58cc-4372-a567-0e02b2c3d479"},
-		},
+		{recipes.Curator, nil, []string{}},
+		{recipes.Curator, []string{"ready"}, []string{}},
+		{recipes.Curator, []string{b, "ready", a}, []string{a, b}},
+		{recipes.Curator, []string{b, "setup", ka, a + "x", "0e02b2c3x58cc-4372-a567-f47ac10bd479", a}, []string{a, b}},
+		{recipes.Kazoo, []string{kb, "ready", ka, a, "0e02b2c358cc4372a567f47ac10bd47g"}, []string{ka, kb}},
 	} {
-		if got := memberNames(tc.in); !slices.Equal(got, tc.want) {
+		if got := memberNames(tc.d, tc.in); !slices.Equal(got, tc.want) {
 			t.Errorf("memberNames(%v) = %v, want %v", tc.in, got, tc.want)
 		}
 	}
@@ -26,9 +29,11 @@ func TestMemberNames(t *testing.T) {
 func FuzzMemberNames(f *testing.F) {
 	f.Add("a", "ready", "b")
 	f.Fuzz(func(t *testing.T, a, b, c string) {
-		got := memberNames([]string{a, b, c})
-		if !slices.IsSorted(got) || slices.Contains(got, ReadyNode) {
-			t.Fatalf("memberNames = %v", got)
+		for _, d := range []recipes.Dialect{recipes.Curator, recipes.Kazoo} {
+			got := memberNames(d, []string{a, b, c, d.NewGUID()})
+			if !slices.IsSorted(got) || slices.Contains(got, ReadyNode) || len(got) == 0 {
+				t.Fatalf("memberNames = %v", got)
+			}
 		}
 	})
 }
