@@ -27,8 +27,9 @@
 //     hold at once); the writer behind those readers watches the last of
 //     them and is not woken;
 //   - a reader's release wakes at most one process: the writer queued right
-//     behind it, if any. Readers never watch readers, so a reader wakes
-//     once per writer ahead of it that leaves, not once per queued node.
+//     behind it, if any. Readers never watch readers, so a waiting reader
+//     is woken at most once per writer ahead of it (normally once: when
+//     the nearest one leaves), not once per queued node.
 //
 // # ZooKeeper calls
 //
@@ -45,8 +46,8 @@
 // The getData on our own node after an acquisition reads its czxid (the
 // fencing token) and is skipped when the listing proves it (the core's
 // shortcut, which only applies while no child of the path was ever
-// deleted) unless WithRevocation is set. No operation lists the path twice
-// unless the session is lost.
+// deleted) unless WithRevocation is set. A waiting acquisition never lists
+// the path again after its first listing unless the session is lost.
 //
 // # Downgrade and upgrade
 //

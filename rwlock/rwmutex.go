@@ -324,7 +324,9 @@ func (m *RWMutex) downgrade(ctx context.Context, w *holding) (*holding, error) {
 // our write node and our read node, the write node is deleted and readers
 // queued behind it join us. Otherwise the write node is kept (sends no
 // delete) until RUnlock: deleting it would let the writer queued right
-// behind it hold while we still read (Curator's downgrade has this flaw).
+// behind it hold while we still read (which Curator's downgrade allows: its
+// read node is queued after that writer, which only watches our write
+// node).
 // Readers queued behind it then wait for our RUnlock too.
 func (m *RWMutex) Unlock(ctx context.Context) error {
 	if err := m.check(); err != nil {
