@@ -2,6 +2,8 @@ package barrier_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log"
 
 	"github.com/zkrecipes/zkrecipes/barrier"
@@ -51,4 +53,12 @@ func ExampleDoubleBarrier() {
 	if err := d.Leave(ctx); err != nil { // returns once all 5 have left
 		log.Fatal(err)
 	}
+}
+
+// Bad arguments are reported by every method, with sentinel errors.
+func ExampleNewDouble_badInput() {
+	d := barrier.NewDouble(nil, "/app/round", 0)
+	err := d.Enter(context.Background())
+	fmt.Println(errors.Is(err, recipes.ErrNilSession))
+	// Output: true
 }

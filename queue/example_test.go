@@ -2,6 +2,7 @@ package queue_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"time"
@@ -79,4 +80,18 @@ func ExampleQueue_PutPriority() {
 		log.Fatal(err)
 	}
 	fmt.Println(string(it.Data)) // datacenter on fire
+}
+
+// Bad arguments are reported, not panicked on, by every method, with
+// sentinel errors for errors.Is.
+func ExampleNew_badInput() {
+	ctx := context.Background()
+	_, err := queue.New(nil, "/jobs").Put(ctx, []byte("x"))
+	fmt.Println(errors.Is(err, recipes.ErrNilSession))
+	var q *queue.Queue
+	_, err = q.Take(ctx)
+	fmt.Println(errors.Is(err, queue.ErrNilQueue))
+	// Output:
+	// true
+	// true
 }

@@ -16,6 +16,7 @@ const (
 	Kazoo
 )
 
+// String returns the dialect's name.
 func (d Dialect) String() string {
 	if d == Kazoo {
 		return "kazoo"
