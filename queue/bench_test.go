@@ -11,17 +11,31 @@ import (
 )
 
 // BenchmarkQueue puts b.N items (one producer, one Put each) and takes them
-// with 1 and 4 consumers, each with its own session, reporting throughput
-// in items per second for each phase.
+// with 1 and 4 consumers, each with its own session (and so its own cached
+// listing: they compete for the head item), and with 4 goroutines sharing
+// one Queue (they share its listing and never collide), reporting
+// throughput in items per second for each phase.
 func BenchmarkQueue(b *testing.B) {
-	for _, consumers := range []int{1, 4} {
-		b.Run(fmt.Sprintf("consumers=%d", consumers), func(b *testing.B) {
+	for _, bc := range []struct {
+		consumers int
+		shared    bool
+	}{{1, false}, {4, false}, {4, true}} {
+		name := fmt.Sprintf("consumers=%d", bc.consumers)
+		if bc.shared {
+			name = fmt.Sprintf("goroutines=%d_one_queue", bc.consumers)
+		}
+		consumers := bc.consumers
+		b.Run(name, func(b *testing.B) {
 			e := ensemble(b)
 			ctx := ctxT(b, 10*time.Minute)
 			path := testPath(b)
 			producer := queue.New(connect(b, e.Addrs()), path)
 			qs := make([]*queue.Queue, consumers)
 			for i := range qs {
+				if bc.shared && i > 0 {
+					qs[i] = qs[0]
+					continue
+				}
 				qs[i] = queue.New(connect(b, e.Addrs()), path)
 			}
 			data := make([]byte, 100)

@@ -34,6 +34,13 @@ import (
 // consumer (of this and other processes) blocked on an empty queue — a queue
 // has no single successor to wake.
 //
+// Consumers with their own Queue values (other processes, other sessions)
+// all try the head item, so only one of them wins each round and the
+// others pay a getData or delete that fails: Take throughput does not grow
+// with such consumers (BenchmarkQueue). Goroutines sharing one Queue take
+// distinct items from its cached listing and never collide, so several
+// goroutines per process are the way to consume faster.
+//
 // A Queue is safe for concurrent use; goroutines of one Queue share its
 // cached listing. A path is consumed either with Take/Poll or with Claim,
 // not both: Take does not look at claims.
