@@ -296,10 +296,9 @@ func (c *Coordinator) Pending(ctx context.Context) ([]string, error) {
 
 // siteWatch is Decide's knowledge of one site.
 type siteWatch struct {
-	view      siteView
-	seenAlive bool
-	watch     <-chan zk.Event // child watch on <tx>/<site>; nil when not armed
-	fired     bool            // the watch fired: look for the vote first
+	view  siteView
+	watch <-chan zk.Event // child watch on <tx>/<site>; nil when not armed
+	fired bool            // the watch fired: look for the vote first
 }
 
 // Decide waits for the votes and writes the decision, or reads the one
@@ -309,9 +308,10 @@ type siteWatch struct {
 // first (this coordinator, another one, or a participant past its
 // deadline); Decide returns what that node says. This coordinator writes
 // Commit only after reading a commit vote from every site; it writes Abort
-// at the first abort vote, when a site's liveness node, once seen, is gone
-// before that site voted, or when the vote deadline passes with votes
-// missing.
+// at the first abort vote, when a site's liveness node is gone before that
+// site voted (seen from the site node's child version: children changed,
+// yet neither a liveness node nor a vote is there), or when the vote
+// deadline passes with votes missing.
 //
 // Cost, n sites: 1 exists (watching the decision node) + n getChildren
 // (one child watch per site, seeing its liveness and vote nodes); each
@@ -416,9 +416,10 @@ func (t *Tx) look(ctx context.Context, sw *siteWatch) error {
 		}
 	}
 	var kids []string
+	var st *zk.Stat
 	var ch <-chan zk.Event
 	err := do(ctx, s, func(int64) (err error) {
-		kids, _, ch, err = s.Conn().ChildrenW(sitePath)
+		kids, st, ch, err = s.Conn().ChildrenW(sitePath)
 		return err
 	})
 	if errors.Is(err, zk.ErrNoNode) {
@@ -439,8 +440,11 @@ func (t *Tx) look(ctx context.Context, sw *siteWatch) error {
 		// change; nothing waits on it any more.
 		sw.watch = nil
 	case slices.Contains(kids, aliveNode):
-		sw.seenAlive = true
-	case sw.seenAlive:
+	case st.Cversion > 0:
+		// The site node's children changed, yet there is neither a
+		// liveness node nor a vote: a liveness node was created and is
+		// gone (nothing else deletes one before the decision). The
+		// child version tells even a coordinator that never saw it.
 		sw.view.Vanished = true
 	}
 	return nil

@@ -131,8 +131,8 @@ func normalizeSites(sites []string) ([]string, error) {
 type siteView struct {
 	Name string
 	Vote Decision // 0 while the site has not voted
-	// Vanished: the site's liveness node was seen and later found missing
-	// while the site had not voted.
+	// Vanished: the site's liveness node existed and is gone while the
+	// site has not voted.
 	Vanished bool
 }
 

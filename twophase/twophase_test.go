@@ -171,6 +171,25 @@ func TestParticipantDiesBeforeVoting(t *testing.T) {
 	res := results(t, "t1", d, a, b)
 	res["c (restarted)"] = cd
 	checkInvariants(t, cs, root, "t1", names, twophase.Abort, res)
+
+	// A site that dies before the coordinator even looks: the site node's
+	// child version still shows a liveness node came and went.
+	tx2, err := coord.Begin(ctx, "t2", names, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dying := connect(t, e.Addrs())
+	if _, err := twophase.NewParticipant(dying, root, "c").Lookup(ctx, "t2"); err != nil {
+		t.Fatal(err)
+	}
+	closeSession(t, dying)
+	if d, err := tx2.Decide(ctx); err != nil || d != twophase.Abort {
+		t.Fatalf("t2: %v, %v", d, err)
+	}
+	data, _, err := cs.Conn().Get(root + "/t2/decision")
+	if err != nil || !strings.Contains(string(data), "site c lost its liveness node") {
+		t.Fatalf("t2 decision %q, %v", data, err)
+	}
 }
 
 // TestCoordinatorDiesAfterVotes: every site voted commit and the
