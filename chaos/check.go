@@ -21,8 +21,24 @@ type Result struct {
 	Violations []Violation `json:"violations,omitempty"`
 	// Inconclusive is set when the checker could not decide (for example
 	// the linearizability search timed out); it is not a violation.
-	Inconclusive bool   `json:"inconclusive,omitempty"`
-	Note         string `json:"note,omitempty"`
+	Inconclusive bool `json:"inconclusive,omitempty"`
+	// Voided is set when the scenario's fault voids this invariant by
+	// design; Expected then counts what would have been violations.
+	Voided   bool   `json:"voided,omitempty"`
+	Expected int    `json:"expected,omitempty"`
+	Note     string `json:"note,omitempty"`
+}
+
+// void turns r's violations into expected findings under fault.
+func (r Result) void(fault string) Result {
+	r.Voided, r.Expected = true, len(r.Violations)
+	if r.Expected > 0 {
+		r.Note = fmt.Sprintf("%d finding(s) expected under %s, not counted: %s", r.Expected, fault, r.Violations[0].Msg)
+	} else {
+		r.Note = "voided by " + fault
+	}
+	r.Violations = nil
+	return r
 }
 
 // OK reports whether no violation was found.

@@ -16,6 +16,7 @@ type Recorder struct {
 
 	nextOp       atomic.Int64
 	lastProgress atomic.Int64
+	tee          func(Event) // called with every event added, outside the lock
 }
 
 // NewRecorder returns an empty recorder whose history starts now.
@@ -33,6 +34,9 @@ func (r *Recorder) Add(e Event) Event {
 	e.Seq = r.seq
 	r.events = append(r.events, e)
 	r.mu.Unlock()
+	if r.tee != nil {
+		r.tee(e)
+	}
 	if IsProgress(e) {
 		for {
 			last := r.lastProgress.Load()

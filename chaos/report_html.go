@@ -32,6 +32,8 @@ func cellClass(r ScenarioResult, checker string) string {
 		return "na"
 	case len(c.Violations) > 0:
 		return "bad"
+	case c.Voided:
+		return "na"
 	case c.Inconclusive:
 		return "unknown"
 	}

@@ -132,8 +132,18 @@ func (r *Runner) RunScenario(ctx context.Context, sc Scenario) (ScenarioResult, 
 		}
 	}
 	res.Ops += len(Holdings(h))
+	voids := map[string]string{}
+	for _, f := range sc.Faults {
+		for _, v := range f.Voids {
+			voids[v] = f.Name
+		}
+	}
 	for _, c := range sc.Workload.Checkers(cfg) {
-		res.Results = append(res.Results, c.Run(h))
+		cr := c.Run(h)
+		if f, ok := voids[c.Name]; ok {
+			cr = cr.void(f)
+		}
+		res.Results = append(res.Results, cr)
 	}
 	res.Err = strings.Join(errs, "; ")
 	res.Took = time.Since(began).Round(time.Millisecond)

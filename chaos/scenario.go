@@ -45,12 +45,15 @@ func (s Scenario) FaultNames() string {
 	return strings.Join(n, ",")
 }
 
-// supports reports whether the workload can take every fault.
+// supports reports whether the scenario's workload takes every fault:
+// in-process workloads take the faults that do not need processes, and
+// process workloads only those that do (the in-process twin covers the
+// rest, faster).
 func (s Scenario) supports() bool {
 	pw, ok := s.Workload.(ProcessWorkload)
 	inProc := ok && pw.InProcesses()
 	for _, f := range s.Faults {
-		if f.NeedsProcesses && !inProc {
+		if f.NeedsProcesses != inProc {
 			return false
 		}
 	}
@@ -75,7 +78,7 @@ func Matrix(tier Tier, workloads ...Workload) []Scenario {
 			all = append(all, f)
 			out = append(out, sc)
 		}
-		if tier == TierFull && len(all) > 1 {
+		if tier == TierFull && len(all) > 1 { // a mixed scenario
 			out = append(out, Scenario{Name: w.Name() + "/mixed", Workload: w, Faults: all})
 		}
 	}

@@ -98,6 +98,8 @@ func (r ScenarioResult) Cell(checker string) string {
 		return "-"
 	case len(c.Violations) > 0:
 		return fmt.Sprintf("%d VIOLATION(S)", len(c.Violations))
+	case c.Voided:
+		return fmt.Sprintf("void %d", c.Expected)
 	case c.Inconclusive:
 		return fmt.Sprintf("? %d", c.Checked)
 	}

@@ -128,25 +128,32 @@ func (w *Lock) quiesced(env *Env, conn *zk.Conn, lockPath string) {
 }
 
 func (w *Lock) client(ctx context.Context, env *Env, c *Client, lockPath, counter string, stopped *sync.WaitGroup, release <-chan struct{}) error {
+	once := sync.OnceFunc(stopped.Done)
 	defer func() {
-		select {
-		case <-release:
-		default:
-			stopped.Done()
-			<-release
-		}
+		once()
+		<-release
 	}()
-	s, err := recipes.Connect(ctx, c.Link.Addrs(), recipes.WithSessionTimeout(env.SessionTimeout),
-		recipes.WithLogger(slog.New(slog.DiscardHandler)))
+	return w.loop(ctx, c.Link.Addrs(), env.SessionTimeout, c.Log, lockPath, counter, c.SetConn, func() {
+		once()
+		<-release // keep the session open until the quiesced check is done
+	})
+}
+
+// loop connects a recipes.Session to addrs and runs Lock, fenced
+// increments and Unlock until ctx is done; then it calls quiesce (if not
+// nil) and closes the session. Used in-process and by worker processes.
+func (w *Lock) loop(ctx context.Context, addrs []string, st time.Duration, log *ClientLog, lockPath, counter string,
+	onConn func(*zk.Conn), quiesce func()) error {
+	s, err := recipes.Connect(ctx, addrs, recipes.WithSessionTimeout(st), recipes.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
-		return fmt.Errorf("chaos: %s: %w", c.Name, err)
+		return fmt.Errorf("chaos: %s: %w", log.Name(), err)
 	}
-	c.SetConn(s.Conn())
+	onConn(s.Conn())
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), env.SessionTimeout)
+		cctx, cancel := context.WithTimeout(context.Background(), st)
 		defer cancel()
 		_ = s.Close(cctx)
 	}()
@@ -169,33 +176,34 @@ func (w *Lock) client(ctx context.Context, env *Env, c *Client, lockPath, counte
 			continue
 		}
 		fence := m.Fence()
-		c.Log.Acquired(lockPath, fence.Token, "")
+		log.Acquired(lockPath, fence.Token, "")
 		held := m.Held()
 		watched := make(chan struct{})
 		go func() {
 			defer close(watched)
 			<-held.Done()
 			if cause := context.Cause(held); !errors.Is(cause, recipes.ErrReleased) {
-				c.Log.Lost(lockPath, fence.Token, fmt.Sprint(cause))
+				log.Lost(lockPath, fence.Token, fmt.Sprint(cause))
 			}
 		}()
 		for range writes {
 			if held.Err() != nil || ctx.Err() != nil {
 				break
 			}
-			fencedIncrement(ctx, s.Conn(), c.Log, m, counter, fence.Token)
+			fencedIncrement(ctx, s.Conn(), log, m, counter, fence.Token)
 		}
 		if held.Err() == nil {
-			c.Log.Released(lockPath, fence.Token)
+			log.Released(lockPath, fence.Token)
 		}
-		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), env.SessionTimeout)
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), st)
 		_ = m.Unlock(uctx)
 		cancel()
 		<-watched
 		pause(ctx, pace)
 	}
-	stopped.Done()
-	<-release
+	if quiesce != nil {
+		quiesce()
+	}
 	return nil
 }
 

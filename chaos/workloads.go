@@ -1,10 +1,12 @@
 package chaos
 
 // Workloads returns the workloads of the matrix, one per recipe that has
-// landed (and the raw-ZooKeeper register). The deliberately broken
+// landed (and the raw-ZooKeeper register). LockProc runs its clients in
+// worker processes: the binary must call RunWorkerIfAsked first thing in
+// main (or TestMain). The deliberately broken
 // variants are not part of it; tests and zkchaos -broken add them.
 func Workloads() []Workload {
-	return []Workload{&Register{}, &Lock{}}
+	return []Workload{&Register{}, &Lock{}, &LockProc{}}
 }
 
 // BrokenWorkloads returns workloads that must fail their checks: proof that

@@ -29,6 +29,7 @@ import (
 )
 
 func main() {
+	chaos.RunWorkerIfAsked() // zkchaos re-executes itself for clients in worker processes
 	os.Exit(run())
 }
 
