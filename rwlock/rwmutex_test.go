@@ -105,6 +105,9 @@ func TestNoOverlap(t *testing.T) {
 	admin := connect(t, e.Addrs())
 	counter := path + "-counter"
 	ensurePath(t, admin, counter)
+	if _, err := admin.Conn().Set(counter, []byte("0"), -1); err != nil {
+		t.Fatal(err)
+	}
 	ctx := testCtx(t, 2*time.Minute)
 	var (
 		mu        sync.Mutex
