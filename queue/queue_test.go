@@ -109,6 +109,18 @@ func TestPutTakePollPeekLen(t *testing.T) {
 	if err != nil || len(names) != 2 {
 		t.Fatalf("PutAll = %v, %v", names, err)
 	}
+	// One transaction: consecutive sequence numbers, after the Put's.
+	seqs := make([]int32, 3)
+	for i, n := range append([]string{name}, names...) {
+		v, ok := recipes.ParseSeq(strings.TrimPrefix(n, "qn-"))
+		if !ok {
+			t.Fatalf("bad name %q", n)
+		}
+		seqs[i] = v
+	}
+	if seqs[1] != seqs[0]+1 || seqs[2] != seqs[1]+1 {
+		t.Fatalf("sequences %v", seqs)
+	}
 	// Data up to the server's limit goes through.
 	big := bytes.Repeat([]byte{'z'}, q.MaxData())
 	if _, err := q.Put(ctx, big); err != nil {
