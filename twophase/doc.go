@@ -52,19 +52,22 @@
 //     decision node says commit, so a participant or a Collect may abort an
 //     undecided transaction at any time.
 //   - Every participant ends with the decision: it is persistent until
-//     collected, and Await watches it again after a reconnection or a new
-//     session.
+//     collected, Await watches it again after a reconnection or a new
+//     session, and Transactions delivers a transaction (decided or not)
+//     until its site calls Finish.
 //
 // # Cost and notifications
 //
 // Per transaction of n sites, with no faults: Begin 1 multi; each site: 1
 // notification on the root, about 4 reads and 1 create to learn it, 1 create
 // to vote, 1 exists (watch) and 1 getData to learn the decision, 1 multi
-// and 1 delete to finish; the
-// coordinator: 1 + n watches and about 3 reads per site. The decision wakes
+// and 1 delete to finish; the coordinator: 1 exists and n getChildren
+// (its watches), 1 getData per vote, 1 create. The decision wakes
 // n watchers; the votes wake the coordinator's n watches. Notifications are
-// O(n): no site watches another site, nobody watches the votes' parent
-// herd-style. Each method's doc lists its requests.
+// O(n): no site watches another site, and the coordinator stops watching a
+// site once it voted. (Discovery is the exception: each Begin wakes every
+// participant streaming Transactions on the root, once.) Each method's doc
+// lists its requests.
 //
 // Calls take a context. go-zookeeper cannot abandon a request once sent, so
 // ctx is checked before each request and honoured while waiting; requests

@@ -524,7 +524,8 @@ func (pr *Proposal) Await(ctx context.Context) (Decision, error) {
 // twice is fine. An undecided transaction is ErrNotDecided; a missing one,
 // ErrUnknownTx.
 //
-// Cost: 1 multi (check of the decision + create) + 1 delete. Wakes nobody
+// Cost: 1 multi (check of the decision + create) + 1 delete (+1 exists when
+// the multi finds no decision). Wakes nobody
 // who is waiting (the coordinator no longer watches a site that voted).
 func (pr *Proposal) Finish(ctx context.Context) error {
 	if pr == nil {
@@ -545,10 +546,15 @@ func (pr *Proposal) Finish(ctx context.Context) error {
 	switch {
 	case err == nil, errors.Is(err, zk.ErrNodeExists):
 	case errors.Is(err, zk.ErrNoNode):
-		if len(res) > 0 && errors.Is(res[0].Error, zk.ErrNoNode) {
-			if ok, _, err := s.Conn().Exists(pr.path); err == nil && ok {
-				return fmt.Errorf("%w: %s", ErrNotDecided, pr.path)
-			}
+		var there bool
+		if err := do(ctx, s, func(int64) (err error) {
+			there, _, err = s.Conn().Exists(pr.path)
+			return err
+		}); err != nil {
+			return fmt.Errorf("twophase: finish %s: %w", pr.sitePath, err)
+		}
+		if there && len(res) > 0 && errors.Is(res[0].Error, zk.ErrNoNode) {
+			return fmt.Errorf("%w: %s", ErrNotDecided, pr.path)
 		}
 		return fmt.Errorf("%w: %s", ErrUnknownTx, pr.path)
 	default:
