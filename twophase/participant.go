@@ -209,6 +209,10 @@ func (p *Participant) examine(ctx context.Context, tx string, all bool) (*Propos
 	if err != nil {
 		return nil, fmt.Errorf("twophase: list %s: %w", sitePath, err)
 	}
+	finished := slices.Contains(mine, doneNode)
+	if finished && !all {
+		return nil, nil // nothing left to do for this site
+	}
 	var vote Decision
 	if slices.Contains(mine, voteNode) {
 		if vote, err = readVote(ctx, p.s, sitePath); err != nil {
@@ -224,10 +228,6 @@ func (p *Participant) examine(ctx context.Context, tx string, all bool) (*Propos
 		if ok {
 			decision = d
 		}
-	}
-	finished := slices.Contains(mine, doneNode)
-	if finished && !all {
-		return nil, nil
 	}
 	if decision == 0 && vote == 0 {
 		if err := p.markAlive(ctx, sitePath); err != nil {
