@@ -17,6 +17,19 @@ import (
 // consumer take 50 each. Every item is taken exactly once, and each
 // consumer sees each producer's items in the order they were put.
 func TestQueueWithCuratorSimpleDistributedQueue(t *testing.T) {
+	mixedQueue(t, "queue-put", "queue-take")
+}
+
+// TestQueueWithZooKeeperDistributedQueue: the same with ZooKeeper's own
+// queue recipe (org.apache.zookeeper.recipes.queue.DistributedQueue), which
+// also names items qn-<seq>.
+func TestQueueWithZooKeeperDistributedQueue(t *testing.T) {
+	mixedQueue(t, "zkqueue-put", "zkqueue-take")
+}
+
+// mixedQueue runs a Go producer and consumer and a Java producer and
+// consumer (with the peer commands put and take) on one queue.
+func mixedQueue(t *testing.T, put, take string) {
 	const n = 50
 	e := ensemble(t)
 	ctx := ctxFor(t, 3*time.Minute)
@@ -37,7 +50,7 @@ func TestQueueWithCuratorSimpleDistributedQueue(t *testing.T) {
 	wg.Add(4)
 	go func() {
 		defer wg.Done()
-		if _, err := producer.Do(ctx, "queue-put "+path+" "+strings.Join(javaItems, " ")); err != nil {
+		if _, err := producer.Do(ctx, put+" "+path+" "+strings.Join(javaItems, " ")); err != nil {
 			errs <- err
 		}
 	}()
@@ -52,7 +65,7 @@ func TestQueueWithCuratorSimpleDistributedQueue(t *testing.T) {
 	}()
 	go func() {
 		defer wg.Done()
-		out, err := consumer.Do(ctx, "queue-take "+path+" "+strconv.Itoa(n))
+		out, err := consumer.Do(ctx, take+" "+path+" "+strconv.Itoa(n))
 		if err != nil {
 			errs <- err
 		}
@@ -75,7 +88,7 @@ func TestQueueWithCuratorSimpleDistributedQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := map[string]string{}
-	for consumerName, items := range map[string][]string{"curator": strings.Fields(javaTook), "go": goTook} {
+	for consumerName, items := range map[string][]string{"java": strings.Fields(javaTook), "go": goTook} {
 		if len(items) != n {
 			t.Fatalf("%s consumer took %d items, want %d", consumerName, len(items), n)
 		}

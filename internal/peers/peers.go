@@ -56,6 +56,8 @@ var (
 
 const (
 	curatorJar = "/usr/share/java/curator-recipes.jar" // its manifest names the rest
+	// zkQueueJar is ZooKeeper's own queue recipe (libzookeeper-java).
+	zkQueueJar = "/usr/share/java/zookeeper-recipes-queue.jar"
 	slf4jNop   = "/usr/share/java/slf4j-nop.jar"
 	python     = "/usr/bin/python3"
 	kazooDir   = "/usr/lib/python3/dist-packages/kazoo"
@@ -73,6 +75,9 @@ func Available(kind Kind) error {
 		}
 		if _, err := os.Stat(curatorJar); err != nil {
 			return fmt.Errorf("%w: no %s (apt-get install libcurator-recipes-java)", ErrMissing, curatorJar)
+		}
+		if _, err := os.Stat(zkQueueJar); err != nil {
+			return fmt.Errorf("%w: no %s (apt-get install libzookeeper-java)", ErrMissing, zkQueueJar)
 		}
 	case Kazoo:
 		if _, err := os.Stat(python); err != nil {
@@ -136,7 +141,7 @@ func prepare(ctx context.Context, kind Kind) (string, error) {
 			javaFiles = append(javaFiles, filepath.Join(tmp, name))
 		}
 		if kind == Curator {
-			args := append([]string{"-nowarn", "-cp", curatorJar, "-d", tmp}, javaFiles...)
+			args := append([]string{"-nowarn", "-cp", curatorJar + ":" + zkQueueJar, "-d", tmp}, javaFiles...)
 			if out, err := exec.CommandContext(ctx, "javac", args...).CombinedOutput(); err != nil {
 				return "", fmt.Errorf("peers: javac: %v\n%s", err, out)
 			}
@@ -214,7 +219,7 @@ func StartProgram(ctx context.Context, kind Kind, program, connect string, sessi
 	ms := strconv.FormatInt(sessionTimeout.Milliseconds(), 10)
 	var cmd *exec.Cmd
 	if kind == Curator {
-		cp := dir + ":" + curatorJar
+		cp := dir + ":" + curatorJar + ":" + zkQueueJar
 		if _, err := os.Stat(slf4jNop); err == nil {
 			cp += ":" + slf4jNop
 		}

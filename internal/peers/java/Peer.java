@@ -29,6 +29,8 @@ import org.apache.curator.framework.recipes.locks.InterProcessLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
 import org.apache.curator.framework.recipes.queue.SimpleDistributedQueue;
+import org.apache.zookeeper.ZooDefs;
+import org.apache.zookeeper.recipes.queue.DistributedQueue;
 import org.apache.curator.retry.RetryForever;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
@@ -151,6 +153,22 @@ public class Peer {
                 }
                 return sb.toString();
             }
+            case "zkqueue-put": { // path item... with ZooKeeper's own queue recipe
+                DistributedQueue q = zkQueue(f[1]);
+                for (int i = 2; i < f.length; i++) {
+                    q.offer(f[i].getBytes(StandardCharsets.UTF_8));
+                }
+                return "OK " + (f.length - 2);
+            }
+            case "zkqueue-take": { // path n with ZooKeeper's own queue recipe
+                DistributedQueue q = zkQueue(f[1]);
+                int n = Integer.parseInt(f[2]);
+                StringBuilder sb = new StringBuilder("OK");
+                for (int i = 0; i < n; i++) {
+                    sb.append(' ').append(new String(q.take(), StandardCharsets.UTF_8));
+                }
+                return sb.toString();
+            }
             default:
                 return "ERR unknown command " + f[0];
         }
@@ -211,6 +229,17 @@ public class Peer {
         done.await();
         sel.close();
         return "OK " + n;
+    }
+
+    // zkQueue is ZooKeeper's own queue recipe (zookeeper-recipes-queue) on
+    // the raw handle; its directory must exist.
+    private static DistributedQueue zkQueue(String path) throws Exception {
+        try {
+            client.create().creatingParentsIfNeeded().forPath(path);
+        } catch (KeeperException.NodeExistsException e) {
+            // made by another client
+        }
+        return new DistributedQueue(client.getZookeeperClient().getZooKeeper(), path, ZooDefs.Ids.OPEN_ACL_UNSAFE);
     }
 
     private static void ensure(String counter) throws Exception {
