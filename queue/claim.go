@@ -18,6 +18,9 @@ import (
 // vanishes with it and the item is delivered again: at-least-once
 // processing.
 //
+// Ack or Release every claim: until then the claim node lives as long as
+// the session, and so does the claim's registration with the session.
+//
 // A Claim is safe for concurrent use; Ack and Release take effect once.
 type Claim struct {
 	q     *Queue
@@ -26,9 +29,51 @@ type Claim struct {
 	ipath string // item node
 	sid   int64  // session that owns the claim node
 
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+
 	mu   sync.Mutex
 	done bool
 }
+
+// newClaim ties the claim's context to the session's state: it is cancelled
+// when the claim may be lost (suspended, with the session's default loss
+// policy recipes.StepDownOnSuspend; session lost; closed), and when the
+// claim is acked or released.
+func newClaim(q *Queue, it Item, cpath, ipath string, sid int64) *Claim {
+	c := &Claim{q: q, item: it, path: cpath, ipath: ipath, sid: sid}
+	c.ctx, c.cancel = context.WithCancelCause(context.Background())
+	policy := q.s.LossPolicy()
+	st, id, unhook := q.s.OnStateChange(func(ch recipes.StateChange) {
+		switch {
+		case ch.State == recipes.StateSuspended && policy == recipes.StepDownOnSuspend:
+			c.cancel(recipes.ErrSuspended)
+		case ch.State == recipes.StateLost && ch.SessionID == sid:
+			c.cancel(fmt.Errorf("%w: session 0x%x", recipes.ErrSessionLost, sid))
+		case ch.State == recipes.StateClosed:
+			c.cancel(fmt.Errorf("%w (%w)", recipes.ErrClosed, recipes.ErrSessionLost))
+		}
+	})
+	context.AfterFunc(c.ctx, unhook)
+	switch {
+	case st == recipes.StateClosed:
+		c.cancel(fmt.Errorf("%w (%w)", recipes.ErrClosed, recipes.ErrSessionLost))
+	case id != sid:
+		c.cancel(fmt.Errorf("%w: session 0x%x replaced by 0x%x", recipes.ErrSessionLost, sid, id))
+	case st == recipes.StateSuspended && policy == recipes.StepDownOnSuspend:
+		c.cancel(recipes.ErrSuspended)
+	}
+	return c
+}
+
+// Context returns a context that is cancelled the moment the claim may be
+// lost, with a cause (context.Cause) that errors.Is recipes.ErrSuspended
+// (connection lost, with the session's loss policy StepDownOnSuspend: the
+// claim may still be acked if the session comes back), recipes.ErrSessionLost
+// (the claim node is gone and the item will be delivered again) or
+// recipes.ErrReleased (acked or released). Long processing should stop when
+// it is done.
+func (c *Claim) Context() context.Context { return c.ctx }
 
 // Item returns the claimed item.
 func (c *Claim) Item() Item { return c.item }
@@ -125,8 +170,8 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 		data, _, err := conn.Get(ipath)
 		switch {
 		case err == nil:
-			return &Claim{q: q, item: Item{Name: e.name, Priority: e.priority, Seq: e.seq, Data: data},
-				path: cpath, ipath: ipath, sid: sid}, nil
+			it := Item{Name: e.name, Priority: e.priority, Seq: e.seq, Data: data}
+			return newClaim(q, it, cpath, ipath, sid), nil
 		case errors.Is(err, zk.ErrNoNode):
 			// Acked by its previous claimant after our listing.
 			q.deleteClaim(cpath, sid)
@@ -155,6 +200,12 @@ func (q *Queue) deleteClaim(cpath string, sid int64) {
 	}
 }
 
+// finish marks the claim done; called with c.mu held.
+func (c *Claim) finish() {
+	c.done = true
+	c.cancel(recipes.ErrReleased)
+}
+
 // Ack removes the item and its claim in one multi (cost: 1 multi); a
 // claim lost meanwhile (session died: the item is delivered again) makes
 // it fail with ErrClaimLost and remove nothing. Wakes consumers waiting on
@@ -174,7 +225,7 @@ func (c *Claim) Ack(ctx context.Context) error {
 			return err
 		}
 		if q.s.ID() != c.sid {
-			c.done = true
+			c.finish()
 			return fmt.Errorf("%w: %s: session 0x%x is gone", ErrClaimLost, c.item.Name, c.sid)
 		}
 		_, err := q.s.Conn().Multi(
@@ -183,10 +234,10 @@ func (c *Claim) Ack(ctx context.Context) error {
 		)
 		switch {
 		case err == nil:
-			c.done = true
+			c.finish()
 			return nil
 		case errors.Is(err, zk.ErrNoNode):
-			c.done = true
+			c.finish()
 			return fmt.Errorf("%w: %s: %w", ErrClaimLost, c.item.Name, err)
 		case recipes.IsConnErr(err):
 			// The multi is all or nothing, and while our session lives
@@ -203,7 +254,7 @@ func (c *Claim) Ack(ctx context.Context) error {
 			}
 			ok, _, err := q.s.Conn().Exists(c.path)
 			if err == nil && !ok {
-				c.done = true
+				c.finish()
 				return nil
 			}
 		default:
@@ -229,7 +280,7 @@ func (c *Claim) Release(ctx context.Context) error {
 	if err := q.check(ctx); err != nil {
 		return err
 	}
-	c.done = true
+	c.finish()
 	if q.s.ID() != c.sid {
 		return fmt.Errorf("%w: %s: session 0x%x is gone", ErrClaimLost, c.item.Name, c.sid)
 	}

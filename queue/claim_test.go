@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/queue"
+	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 func TestClaimAckRelease(t *testing.T) {
@@ -55,9 +56,18 @@ func TestClaimAckRelease(t *testing.T) {
 		t.Fatalf("Claim after release got %+v", c3)
 	}
 	for _, c := range []*queue.Claim{c2, c3} {
+		if err := c.Context().Err(); err != nil {
+			t.Fatalf("claim context done while held: %v", err)
+		}
 		if err := c.Ack(ctx); err != nil {
 			t.Fatal(err)
 		}
+		if err := context.Cause(c.Context()); !errors.Is(err, recipes.ErrReleased) {
+			t.Fatalf("claim context after Ack: %v", err)
+		}
+	}
+	if err := context.Cause(c1.Context()); !errors.Is(err, recipes.ErrReleased) {
+		t.Fatalf("claim context after Release: %v", err)
 	}
 	if err := c3.Ack(ctx); !errors.Is(err, queue.ErrClaimLost) {
 		t.Fatalf("second Ack: %v", err)
@@ -154,6 +164,16 @@ func TestClaimSessionExpiry(t *testing.T) {
 		id := ds.ID()
 		return id != 0 && id != sid
 	})
+	select {
+	case <-doomed.Context().Done():
+		// The blackhole suspends the connection first (default loss
+		// policy), unless the loss is seen first.
+		if err := context.Cause(doomed.Context()); !errors.Is(err, recipes.ErrSuspended) && !errors.Is(err, recipes.ErrSessionLost) {
+			t.Errorf("doomed claim's context cause: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the doomed claim's context was never cancelled")
+	}
 	if err := doomed.Ack(ctx); !errors.Is(err, queue.ErrClaimLost) {
 		t.Errorf("Ack after the session expired: %v, want ErrClaimLost", err)
 	}
