@@ -220,23 +220,24 @@ func contend(ctx context.Context, s *Session, spec *Spec, n *node, try bool) (*H
 			return abandon(fmt.Errorf("%w: predicate watched index %d, self %d", ErrBadArgument, watch, self))
 		}
 		gone, err := waitGone(ctx, s, JoinPath(n.parent, cs[watch].Name), n.sid)
-		if err != nil {
-			if errors.Is(err, errRetry) {
-				return nil, err
-			}
-			return abandon(err)
-		}
-		if !gone {
+		switch {
+		case errors.Is(err, errRetry):
+			return nil, err
+		case errors.Is(err, errTrouble):
 			if err := s.retryPause(ctx); err != nil {
 				return abandon(err)
 			}
-		}
-		if gone {
+		case err != nil:
+			return abandon(err)
+		case gone:
 			cs = append(cs[:watch:watch], cs[watch+1:]...)
 			self--
 		}
 	}
 }
+
+// errTrouble: a request failed for connection reasons; pause, then retry.
+var errTrouble = errors.New("recipes: connection trouble")
 
 // order parses and sorts the children and returns our index (-1 if our node
 // is missing). Other nodes carrying our GUID (left by an ambiguous create)
@@ -261,17 +262,18 @@ func order(s *Session, d Dialect, roles []Role, children []string, n *node) ([]C
 	return cs, -1
 }
 
-// waitGone sets a data watch on path and waits for the node's deletion. It
-// returns gone=true once the node no longer exists, gone=false when the
-// watch must be set again (data changed, connection trouble), errRetry when
-// the session sid is lost, or ctx's cause.
+// waitGone sets a data watch on path and waits for an event. It returns
+// gone=true once the node no longer exists, gone=false when the watch must
+// be set again (its data changed, or the watch was dropped), errTrouble
+// when the request failed for connection reasons, errRetry when the session
+// sid is lost, or ctx's cause.
 func waitGone(ctx context.Context, s *Session, path string, sid int64) (bool, error) {
 	_, _, ch, err := s.conn.GetW(path)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 		return true, nil
 	case isConnErr(err):
-		return false, nil
+		return false, errTrouble
 	case err != nil:
 		return false, fmt.Errorf("recipes: watch %s: %w", path, err)
 	}
@@ -301,7 +303,7 @@ func waitGone(ctx context.Context, s *Session, path string, sid int64) (bool, er
 // Revocable, it always reads the data (a revocation may predate us).
 func hold(ctx context.Context, s *Session, spec *Spec, n *node) (*Holding, error) {
 	if n.verified && n.statted && !spec.Revocable {
-		return newHolding(s, n, spec.Policy, false, nil), nil
+		return newHolding(s, n, spec.Policy, nil), nil
 	}
 	for {
 		sid, err := s.waitUsable(ctx)
@@ -325,7 +327,7 @@ func hold(ctx context.Context, s *Session, spec *Spec, n *node) (*Holding, error
 		}
 		n.verified, n.statted = true, true
 		n.czxid, n.version = st.Czxid, st.Version
-		h := newHolding(s, n, spec.Policy, true, ch)
+		h := newHolding(s, n, spec.Policy, ch)
 		if string(data) == string(RevokeMessage) {
 			h.dataChanged(data, st.Version)
 		}

@@ -35,7 +35,6 @@ type Holding struct {
 	revoked chan struct{}
 
 	armOnce    sync.Once
-	watchData  bool
 	revokeOnce sync.Once
 
 	mu       sync.Mutex
@@ -44,14 +43,13 @@ type Holding struct {
 
 // newHolding builds the holding and ties it to the session's state. ch is a
 // data watch already set on our node (nil if none).
-func newHolding(s *Session, n *node, policy LossPolicy, watchData bool, ch <-chan zk.Event) *Holding {
+func newHolding(s *Session, n *node, policy LossPolicy, ch <-chan zk.Event) *Holding {
 	h := &Holding{
-		s:         s,
-		node:      n,
-		fence:     Fence{Token: n.czxid, Path: n.path, SessionID: n.sid, Version: n.version},
-		policy:    policy,
-		revoked:   make(chan struct{}),
-		watchData: watchData,
+		s:       s,
+		node:    n,
+		fence:   Fence{Token: n.czxid, Path: n.path, SessionID: n.sid, Version: n.version},
+		policy:  policy,
+		revoked: make(chan struct{}),
 	}
 	h.ctx, h.cancel = context.WithCancelCause(context.Background())
 	st, id, unhook := s.addHook(h.onState)
@@ -100,8 +98,9 @@ func (h *Holding) Context() context.Context {
 }
 
 // Revoked returns a channel closed when someone asked the holder to release
-// by writing RevokeMessage into its node (see Revoke). It is only watched
-// for holdings acquired with revocation enabled.
+// by writing RevokeMessage into its node. The node is watched from
+// acquisition with Spec.Revocable, otherwise only once Context() was
+// called.
 func (h *Holding) Revoked() <-chan struct{} { return h.revoked }
 
 // Fence returns the fencing token of the holding.
