@@ -1,0 +1,392 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/leader"
+	"github.com/zkrecipes/zkrecipes/lock"
+	"github.com/zkrecipes/zkrecipes/queue"
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/rwlock"
+)
+
+// loop runs one goroutine per client, started together, each repeating
+// step until d has passed; it returns the steps done and the time until
+// the last goroutine stopped.
+func loop(ctx context.Context, clients int, d time.Duration, step func(ctx context.Context, i, j int) error) (int, time.Duration, error) {
+	var ops atomic.Int64
+	var wg sync.WaitGroup
+	errs := make([]error, clients)
+	start := make(chan struct{})
+	t0 := time.Now()
+	deadline := t0.Add(d)
+	for i := range clients {
+		wg.Go(func() {
+			<-start
+			for j := 0; time.Now().Before(deadline); j++ {
+				if err := step(ctx, i, j); err != nil {
+					errs[i] = err
+					return
+				}
+				ops.Add(1)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	return int(ops.Load()), time.Since(t0), errors.Join(errs...)
+}
+
+// takeAll runs one consumer per client until n items were taken in all.
+func takeAll(ctx context.Context, clients, n int, take func(ctx context.Context, i int) error) (time.Duration, error) {
+	var left atomic.Int64
+	left.Store(int64(n))
+	var wg sync.WaitGroup
+	errs := make([]error, clients)
+	t0 := time.Now()
+	for i := range clients {
+		wg.Go(func() {
+			for left.Add(-1) >= 0 {
+				if err := take(ctx, i); err != nil {
+					errs[i] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return time.Since(t0), errors.Join(errs...)
+}
+
+// campaign tracks one in-process election participant: a goroutine that
+// blocks until it leads, then records Now().
+type campaign struct {
+	done    chan struct{}
+	at      atomic.Int64
+	err     error
+	release func(context.Context) error
+}
+
+func startCampaign(acquire func() (func(context.Context) error, error)) *campaign {
+	c := &campaign{done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		c.release, c.err = acquire()
+		c.at.Store(Now())
+	}()
+	return c
+}
+
+func (c *campaign) wait(ctx context.Context, after int64) (int64, error) {
+	if c == nil {
+		return 0, errors.New("bench: no election started")
+	}
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		return 0, context.Cause(ctx)
+	}
+	if c.err != nil {
+		return 0, c.err
+	}
+	if t := c.at.Load(); t > after {
+		return t, nil
+	}
+	return 0, errors.New("bench: led before the time asked for")
+}
+
+func (c *campaign) resign(ctx context.Context) (int64, error) {
+	if c == nil {
+		return 0, errors.New("bench: no election started")
+	}
+	select {
+	case <-c.done:
+	default:
+		return 0, errors.New("bench: resign before leading")
+	}
+	if c.err != nil {
+		return 0, c.err
+	}
+	t := Now()
+	return t, c.release(ctx)
+}
+
+// --- zkrecipes ---
+
+type zkrecipesDriver struct {
+	addrs   []string
+	timeout time.Duration
+	ss      []*recipes.Session
+	elect   *campaign
+}
+
+// NewZkrecipes is the DriverFactory of zkrecipes: lock.Mutex,
+// rwlock.RWMutex, queue.Queue and leader.Election, defaults throughout.
+func NewZkrecipes(ctx context.Context, connect string, sessionTimeout time.Duration) (Driver, error) {
+	d := &zkrecipesDriver{addrs: strings.Split(connect, ","), timeout: sessionTimeout}
+	if err := d.Open(ctx, 1); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *zkrecipesDriver) Open(ctx context.Context, n int) error {
+	for len(d.ss) < n {
+		s, err := recipes.Connect(ctx, d.addrs, recipes.WithSessionTimeout(d.timeout),
+			recipes.WithLogger(slog.New(slog.DiscardHandler)))
+		if err != nil {
+			return fmt.Errorf("bench: zkrecipes connect: %w", err)
+		}
+		d.ss = append(d.ss, s)
+	}
+	return nil
+}
+
+func (d *zkrecipesDriver) SessionID() int64 { return d.ss[0].ID() }
+
+func (d *zkrecipesDriver) Uncontended(ctx context.Context, path string, n int) ([]time.Duration, error) {
+	m := lock.New(d.ss[0], path)
+	out := make([]time.Duration, 0, n)
+	for range n {
+		t0 := time.Now()
+		if err := m.Lock(ctx); err != nil {
+			return nil, err
+		}
+		if err := m.Unlock(ctx); err != nil {
+			return nil, err
+		}
+		out = append(out, time.Since(t0))
+	}
+	return out, nil
+}
+
+func (d *zkrecipesDriver) Contend(ctx context.Context, path string, dur time.Duration, k int) (int, time.Duration, error) {
+	if err := d.Open(ctx, k); err != nil {
+		return 0, 0, err
+	}
+	ms := make([]*lock.Mutex, k)
+	for i, s := range d.ss[:k] {
+		ms[i] = lock.New(s, path)
+	}
+	return loop(ctx, len(ms), dur, func(ctx context.Context, i, _ int) error {
+		if err := ms[i].Lock(ctx); err != nil {
+			return err
+		}
+		return ms[i].Unlock(ctx)
+	})
+}
+
+func (d *zkrecipesDriver) RWMix(ctx context.Context, path string, dur time.Duration, every, k int) (int, time.Duration, error) {
+	if err := d.Open(ctx, k); err != nil {
+		return 0, 0, err
+	}
+	ms := make([]*rwlock.RWMutex, k)
+	for i, s := range d.ss[:k] {
+		ms[i] = rwlock.New(s, path)
+	}
+	return loop(ctx, len(ms), dur, func(ctx context.Context, i, j int) error {
+		m := ms[i]
+		if (i+j)%every == 0 {
+			if err := m.Lock(ctx); err != nil {
+				return err
+			}
+			return m.Unlock(ctx)
+		}
+		if err := m.RLock(ctx); err != nil {
+			return err
+		}
+		return m.RUnlock(ctx)
+	})
+}
+
+func (d *zkrecipesDriver) Put(ctx context.Context, path string, n int) (time.Duration, error) {
+	q := queue.New(d.ss[0], path)
+	item := make([]byte, 100)
+	t0 := time.Now()
+	for range n {
+		if _, err := q.Put(ctx, item); err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(t0), nil
+}
+
+func (d *zkrecipesDriver) Take(ctx context.Context, path string, n, k int) (time.Duration, error) {
+	if err := d.Open(ctx, k); err != nil {
+		return 0, err
+	}
+	qs := make([]*queue.Queue, k)
+	for i, s := range d.ss[:k] {
+		qs[i] = queue.New(s, path)
+	}
+	return takeAll(ctx, len(qs), n, func(ctx context.Context, i int) error {
+		_, err := qs[i].Take(ctx)
+		return err
+	})
+}
+
+func (d *zkrecipesDriver) ElectStart(ctx context.Context, path string) error {
+	e := leader.New(d.ss[0], path)
+	d.elect = startCampaign(func() (func(context.Context) error, error) {
+		t, err := e.Campaign(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return t.Resign, nil
+	})
+	return nil
+}
+
+func (d *zkrecipesDriver) WaitLeader(ctx context.Context, after int64) (int64, error) {
+	return d.elect.wait(ctx, after)
+}
+
+func (d *zkrecipesDriver) Resign(ctx context.Context) (int64, error) {
+	t, err := d.elect.resign(ctx)
+	d.elect = nil
+	return t, err
+}
+
+func (d *zkrecipesDriver) Close(ctx context.Context) error {
+	var errs []error
+	for _, s := range d.ss {
+		errs = append(errs, s.Close(ctx))
+	}
+	d.ss = nil
+	return errors.Join(errs...)
+}
+
+// --- go-zookeeper ---
+
+type gozkDriver struct {
+	addrs   []string
+	timeout time.Duration
+	conns   []*zk.Conn
+	elect   *campaign
+}
+
+// NewGoZK is the DriverFactory of go-zookeeper's own zk.Lock (also used as
+// the election: the library has no other recipe).
+func NewGoZK(ctx context.Context, connect string, sessionTimeout time.Duration) (Driver, error) {
+	d := &gozkDriver{addrs: strings.Split(connect, ","), timeout: sessionTimeout}
+	if err := d.Open(ctx, 1); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+type nopLogger struct{}
+
+func (nopLogger) Printf(string, ...any) {}
+
+func (d *gozkDriver) Open(ctx context.Context, n int) error {
+	for len(d.conns) < n {
+		c, ev, err := zk.Connect(d.addrs, d.timeout, zk.WithLogger(nopLogger{}), zk.WithLogInfo(false))
+		if err != nil {
+			return fmt.Errorf("bench: go-zookeeper connect: %w", err)
+		}
+		d.conns = append(d.conns, c)
+		connected := make(chan struct{})
+		go func() { // drain the event channel for the connection's life
+			once := sync.OnceFunc(func() { close(connected) })
+			for e := range ev {
+				if e.State == zk.StateHasSession {
+					once()
+				}
+			}
+		}()
+		select {
+		case <-connected:
+		case <-ctx.Done():
+			return fmt.Errorf("bench: go-zookeeper connect: %w", context.Cause(ctx))
+		}
+	}
+	return nil
+}
+
+func (d *gozkDriver) SessionID() int64 { return d.conns[0].SessionID() }
+
+func (d *gozkDriver) newLock(i int, path string) *zk.Lock {
+	return zk.NewLock(d.conns[i], path, zk.WorldACL(zk.PermAll))
+}
+
+func (d *gozkDriver) Uncontended(ctx context.Context, path string, n int) ([]time.Duration, error) {
+	l := d.newLock(0, path)
+	out := make([]time.Duration, 0, n)
+	for range n {
+		t0 := time.Now()
+		if err := l.Lock(); err != nil {
+			return nil, err
+		}
+		if err := l.Unlock(); err != nil {
+			return nil, err
+		}
+		out = append(out, time.Since(t0))
+	}
+	return out, nil
+}
+
+func (d *gozkDriver) Contend(ctx context.Context, path string, dur time.Duration, k int) (int, time.Duration, error) {
+	if err := d.Open(ctx, k); err != nil {
+		return 0, 0, err
+	}
+	ls := make([]*zk.Lock, k)
+	for i := range ls {
+		ls[i] = d.newLock(i, path)
+	}
+	return loop(ctx, len(ls), dur, func(_ context.Context, i, _ int) error {
+		if err := ls[i].Lock(); err != nil {
+			return err
+		}
+		return ls[i].Unlock()
+	})
+}
+
+func (d *gozkDriver) RWMix(context.Context, string, time.Duration, int, int) (int, time.Duration, error) {
+	return 0, 0, ErrUnsupported
+}
+
+func (d *gozkDriver) Put(context.Context, string, int) (time.Duration, error) {
+	return 0, ErrUnsupported
+}
+
+func (d *gozkDriver) Take(context.Context, string, int, int) (time.Duration, error) {
+	return 0, ErrUnsupported
+}
+
+func (d *gozkDriver) ElectStart(_ context.Context, path string) error {
+	l := d.newLock(0, path)
+	d.elect = startCampaign(func() (func(context.Context) error, error) {
+		if err := l.Lock(); err != nil {
+			return nil, err
+		}
+		return func(context.Context) error { return l.Unlock() }, nil
+	})
+	return nil
+}
+
+func (d *gozkDriver) WaitLeader(ctx context.Context, after int64) (int64, error) {
+	return d.elect.wait(ctx, after)
+}
+
+func (d *gozkDriver) Resign(ctx context.Context) (int64, error) {
+	t, err := d.elect.resign(ctx)
+	d.elect = nil
+	return t, err
+}
+
+func (d *gozkDriver) Close(context.Context) error {
+	for _, c := range d.conns {
+		c.Close()
+	}
+	d.conns = nil
+	return nil
+}
