@@ -98,11 +98,15 @@ func TestMutexCost(t *testing.T) {
 		t.Fatalf("c acquired while b holds: %v", err)
 	default:
 	}
+	cBefore := cc.Snapshot()
 	if err := mb.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-cDone; err != nil {
 		t.Fatal(err)
+	}
+	if cd := cc.Snapshot().Sub(cBefore); cd.Notifications != 1 || cd.Req(zkcount.OpGetChildren2) != 0 {
+		t.Errorf("third in line: %v, %d notifications; want 1 notification and no getChildren", cd.Requests, cd.Notifications)
 	}
 	if err := mc.Unlock(ctx); err != nil {
 		t.Fatal(err)
