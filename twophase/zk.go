@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net"
-	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -19,52 +16,6 @@ import (
 // their requests idempotent: creates treat NodeExists as "look at what is
 // there").
 
-// retryPause spaces retries while the connection looks usable but
-// requests still fail.
-const retryPause = 50 * time.Millisecond
-
-// waitUsable returns the current session id once the session is connected
-// (or reconnected); it fails with recipes.ErrClosed or ctx's cause.
-func waitUsable(ctx context.Context, s *recipes.Session) (int64, error) {
-	switch s.State() {
-	case recipes.StateConnected, recipes.StateReconnected:
-		if id := s.ID(); id != 0 {
-			return id, nil
-		}
-	case recipes.StateClosed:
-		return 0, recipes.ErrClosed
-	}
-	sub := s.Subscribe()
-	defer sub.Close()
-	for {
-		c, err := sub.Next(ctx)
-		if err != nil {
-			return 0, err
-		}
-		switch c.State {
-		case recipes.StateConnected, recipes.StateReconnected:
-			if id := s.ID(); id != 0 {
-				return id, nil
-			}
-		case recipes.StateClosed:
-			return 0, recipes.ErrClosed
-		}
-	}
-}
-
-// isConnErr reports whether err leaves a request's outcome unknown or the
-// connection unusable right now (as opposed to an answer from a server).
-func isConnErr(err error) bool {
-	if err == nil {
-		return false
-	}
-	var ne net.Error
-	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
-		errors.Is(err, zk.ErrSessionMoved) || errors.Is(err, zk.ErrClosing) ||
-		errors.Is(err, zk.ErrSessionExpired) || errors.As(err, &ne) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed)
-}
-
 // do runs f once the session is usable, again after every connection error,
 // until f returns another result (returned unchanged: nil, or ZooKeeper's
 // answer such as zk.ErrNoNode) or ctx is done / the session is closed (that
@@ -74,20 +25,16 @@ func do(ctx context.Context, s *recipes.Session, f func(sid int64) error) error 
 		if err := context.Cause(ctx); err != nil {
 			return err
 		}
-		sid, err := waitUsable(ctx, s)
+		sid, err := s.WaitUsable(ctx)
 		if err != nil {
 			return err
 		}
 		err = f(sid)
-		if !isConnErr(err) {
+		if !recipes.IsConnErr(err) {
 			return err
 		}
-		t := time.NewTimer(retryPause)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return context.Cause(ctx)
-		case <-t.C:
+		if err := s.RetryPause(ctx); err != nil {
+			return err
 		}
 	}
 }
