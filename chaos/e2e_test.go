@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +40,17 @@ func TestEndToEnd(t *testing.T) {
 	e := testenv.New(t, testenv.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
+	before := runtime.NumGoroutine()
+	defer func() { // every session, worker reader and link of the scenarios is gone
+		deadline := time.Now().Add(30 * time.Second)
+		for runtime.NumGoroutine() > before+5 && time.Now().Before(deadline) {
+			<-time.After(100 * time.Millisecond)
+		}
+		if n := runtime.NumGoroutine(); n > before+5 {
+			buf := make([]byte, 1<<20)
+			t.Errorf("%d goroutines after the scenarios, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+		}
+	}()
 
 	t.Run("quick tier passes", func(t *testing.T) {
 		cfg := e2eConfig(t)

@@ -184,10 +184,38 @@ func injectLoseQuorum(ctx context.Context, env *Env, w Window) (healFunc, error)
 	}, nil
 }
 
-func injectFreeze(_ context.Context, env *Env, w Window) (healFunc, error) {
-	c, err := victim(env, w)
-	if err != nil {
-		return nil, err
+// holder returns a client that holds something now, preferring the one w
+// picks, or nil: freezing a holder is what tests fencing.
+func holder(env *Env, w Window) *Client {
+	h := env.Rec.History()
+	holding := map[string]bool{}
+	for _, hd := range Holdings(h) {
+		if hd.Ended == "" {
+			holding[hd.Client] = true
+		}
+	}
+	cs := env.ClientList()
+	for k := range cs {
+		if c := cs[(w.Victim+k)%len(cs)]; holding[c.Name] {
+			return c
+		}
+	}
+	return nil
+}
+
+func injectFreeze(ctx context.Context, env *Env, w Window) (healFunc, error) {
+	var c *Client
+	deadline := time.Now().Add(env.SessionTimeout)
+	for c == nil && time.Now().Before(deadline) && ctx.Err() == nil {
+		if c = holder(env, w); c == nil {
+			<-time.After(5 * time.Millisecond)
+		}
+	}
+	if c == nil {
+		var err error
+		if c, err = victim(env, w); err != nil {
+			return nil, err
+		}
 	}
 	pid := c.PID()
 	if pid == 0 {

@@ -28,6 +28,7 @@ type workerSpec struct {
 	Root           string        `json:"root"`
 	SessionTimeout time.Duration `json:"session_timeout"`
 	OpBase         int64         `json:"op_base"` // operation ids start above it
+	Hold           time.Duration `json:"hold"`    // Lock.Hold
 }
 
 // workerLine is one line a worker writes on its standard output.
@@ -82,7 +83,7 @@ func runWorker(raw string, stdin io.Reader, stdout io.Writer) error {
 	log := rec.Client(spec.Client)
 	switch spec.Workload {
 	case "lock", "lock-proc":
-		w := &Lock{}
+		w := &Lock{Hold: spec.Hold}
 		err := w.loop(ctx, spec.Addrs, spec.SessionTimeout, log, spec.Root+"/lock", spec.Root+"/counter",
 			func(conn *zk.Conn) {
 				go func() { // report the session id, and any new one after expiry

@@ -38,6 +38,8 @@ type Lock struct {
 	Writes int
 	// Pace is the pause after a release. Default 5 ms.
 	Pace time.Duration
+	// Hold is a pause inside the critical section, before each write.
+	Hold time.Duration
 }
 
 // Name is "lock" or "lock-broken".
@@ -187,6 +189,9 @@ func (w *Lock) loop(ctx context.Context, addrs []string, st time.Duration, log *
 			}
 		}()
 		for range writes {
+			if w.Hold > 0 {
+				pause(ctx, w.Hold)
+			}
 			if held.Err() != nil || ctx.Err() != nil {
 				break
 			}

@@ -21,7 +21,8 @@ import (
 // believes it holds when it thaws: mutual exclusion of beliefs is void
 // under that fault, and fencing is what must hold (ZooKeeper rejects the
 // thawed holder's writes). The matrix gives it only the faults that need
-// processes; the lock workload covers the rest.
+// processes; the lock workload covers the rest. Holders keep the lock
+// 50 ms per write so that the fault finds one holding.
 type LockProc struct{}
 
 // Name is "lock-proc".
@@ -64,7 +65,7 @@ func (w *LockProc) Run(ctx context.Context, env *Env) error {
 			return err
 		}
 		spec, _ := json.Marshal(workerSpec{Workload: w.Name(), Client: c.Name, Addrs: c.Link.Addrs(), Root: env.Root,
-			SessionTimeout: env.SessionTimeout, OpBase: int64(i+1) << 40})
+			SessionTimeout: env.SessionTimeout, OpBase: int64(i+1) << 40, Hold: 50 * time.Millisecond})
 		cmd := exec.Command(exe)
 		cmd.Env = append(os.Environ(), WorkerEnv+"="+string(spec))
 		cmd.Stderr = os.Stderr
