@@ -131,7 +131,7 @@ func TestSemaphoreCost(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantOps(t, "uncontended Acquire", cs.Snapshot().Sub(before), map[zkcount.Op]int64{
-		zkcount.OpCreate: 2, zkcount.OpGetChildren2: 2, zkcount.OpGetData: 1, zkcount.OpDelete: 1,
+		zkcount.OpCreate: 2, zkcount.OpGetChildren2: 2, zkcount.OpDelete: 1,
 	})
 	before = cs.Snapshot()
 	if err := l.Release(ctx); err != nil {

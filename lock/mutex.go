@@ -104,9 +104,7 @@ func (m *Mutex) end(h *recipes.Holding) {
 //
 // Cost: uncontended 1 create + 1 getChildren (+1 getData with
 // WithRevocation). Contended: 1 getData to watch the node ahead; when it
-// goes, no further request if the parent's cversion proved at our listing
-// that our node's czxid is known (else 1 getData on our own node); never a
-// second getChildren when we were second in line. If the session is lost
+// goes and we are first, no further request (never a second getChildren). If the session is lost
 // while waiting, Lock starts over under the new session.
 //
 // A holding that was lost (Held() done) still counts as held by this Mutex

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -40,7 +41,10 @@ func TestMutexFencedCounter(t *testing.T) {
 	path := testPath(t)
 	counter := path + "-counter"
 	admin := connect(t, e.Addrs())
-	ensurePath(t, admin, counter, make([]byte, 8))
+	ensurePath(t, admin, counter, nil)
+	if _, err := admin.Conn().Set(counter, make([]byte, 8), -1); err != nil { // rerunnable with -count
+		t.Fatal(err)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -74,6 +78,10 @@ func TestMutexFencedCounter(t *testing.T) {
 				}
 				token := m.Fence().Token
 				to := time.Now()
+				if _, st, err := s.Conn().Exists(m.Node()); err != nil || st.Czxid != token {
+					errs <- fmt.Errorf("fencing token %d, node czxid %d (%v)", token, st.Czxid, err)
+					return
+				}
 				if err := m.Unlock(ctx); err != nil {
 					errs <- err
 					return

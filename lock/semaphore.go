@@ -68,8 +68,8 @@ type Lease struct {
 
 // Acquire waits for a lease until ctx is done. If ctx ends first, every node
 // it created is deleted before it returns. Cost, uncontended: 1 create + 1
-// getChildren (mutex), 1 create + 1 getData (lease), 1 getChildren
-// (leases), 1 delete (mutex): 6 requests. If the session is lost meanwhile,
+// getChildren (mutex), 1 create (lease), 1 getChildren (leases), 1 delete
+// (mutex): 5 requests (+1 getData with WithRevocation). If the session is lost meanwhile,
 // Acquire starts over under the new session.
 func (sem *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
 	if sem == nil {

@@ -53,11 +53,12 @@ func (sp *Spec) normalize(s *Session) error {
 // data watch (getData) on the single node the predicate names, never on the
 // parent, so a release wakes only the contender watching it. When the
 // watched node goes, the known list minus that node is evaluated again
-// without listing (nodes ahead of us can only disappear); if we hold, 1
-// getData on our own node checks it still exists under our session and
-// reads its czxid. Uncontended cost: 1 create + 1 getChildren (the czxid is
-// the parent's pzxid when the parent's cversion shows no other change since
-// our create; otherwise +1 getData).
+// without listing (nodes ahead of us can only disappear). The holding
+// itself needs no request of its own: the create was made under the
+// unchanged session (so we own the node), the listing showed it, and the
+// create's reply gave its czxid; only when one of those is unknown (an
+// ambiguous create, a session change, a missed reply) does 1 getData check
+// our node. Uncontended cost: 1 create + 1 getChildren.
 //
 // If ctx is done while waiting, our node is deleted before Acquire returns
 // (in the background if that delete is ambiguous) and the error is ctx's
@@ -183,7 +184,7 @@ func contend(ctx context.Context, s *Session, spec *Spec, n *node, try bool) (*H
 			return nil, errRetry // our node went with the old session
 		}
 		if self < 0 {
-			children, st, err := s.conn.Children(n.parent)
+			children, _, err := s.conn.Children(n.parent)
 			if isConnErr(err) {
 				if err := s.retryPause(ctx); err != nil {
 					return abandon(err)
@@ -196,12 +197,6 @@ func contend(ctx context.Context, s *Session, spec *Spec, n *node, try bool) (*H
 			cs, self = order(s, spec.Dialect, roles, children, n)
 			if self < 0 {
 				return nil, errRetry // our node is gone
-			}
-			if n.verified && !n.statted && st != nil && st.Cversion == int32(uint32(n.seq)+1) {
-				// The parent's child list has not changed since our create
-				// (ZooKeeper's sequence is the parent's cversion before the
-				// create), so its pzxid is our create's zxid: our czxid.
-				n.czxid, n.statted = st.Pzxid, true
 			}
 		}
 		held, watch := spec.Predicate(cs, self)

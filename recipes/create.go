@@ -33,7 +33,8 @@ type node struct {
 // node whose name carries guid, and returns it once its owner is known to be
 // the current session.
 //
-// Cost: 1 create. ErrNoNode: createContainer for each missing parent level,
+// Cost: 1 create (its reply's zxid, read by the Session's create tap, is
+// the czxid, so no stat is needed). ErrNoNode: createContainer for each missing parent level,
 // then the create again. An ambiguous result (connection lost with the
 // create in flight): 1 sync + 1 getChildren to find our GUID, plus 1 exists
 // for a node found (to learn its owner; a node of an older session is
@@ -51,11 +52,18 @@ func createProtected(ctx context.Context, s *Session, d Dialect, role Role, pare
 		if err != nil {
 			return nil, err
 		}
+		s.tap.expect(full)
 		created, err := s.conn.Create(full, data, zk.FlagEphemeralSequential, s.opts.acl)
+		czxid, tapped := s.tap.take(full)
 		switch {
 		case err == nil:
 			n := newNode(d, role, parent, guid, created, sid)
 			n.ambiguous = ambiguous
+			if tapped {
+				// The create's reply zxid is the node's czxid; a fresh
+				// node's data version is 0.
+				n.czxid, n.statted = czxid, true
+			}
 			n.verified = s.ID() == sid
 			if n.verified {
 				return n, nil

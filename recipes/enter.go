@@ -11,8 +11,8 @@ import (
 // Enter creates our protected node under spec.Path and returns a Holding
 // for it at once, without ordering or waiting: for protocols that decide
 // otherwise when the node counts (Curator's semaphore counts the leases
-// while holding a mutex). spec.Predicate is ignored. Cost: 1 create + 1
-// getData (checks the owner, reads the czxid and arms the node watch).
+// while holding a mutex). spec.Predicate is ignored. Cost: 1 create (+1
+// getData when the create was ambiguous or spec.Revocable).
 func Enter(ctx context.Context, s *Session, spec Spec) (*Holding, error) {
 	if err := spec.normalize(s); err != nil {
 		return nil, err

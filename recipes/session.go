@@ -25,6 +25,7 @@ type Session struct {
 	conn    *zk.Conn
 	opts    options
 	log     *slog.Logger
+	tap     *createTap
 	ready   chan struct{} // closed once conn is set
 	drained chan struct{} // closed when go-zookeeper's event channel is closed
 
@@ -54,6 +55,7 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 		return nil, fmt.Errorf("recipes: connect: %w", err)
 	}
 	s := &Session{
+		tap:     newCreateTap(),
 		opts:    defaultOptions(),
 		ready:   make(chan struct{}),
 		drained: make(chan struct{}),
@@ -69,10 +71,8 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 	s.log = s.opts.logger
 	s.bgCtx, s.bgStop = context.WithCancel(context.Background())
 	// zk's option type is unexported; list infers it.
-	zopts := list(zk.WithEventCallback(s.onEvent), zk.WithLogger(zkLogger{s.log}), zk.WithLogInfo(false))
-	if s.opts.dialer != nil {
-		zopts = append(zopts, zk.WithDialer(s.opts.dialer))
-	}
+	zopts := list(zk.WithEventCallback(s.onEvent), zk.WithLogger(zkLogger{s.log}), zk.WithLogInfo(false),
+		zk.WithDialer(s.tap.dialer(s.opts.dialer)))
 	conn, events, err := zk.Connect(servers, s.opts.timeout, zopts...)
 	if err != nil {
 		s.bgStop()
