@@ -12,7 +12,8 @@ import (
 // starts at 0: each successful cas found its expected value (Arg) and wrote
 // its new one (In), each failed cas found another value, and each cas of
 // unknown outcome either took effect once, at some instant after its call,
-// or never. ZooKeeper orders every write through its leader, so writes are
+// or never. A fenced cas (FnFencedCAS) is a cas whose failure may come from
+// its fence instead of the value, so its failure constrains nothing. ZooKeeper orders every write through its leader, so writes are
 // linearizable; plain reads are not (a follower may serve a value another
 // client has already overwritten), so reads are left to SessionReads. A
 // search that does not finish within timeout is inconclusive, not a
@@ -101,8 +102,11 @@ func checkRegister(h History, timeout time.Duration, reads bool) Result {
 	var ops []porcupine.Operation
 	clients := map[string]int{}
 	for _, o := range Operations(h) {
-		if o.Fn != FnCAS && (o.Fn != FnRead || !reads) {
+		if o.Fn != FnCAS && o.Fn != FnFencedCAS && (o.Fn != FnRead || !reads) {
 			continue
+		}
+		if o.Fn == FnFencedCAS && o.Result == KindFail {
+			continue // rejected by its fence or by the value: no effect, and no clue which
 		}
 		if o.Fn == FnRead && o.Result != KindOK {
 			continue // a read without a value constrains nothing
@@ -114,7 +118,7 @@ func checkRegister(h History, timeout time.Duration, reads bool) Result {
 		}
 		ops = append(ops, porcupine.Operation{
 			ClientId: id,
-			Input:    registerInput{key: o.Key, cas: o.Fn == FnCAS, from: o.Arg, to: o.In, outcome: o.Result},
+			Input:    registerInput{key: o.Key, cas: o.Fn != FnRead, from: o.Arg, to: o.In, outcome: o.Result},
 			Call:     o.Call, Output: o.Out, Return: o.Return,
 		})
 	}

@@ -78,6 +78,10 @@ func checkerCases() []checkerCase {
 			newHB(100).read("a", "/r", 0, 1, 3).cas("a", "/r", 3, 4, 2, 3, KindOK).read("a", "/r", 4, 5, 3).build(), 1, "after it wrote 4"},
 		{"session reads: read went back", SessionReads(),
 			newHB(100).read("a", "/r", 0, 1, 3).read("a", "/r", 4, 5, 2).build(), 1, "after it read 3"},
+		{"register: fenced cas rejected though value matched", Linearizable(5 * time.Second),
+			newHB(100).cas("a", "/r", 0, 1, 0, 5, KindOK).op("b", FnFencedCAS, "/r", 1, 2, 6, 8, KindFail, "/r", 2).build(), 0, ""},
+		{"register: fenced cas lost update", Linearizable(5 * time.Second),
+			newHB(100).op("a", FnFencedCAS, "/r", 0, 1, 0, 5, KindOK, "/r", 1).op("b", FnFencedCAS, "/r", 0, 1, 6, 8, KindOK, "/r", 1).build(), 1, "not linearizable"},
 		{"register: cas failed though value matched", Linearizable(5 * time.Second),
 			newHB(100).cas("a", "/r", 0, 1, 0, 5, KindFail).build(), 1, "not linearizable"},
 

@@ -58,18 +58,21 @@ type Fn string
 
 // Operations recorded by the workloads.
 const (
-	FnRead   Fn = "read"   // register read: ok Value = value read
-	FnCAS    Fn = "cas"    // register compare-and-set: Arg expected, Value new
-	FnPut    Fn = "put"    // queue put: Key item, Arg producer sequence
-	FnTake   Fn = "take"   // queue take: ok Key item ("" = empty queue)
-	FnAck    Fn = "ack"    // queue ack of a claimed item: Key item
-	FnVote   Fn = "vote"   // 2PC vote: Key transaction, Value 1 commit / 0 abort
-	FnDecide Fn = "decide" // 2PC decision written by the coordinator
-	FnLearn  Fn = "learn"  // 2PC outcome a participant ends with
-	FnEnter  Fn = "enter"  // double barrier enter: Key barrier
-	FnLeave  Fn = "leave"  // double barrier leave: Key barrier
-	FnWait   Fn = "wait"   // barrier wait: ok = passed
-	FnRemove Fn = "remove" // barrier removal
+	FnRead Fn = "read" // register read: ok Value = value read
+	FnCAS  Fn = "cas"  // register compare-and-set: Arg expected, Value new
+	// FnFencedCAS is a compare-and-set guarded by a fence as well: its
+	// failure may come from the fence, so it says nothing of the value.
+	FnFencedCAS Fn = "fenced-cas"
+	FnPut       Fn = "put"    // queue put: Key item, Arg producer sequence
+	FnTake      Fn = "take"   // queue take: ok Key item ("" = empty queue)
+	FnAck       Fn = "ack"    // queue ack of a claimed item: Key item
+	FnVote      Fn = "vote"   // 2PC vote: Key transaction, Value 1 commit / 0 abort
+	FnDecide    Fn = "decide" // 2PC decision written by the coordinator
+	FnLearn     Fn = "learn"  // 2PC outcome a participant ends with
+	FnEnter     Fn = "enter"  // double barrier enter: Key barrier
+	FnLeave     Fn = "leave"  // double barrier leave: Key barrier
+	FnWait      Fn = "wait"   // barrier wait: ok = passed
+	FnRemove    Fn = "remove" // barrier removal
 )
 
 // Nemesis is the Client name of events recorded by the fault injector.

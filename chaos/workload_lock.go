@@ -226,7 +226,7 @@ func fencedIncrement(ctx context.Context, conn *zk.Conn, log *ClientLog, m locke
 	if err != nil {
 		return
 	}
-	op := log.InvokeValue(FnCAS, counter, v, v+1)
+	op := log.InvokeValue(FnFencedCAS, counter, v, v+1)
 	_, err = m.FencedMulti(ctx, &zk.SetDataRequest{Path: counter, Data: []byte(strconv.FormatInt(v+1, 10)), Version: st.Version})
 	switch {
 	case err == nil:
