@@ -224,9 +224,19 @@ func contend(ctx context.Context, s *Session, spec *Spec, n *node, try bool) (*H
 			}
 		case err != nil:
 			return abandon(err)
-		case gone:
+		case gone && self <= 2:
+			// At most one other node was ahead of the one that went: drop
+			// the gone node and go on with the known list (nodes ahead can
+			// only disappear). With none left we hold without listing;
+			// with one, one getData checks it and arms the watch.
 			cs = append(cs[:watch:watch], cs[watch+1:]...)
 			self--
+		case gone:
+			// More were ahead when we listed; most are usually gone by
+			// now (each held and released in turn). One getChildren learns
+			// the truth, where walking the stale list would cost a getData
+			// per departed node.
+			self = -1
 		}
 	}
 }
