@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# The main job: installs what is missing (scripts/setup.sh), then starts a
-# containerised 3-server ZooKeeper ensemble behind Toxiproxy, prints each
-# server's mode and the connect string, and tears it down. (The chaos suite
-# will take this place.) Extra arguments go to cmd/zkensemble.
+# The main job: installs what is missing (scripts/setup.sh), then runs the
+# chaos suite (cmd/zkchaos, quick tier by default) against a containerised
+# 3-server ZooKeeper ensemble behind Toxiproxy. It prints a line per
+# scenario and a summary table, writes report/ (index.html, summary.json,
+# junit.xml, histories) and exits non-zero on any violation. Extra
+# arguments go to cmd/zkchaos (for example -tier full, -seed N).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 command -v go >/dev/null 2>&1 || export PATH=$PATH:/usr/local/go/bin
-go run ./cmd/zkensemble "$@"
+go run ./cmd/zkchaos "$@"
