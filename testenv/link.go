@@ -144,7 +144,9 @@ func (l *Link) Heal(servers ...int) error {
 // Blackhole silences both directions while keeping TCP connections open:
 // bytes are read and dropped, nothing is reset, and new connections are
 // accepted but hear nothing. Clients notice only by their own timeouts.
-// Heal ends it.
+// Heal ends it; a connection opened during the blackhole lost its connect
+// request, so a go-zookeeper client may sit in its handshake until its own
+// timeout unless the link is also reset (Cut, then Restore).
 func (l *Link) Blackhole(servers ...int) error {
 	if err := l.toxic(servers, "blackhole-up", "timeout", "upstream", map[string]any{"timeout": 0}); err != nil {
 		return err
@@ -203,10 +205,13 @@ func (l *Link) SlowClose(delay time.Duration, servers ...int) error {
 // ExpireSession forces a real expiry of sessionID: it blackholes this link to
 // every server, waits until the ZooKeeper leader no longer lists the session
 // (so the server has expired it and deleted its ephemeral nodes), then heals
-// the link. The client learns of the expiry when it reconnects after the
-// heal. Other links are untouched, so the client must be the only one on
-// this link whose session should die. It returns ctx's error if the session
-// outlives ctx, healing the link first.
+// the link and resets its connections (Cut, then Restore), so that the
+// client reconnects at once and learns of the expiry. (A connection opened
+// during the blackhole had its connect request dropped; go-zookeeper would
+// wait out its handshake timeout, about ten receive timeouts, on it.) Other
+// links are untouched, so the client must be the only one on this link
+// whose session should die. It returns ctx's error if the session outlives
+// ctx, healing the link first.
 func (l *Link) ExpireSession(ctx context.Context, sessionID int64) error {
 	if err := l.Blackhole(); err != nil {
 		return err
@@ -215,7 +220,13 @@ func (l *Link) ExpireSession(ctx context.Context, sessionID int64) error {
 	for {
 		known, err := l.e.sessionKnown(ctx, sessionID)
 		if err == nil && !known {
-			return nil
+			if err := l.Heal(); err != nil {
+				return err
+			}
+			if err := l.Cut(); err != nil {
+				return err
+			}
+			return l.Restore()
 		}
 		select {
 		case <-ctx.Done():
