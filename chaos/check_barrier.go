@@ -46,7 +46,9 @@ func checkBarrier(h History) Result {
 
 // DoubleBarrier proves the double barrier of n members: nobody's enter
 // returns before the n-th member invoked enter, and nobody's leave returns
-// before every member that entered has invoked leave.
+// before every member that entered has invoked leave. A member that
+// recorded a lost event for the barrier (its member node went with its
+// session) dropped out of it: the others need not wait for its leave.
 func DoubleBarrier(n int) Checker {
 	return Checker{
 		Name:      "double-barrier",
@@ -61,18 +63,29 @@ func checkDoubleBarrier(h History, n int) Result {
 	enters := map[string][]int64{}
 	leaves := map[string][]int64{}
 	entered := map[string]map[string]bool{}
+	lost := map[string]map[string]bool{}
+	for _, e := range h.Events {
+		if e.Kind == KindLost {
+			if lost[e.Key] == nil {
+				lost[e.Key] = map[string]bool{}
+			}
+			lost[e.Key][e.Client] = true
+		}
+	}
 	for _, o := range ops {
 		switch o.Fn {
 		case FnEnter:
 			enters[o.Key] = append(enters[o.Key], o.Call)
-			if o.Result == KindOK {
+			if o.Result == KindOK && !lost[o.Key][o.Client] {
 				if entered[o.Key] == nil {
 					entered[o.Key] = map[string]bool{}
 				}
 				entered[o.Key][o.Client] = true
 			}
 		case FnLeave:
-			leaves[o.Key] = append(leaves[o.Key], o.Call)
+			if !lost[o.Key][o.Client] {
+				leaves[o.Key] = append(leaves[o.Key], o.Call)
+			}
 		}
 	}
 	checked := 0
@@ -91,6 +104,9 @@ func checkDoubleBarrier(h History, n int) Result {
 				v.add(o.Return, o.Client, "%s entered %s at %s, before the %d-th member arrived at %s", o.Client, o.Key, rel(h, o.Return), n, rel(h, calls[n-1]))
 			}
 		case FnLeave:
+			if lost[o.Key][o.Client] {
+				continue
+			}
 			checked++
 			calls := leaves[o.Key]
 			if len(calls) < len(entered[o.Key]) {

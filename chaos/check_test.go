@@ -127,6 +127,11 @@ func checkerCases() []checkerCase {
 			newHB(100).op("a", FnEnter, "/d", 0, 0, 0, 11, KindOK, "/d", 0).op("b", FnEnter, "/d", 0, 0, 10, 12, KindOK, "/d", 0).
 				op("a", FnLeave, "/d", 0, 0, 20, 25, KindOK, "/d", 0).op("b", FnLeave, "/d", 0, 0, 30, 32, KindOK, "/d", 0).build(), 1, "before another member"},
 
+		{"double barrier: a lost member is not waited for", DoubleBarrier(2),
+			newHB(100).op("a", FnEnter, "/d", 0, 0, 0, 11, KindOK, "/d", 0).op("b", FnEnter, "/d", 0, 0, 10, 12, KindOK, "/d", 0).
+				add(Event{Time: 15, Client: "b", Kind: KindLost, Key: "/d"}).
+				op("a", FnLeave, "/d", 0, 0, 20, 25, KindOK, "/d", 0).op("b", FnLeave, "/d", 0, 0, 30, 32, KindFail, "/d", 0).build(), 0, ""},
+
 		// two-phase commit
 		{"2pc: commit agreed", TwoPhaseCommit(),
 			newHB(100).op("p1", FnVote, "t1", 0, 0, 0, 1, KindOK, "t1", 1).op("p2", FnVote, "t1", 0, 0, 0, 1, KindOK, "t1", 1).

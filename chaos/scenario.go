@@ -28,6 +28,14 @@ type ProcessWorkload interface {
 	InProcesses() bool
 }
 
+// QuickFaulter is a Workload that takes only some faults in the quick
+// tier, to keep it short; the full tier gives it every fault it supports.
+type QuickFaulter interface {
+	Workload
+	// QuickFaults names the faults of its quick-tier scenarios.
+	QuickFaults() []string
+}
+
 // Scenario is a workload under a list of faults (one in the quick tier's
 // fault x workload matrix; several in a mixed scenario).
 type Scenario struct {
@@ -61,14 +69,22 @@ func (s Scenario) supports() bool {
 }
 
 // Matrix returns the scenarios of a tier for the given workloads: every
-// workload under every fault it supports and, in the full tier, a mixed
-// scenario per workload that draws from every fault. Sorted by name.
+// workload under every fault it supports (in the quick tier, only its
+// QuickFaults for a QuickFaulter) and, in the full tier, a mixed scenario
+// per workload that draws from every fault. Sorted by name.
 func Matrix(tier Tier, workloads ...Workload) []Scenario {
 	var out []Scenario
 	for _, w := range workloads {
 		var all []Fault
+		var quick map[string]bool
+		if qf, ok := w.(QuickFaulter); ok && tier != TierFull {
+			quick = map[string]bool{}
+			for _, f := range qf.QuickFaults() {
+				quick[f] = true
+			}
+		}
 		for _, f := range Catalogue() {
-			if tier != TierFull && !f.Quick {
+			if tier != TierFull && (!f.Quick || (quick != nil && !quick[f.Name])) {
 				continue
 			}
 			sc := Scenario{Name: w.Name() + "/" + f.Name, Workload: w, Faults: []Fault{f}}

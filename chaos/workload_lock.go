@@ -195,7 +195,7 @@ func (w *Lock) loop(ctx context.Context, addrs []string, st time.Duration, log *
 			if held.Err() != nil || ctx.Err() != nil {
 				break
 			}
-			fencedIncrement(ctx, s.Conn(), log, m, counter, fence.Token)
+			fencedIncrement(ctx, s.Conn(), log, m.FencedMulti, counter, fence.Token)
 		}
 		if held.Err() == nil {
 			log.Released(lockPath, fence.Token)
@@ -214,7 +214,7 @@ func (w *Lock) loop(ctx context.Context, addrs []string, st time.Duration, log *
 
 // fencedIncrement reads the counter after a sync (a follower may lag) and
 // writes the next value in a fenced multi guarded by the counter's version.
-func fencedIncrement(ctx context.Context, conn *zk.Conn, log *ClientLog, m locker, counter string, token int64) {
+func fencedIncrement(ctx context.Context, conn *zk.Conn, log *ClientLog, fencedMulti func(context.Context, ...any) ([]zk.MultiResponse, error), counter string, token int64) {
 	if _, err := conn.Sync(counter); err != nil {
 		return
 	}
@@ -227,7 +227,7 @@ func fencedIncrement(ctx context.Context, conn *zk.Conn, log *ClientLog, m locke
 		return
 	}
 	op := log.InvokeValue(FnFencedCAS, counter, v, v+1)
-	_, err = m.FencedMulti(ctx, &zk.SetDataRequest{Path: counter, Data: []byte(strconv.FormatInt(v+1, 10)), Version: st.Version})
+	_, err = fencedMulti(ctx, &zk.SetDataRequest{Path: counter, Data: []byte(strconv.FormatInt(v+1, 10)), Version: st.Version})
 	switch {
 	case err == nil:
 		op.OK(v + 1)
