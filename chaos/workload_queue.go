@@ -138,7 +138,9 @@ func (w *Queue) consumer(ctx context.Context, env *Env, c *Client, path string, 
 	defer closeRecipes(s, st)
 	q := queue.New(s, path)
 	for drain.Err() == nil {
-		cctx, ccancel := drain, context.CancelFunc(func() {})
+		// Before ctx ends, a Claim waits as long as ctx; then each waits at
+		// most a session timeout.
+		cctx, ccancel := ctx, context.CancelFunc(func() {})
 		draining := ctx.Err() != nil
 		if draining {
 			cctx, ccancel = context.WithTimeout(drain, st)
