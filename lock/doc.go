@@ -17,6 +17,8 @@
 //	Mutex.Lock, uncontended     1 create + 1 getChildren
 //	Mutex.Lock, queued          1 create + 1 getChildren + 1 getData (watch),
 //	                            then nothing more when the one ahead leaves
+//	                            if it was the only one ahead; 1 getData more
+//	                            with two ahead; 1 getChildren more with more
 //	Mutex.TryLock, held         1 getChildren, no write
 //	Mutex.TryLock, free         1 getChildren + 1 create + 1 getChildren
 //	Mutex.Unlock                1 delete; wakes exactly the one waiter behind

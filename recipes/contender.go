@@ -53,7 +53,11 @@ func (sp *Spec) normalize(s *Session) error {
 // data watch (getData) on the single node the predicate names, never on the
 // parent, so a release wakes only the contender watching it. When the
 // watched node goes, the known list minus that node is evaluated again
-// without listing (nodes ahead of us can only disappear). The holding
+// without listing (nodes ahead of us can only disappear): if it holds, we
+// hold; if two or fewer nodes remain ahead, we watch the next one (1
+// getData, or none when the predicate already holds); with more ahead —
+// most of which have usually left in turn since we listed — 1 getChildren
+// refreshes the list instead of 1 getData per departed node. The holding
 // itself needs no request of its own: the create was made under the
 // unchanged session (so we own the node), the listing showed it, and the
 // create's reply gave its czxid; only when one of those is unknown (an
@@ -168,6 +172,7 @@ func contend(ctx context.Context, s *Session, spec *Spec, n *node, try bool) (*H
 	roles := spec.Dialect.Blocking(spec.Role)
 	var cs []Contender
 	self := -1
+	stale := false // a node ahead went since we listed
 	abandon := func(err error) (*Holding, error) {
 		s.removeNode(n)
 		return nil, err
@@ -195,6 +200,7 @@ func contend(ctx context.Context, s *Session, spec *Spec, n *node, try bool) (*H
 				return abandon(fmt.Errorf("recipes: list %s: %w", n.parent, err))
 			}
 			cs, self = order(s, spec.Dialect, roles, children, n)
+			stale = false
 			if self < 0 {
 				return nil, errRetry // our node is gone
 			}
@@ -214,6 +220,15 @@ func contend(ctx context.Context, s *Session, spec *Spec, n *node, try bool) (*H
 		if watch < 0 || watch >= self {
 			return abandon(fmt.Errorf("%w: predicate watched index %d, self %d", ErrBadArgument, watch, self))
 		}
+		if stale && self > 2 {
+			// A node ahead went and more than two others were ahead when
+			// we listed; most are usually gone by now (each held and
+			// released in turn). One getChildren learns the truth, where
+			// walking the known list would cost a getData per departed
+			// node. With two or fewer ahead, walking costs no more.
+			self, stale = -1, false
+			continue
+		}
 		gone, err := waitGone(ctx, s, JoinPath(n.parent, cs[watch].Name), n.sid)
 		switch {
 		case errors.Is(err, errRetry):
@@ -224,19 +239,10 @@ func contend(ctx context.Context, s *Session, spec *Spec, n *node, try bool) (*H
 			}
 		case err != nil:
 			return abandon(err)
-		case gone && self <= 2:
-			// At most one other node was ahead of the one that went: drop
-			// the gone node and go on with the known list (nodes ahead can
-			// only disappear). With none left we hold without listing;
-			// with one, one getData checks it and arms the watch.
+		case gone:
 			cs = append(cs[:watch:watch], cs[watch+1:]...)
 			self--
-		case gone:
-			// More were ahead when we listed; most are usually gone by
-			// now (each held and released in turn). One getChildren learns
-			// the truth, where walking the stale list would cost a getData
-			// per departed node.
-			self = -1
+			stale = true
 		}
 	}
 }

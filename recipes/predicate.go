@@ -10,7 +10,7 @@ package recipes
 // The core relies on this: nodes ahead of us can only disappear (a newcomer
 // always gets a later sequence number), so when the watched node is deleted
 // the core re-evaluates the known list without it and, if that holds, holds
-// without listing the parent again.
+// without listing the parent again (see Acquire for when it lists).
 //
 // Predicates are called from the acquiring goroutine only, but one
 // predicate value may serve many acquisitions at once: it must be pure. The

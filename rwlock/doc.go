@@ -19,8 +19,8 @@
 // # Watchers woken per release
 //
 // Every watch is a data watch on one node, never on the parent, and every
-// woken process then holds (or re-checks nodes that already left ahead of
-// it, at 1 getData each, without waiting):
+// woken process then holds, or looks again at what is ahead of it (1
+// getData per node with two or fewer ahead, else 1 getChildren):
 //
 //   - a writer's release wakes either the one writer queued right behind
 //     it, or every reader queued between it and the next writer (they all
@@ -34,7 +34,8 @@
 // # ZooKeeper calls
 //
 //	Lock, RLock uncontended   1 create + 1 getChildren, + 1 getData on our node (czxid, see below)
-//	Lock, RLock contended     + 1 getData per node watched or found gone ahead of us
+//	Lock, RLock contended     + 1 getData per node watched; when a watched node goes and
+//	                          more than two were ahead, + 1 getChildren instead of walking
 //	TryLock, TryRLock         1 getChildren when it would block (no write);
 //	                          else 1 getChildren + 1 create + 1 getChildren (+ 1 getData)
 //	RLock while writing       1 create + 1 getData (downgrade, no wait), + 1 getData in
@@ -46,8 +47,10 @@
 // The getData on our own node after an acquisition reads its czxid (the
 // fencing token) and is skipped when the listing proves it (the core's
 // shortcut, which only applies while no child of the path was ever
-// deleted) unless WithRevocation is set. A waiting acquisition never lists
-// the path again after its first listing unless the session is lost.
+// deleted) unless WithRevocation is set. A waiting acquisition lists the
+// path again only when a node it watched went while more than two others
+// were ahead of it (one listing then replaces a getData per departed node),
+// or when the session is lost.
 //
 // # Downgrade and upgrade
 //
