@@ -25,6 +25,7 @@ func mixedRW(t *testing.T, kind peers.Kind, modes []string, n int, opts ...rwloc
 	counter := path + "-counter"
 	h := newHistory()
 	begin := chaos.Now()
+	ensureCounter(t, session(t, e.Addrs()), counter) // before any reader reads it
 	var jobs []peerJob
 	writes := n // the Go writer's
 	for i, mode := range modes {
@@ -47,9 +48,6 @@ func mixedRW(t *testing.T, kind peers.Kind, modes []string, n int, opts ...rwloc
 	}
 	for _, write := range []bool{false, true} {
 		s := session(t, e.Addrs())
-		if write {
-			ensureCounter(t, s, counter)
-		}
 		m := rwlock.New(s, path, opts...)
 		name, mode := "go-reader", "read"
 		if write {
