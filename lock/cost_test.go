@@ -6,30 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/internal/zkcount"
 	"github.com/zkrecipes/zkrecipes/lock"
-	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
-func countedSession(t *testing.T, addrs []string) (*recipes.Session, *zkcount.Counter) {
-	c := zkcount.New()
-	return connect(t, addrs, recipes.WithDialer(c.Dialer(nil))), c
-}
-
-func wantOps(t *testing.T, what string, d zkcount.Counts, want map[zkcount.Op]int64) {
-	t.Helper()
-	if len(d.Requests) != len(want) {
-		t.Errorf("%s: requests %v, want %v", what, d.Requests, want)
-		return
-	}
-	for op, n := range want {
-		if d.Req(op) != n {
-			t.Errorf("%s: requests %v, want %v", what, d.Requests, want)
-			return
-		}
-	}
-	t.Logf("%s: %v, %d notifications", what, d.Requests, d.Notifications)
-}
+var (
+	countedSession = testutil.CountedSession
+	wantOps        = testutil.WantOps
+)
 
 // TestMutexCost counts requests on the wire: uncontended Lock = 1 create +
 // 1 getChildren; Unlock = 1 delete; TryLock against a holder = 1
