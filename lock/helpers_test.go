@@ -31,7 +31,6 @@ func zkServers() []string { return shared.Addrs() }
 const sessionTimeout = testutil.SessionTimeout
 
 var (
-	testLogger  = testutil.Logger
 	connect     = testutil.Connect
 	waitFor     = testutil.WaitFor
 	rawChildren = testutil.Children

@@ -28,8 +28,6 @@ func ensemble(t *testing.T) *testenv.Ensemble {
 // zkServers returns the addresses of the package's ensemble, for Examples.
 func zkServers() []string { return shared.Addrs() }
 
-const sessionTimeout = testutil.SessionTimeout
-
 var (
 	testLogger  = testutil.Logger
 	connect     = testutil.Connect
