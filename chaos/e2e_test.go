@@ -58,15 +58,16 @@ func TestEndToEnd(t *testing.T) {
 	e := testenv.New(t, testenv.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	before := runtime.NumGoroutine()
+	before, _ := ownGoroutines()
 	defer func() { // every session, worker reader and link of the scenarios is gone
 		deadline := time.Now().Add(30 * time.Second)
-		for runtime.NumGoroutine() > before+5 && time.Now().Before(deadline) {
+		n, stacks := ownGoroutines()
+		for n > before+5 && time.Now().Before(deadline) {
 			<-time.After(100 * time.Millisecond)
+			n, stacks = ownGoroutines()
 		}
-		if n := runtime.NumGoroutine(); n > before+5 {
-			buf := make([]byte, 1<<20)
-			t.Errorf("%d goroutines after the scenarios, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
+		if n > before+5 {
+			t.Errorf("%d goroutines after the scenarios, %d before:\n%s", n, before, stacks)
 		}
 	}()
 
@@ -139,4 +140,22 @@ func TestEndToEnd(t *testing.T) {
 			t.Error("a run of broken workloads passed")
 		}
 	})
+}
+
+// ownGoroutines counts the goroutines outside Toxiproxy, with their stacks.
+// Toxiproxy's own are left out: its bandwidth toxic sends to the next stage
+// without watching for interruption, so when a client closes its connection
+// mid-transfer (as faults make them do) that goroutine, and the stages
+// feeding it, block for the life of the process. It is an upstream bug in
+// the test proxy, not a leak of a session, workload or recipe.
+func ownGoroutines() (int, string) {
+	buf := make([]byte, 4<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var own []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if !strings.Contains(g, "github.com/Shopify/toxiproxy/") {
+			own = append(own, g)
+		}
+	}
+	return len(own), strings.Join(own, "\n\n")
 }
