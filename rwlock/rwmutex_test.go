@@ -20,12 +20,6 @@ import (
 
 const waitLong = 20 * time.Second
 
-func testCtx(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
 // waitChildren waits until path has n children.
 func waitChildren(t *testing.T, s *recipes.Session, path string, n int) {
 	t.Helper()
