@@ -1,10 +1,10 @@
 package twophase_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/internal/zkcount"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/twophase"
@@ -12,16 +12,7 @@ import (
 
 func countedSession(t *testing.T, addrs []string) (*recipes.Session, *zkcount.Counter) {
 	t.Helper()
-	c := zkcount.New()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := recipes.Connect(ctx, addrs, recipes.WithSessionTimeout(sessionTimeout),
-		recipes.WithLogger(testLogger()), recipes.WithDialer(c.Dialer(nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { closeSession(t, s) })
-	return s, c
+	return testutil.CountedSession(t, addrs, recipes.WithSessionTimeout(sessionTimeout))
 }
 
 // wantOps checks the requests and notifications counted since before. The

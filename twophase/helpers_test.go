@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
-	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/testenv"
 	"github.com/zkrecipes/zkrecipes/twophase"
@@ -23,44 +20,15 @@ import (
 // One single-server ensemble is shared by the package's integration tests;
 // tests that inject faults use their own Link. Tests do not run in
 // parallel, so the goroutine check sees only its own test's goroutines.
-var (
-	ensOnce sync.Once
-	ens     *testenv.Ensemble
-	ensErr  error
-)
+var shared = testutil.NewShared(testenv.Config{Servers: 1})
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if ens != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		_ = ens.Close(ctx)
-		cancel()
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testutil.Main(m, shared) }
 
 func ensemble(t *testing.T) *testenv.Ensemble {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: needs a ZooKeeper ensemble (testenv)")
-	}
-	ensOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		defer cancel()
-		ens, ensErr = testenv.Start(ctx, testenv.Config{Servers: 1})
-	})
-	if ensErr != nil {
-		t.Fatalf("start ensemble: %v", ensErr)
-	}
+	e := shared.Start(t)
 	checkGoroutines(t)
-	return ens
-}
-
-func testLogger() *slog.Logger {
-	if os.Getenv("ZKRECIPES_TEST_LOG") != "" {
-		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	return slog.New(slog.NewTextHandler(io.Discard, nil))
+	return e
 }
 
 const sessionTimeout = 2 * time.Second
@@ -69,86 +37,20 @@ const sessionTimeout = 2 * time.Second
 // earlier is fine).
 func connect(t *testing.T, addrs []string) *recipes.Session {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	s, err := recipes.Connect(ctx, addrs, recipes.WithSessionTimeout(sessionTimeout), recipes.WithLogger(testLogger()))
-	if err != nil {
-		t.Fatalf("connect: %v", err)
-	}
-	t.Cleanup(func() { closeSession(t, s) })
-	return s
+	return testutil.Connect(t, addrs, recipes.WithSessionTimeout(sessionTimeout))
 }
 
-func closeSession(t *testing.T, s *recipes.Session) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := s.Close(ctx); err != nil {
-		t.Errorf("close session: %v", err)
-	}
-}
-
-// testCtx returns a context cancelled at the end of the test or after d.
-func testCtx(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+var (
+	closeSession = testutil.CloseSession
+	testCtx      = testutil.Ctx
+	waitFor      = testutil.WaitFor
+)
 
 // checkGoroutines fails the test if goroutines running go-zookeeper,
 // recipes or twophase code outlive it (after every session is closed).
 func checkGoroutines(t *testing.T) {
 	t.Helper()
-	t.Cleanup(func() { // registered first: runs after the sessions' Close
-		deadline := time.Now().Add(15 * time.Second)
-		for {
-			stacks := ourGoroutines()
-			if len(stacks) == 0 {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Errorf("%d goroutines leaked:\n%s", len(stacks), strings.Join(stacks, "\n\n"))
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	})
-}
-
-func ourGoroutines() []string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	var out []string
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "checkGoroutines") {
-			continue
-		}
-		if strings.Contains(g, "github.com/go-zookeeper/zk.") ||
-			strings.Contains(g, "zkrecipes/recipes.") ||
-			strings.Contains(g, "zkrecipes/twophase.") {
-			out = append(out, g)
-		}
-	}
-	return out
+	testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "twophase"))
 }
 
 var rootSeq atomic.Int64
