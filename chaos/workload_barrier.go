@@ -112,7 +112,11 @@ func (w *Barrier) member(ctx context.Context, env *Env, c *Client, work time.Dur
 		session := s.Conn().SessionID()
 		pause(ctx, work)
 		if ctx.Err() != nil {
-			break // stopping: leave with the session's close
+			// Stopping: the member leaves by closing its session (its node
+			// goes with it), which lets the others' Leave return. Record
+			// that leave, whose outcome this client never learns.
+			c.Log.Invoke(FnLeave, p, 0).Unknown("stopping: leaves by closing its session")
+			break
 		}
 		if id := s.Conn().SessionID(); id != session {
 			c.Log.Lost(p, 0, fmt.Sprintf("session changed from 0x%x to 0x%x", session, id))
