@@ -2,7 +2,6 @@ package leader
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -71,13 +70,7 @@ func newConfig(opts []Option) config {
 }
 
 // defaultID identifies this process: "host:pid".
-func defaultID() string {
-	host, err := os.Hostname()
-	if err != nil {
-		host = "unknown"
-	}
-	return fmt.Sprintf("%s:%d", host, os.Getpid())
-}
+func defaultID() string { return recipes.ProcessID() }
 
 // WithID sets the participant id, stored as our node's data (UTF-8) as
 // Curator and kazoo do, and shown by Leader, Participants and Observe.

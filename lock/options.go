@@ -1,9 +1,6 @@
 package lock
 
 import (
-	"fmt"
-	"os"
-
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -35,13 +32,7 @@ func (c config) lossPolicy(s *recipes.Session) recipes.LossPolicy {
 }
 
 // defaultData identifies this process: "host:pid".
-func defaultData() []byte {
-	host, err := os.Hostname()
-	if err != nil {
-		host = "unknown"
-	}
-	return fmt.Appendf(nil, "%s:%d", host, os.Getpid())
-}
+func defaultData() []byte { return []byte(recipes.ProcessID()) }
 
 // WithDialect selects the wire format (default recipes.Curator).
 func WithDialect(d recipes.Dialect) Option {

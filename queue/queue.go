@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 
@@ -86,11 +85,7 @@ func New(s *recipes.Session, path string, opts ...Option) *Queue {
 		q.cfg.claimPath = recipes.JoinPath(path, "taken")
 	}
 	if q.cfg.claimData == nil {
-		host, err := os.Hostname()
-		if err != nil {
-			host = "unknown"
-		}
-		q.cfg.claimData = fmt.Appendf(nil, "%s:%d", host, os.Getpid())
+		q.cfg.claimData = []byte(recipes.ProcessID())
 	}
 	q.err = q.checkArgs()
 	return q

@@ -3,7 +3,9 @@ package recipes
 import (
 	"errors"
 	"math"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -378,4 +380,12 @@ func FuzzPredicateMonotone(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestProcessID(t *testing.T) {
+	id := ProcessID()
+	host, pid, ok := strings.Cut(id, ":")
+	if !ok || host == "" || pid != strconv.Itoa(os.Getpid()) {
+		t.Fatalf("ProcessID() = %q, want host:%d", id, os.Getpid())
+	}
 }

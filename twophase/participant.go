@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"time"
@@ -252,13 +251,7 @@ func (p *Participant) examine(ctx context.Context, tx string, all bool) (*Propos
 }
 
 // aliveData identifies this process in liveness nodes: "host:pid".
-var aliveData = func() []byte {
-	host, err := os.Hostname()
-	if err != nil {
-		host = "unknown"
-	}
-	return fmt.Appendf(nil, "%s:%d", host, os.Getpid())
-}()
+var aliveData = []byte(recipes.ProcessID())
 
 // markAlive creates <site>/alive, ephemeral, owned by the current session.
 // A liveness node of another session of this site (an earlier process) is
