@@ -26,7 +26,12 @@ type Barrier struct {
 }
 
 // New returns a barrier on path. Nothing is sent to ZooKeeper. Bad
-// arguments (nil session, invalid path) are reported by every method.
+// arguments are reported by every method, which then sends nothing: a nil
+// session (recipes.ErrNilSession), an invalid path or one in the reserved
+// /zookeeper tree (recipes.ErrInvalidPath), a path so long that creating
+// the node would exceed the session's request limit
+// (recipes.ErrDataTooLarge). A closed session is reported by every method
+// as recipes.ErrClosed.
 func New(s *recipes.Session, path string) *Barrier {
 	b := &Barrier{s: s, path: path}
 	switch {
@@ -35,6 +40,9 @@ func New(s *recipes.Session, path string) *Barrier {
 	default:
 		if err := recipes.ValidateWritePath(path); err != nil {
 			b.err = fmt.Errorf("barrier: %w", err)
+		} else if err := recipes.CheckRequest(s.MaxData(), &zk.CreateRequest{Path: path, Acl: s.ACL()}); err != nil {
+			// The largest request a Barrier sends.
+			b.err = fmt.Errorf("barrier: set: %w", err)
 		}
 	}
 	return b
@@ -43,23 +51,32 @@ func New(s *recipes.Session, path string) *Barrier {
 // Path returns the barrier node's path.
 func (b *Barrier) Path() string { return b.path }
 
-func (b *Barrier) check() error {
+// check reports a nil receiver, a bad argument given to New, or a done ctx
+// (a done ctx sends nothing).
+func (b *Barrier) check(ctx context.Context) error {
 	if b == nil {
 		return ErrNilBarrier
 	}
-	return b.err
+	if b.err != nil {
+		return b.err
+	}
+	if err := context.Cause(ctx); err != nil {
+		return fmt.Errorf("barrier %s: %w", b.path, err)
+	}
+	return nil
 }
 
 // Set raises the barrier: creates its persistent node (no error if it is
 // already set). Cost: 1 create (plus 1 createContainer per missing parent
-// level, the parents being container nodes). Wakes nobody.
+// level, the parents being container nodes); nothing when ctx is already
+// done. Wakes nobody.
 func (b *Barrier) Set(ctx context.Context) error {
-	if err := b.check(); err != nil {
+	if err := b.check(ctx); err != nil {
 		return err
 	}
 	parent, _ := recipes.SplitPath(b.path)
 	for {
-		if _, err := b.s.WaitUsable(ctx); err != nil {
+		if _, err := waitUsable(ctx, b.s); err != nil {
 			return fmt.Errorf("barrier %s: %w", b.path, err)
 		}
 		_, err := b.s.Conn().Create(b.path, nil, 0, b.s.ACL())
@@ -82,13 +99,14 @@ func (b *Barrier) Set(ctx context.Context) error {
 }
 
 // Remove lowers the barrier: deletes its node (no error if it is not set).
-// Cost: 1 delete. Wakes every waiter (each has an exists watch on the node).
+// Cost: 1 delete; nothing when ctx is already done. Wakes every waiter
+// (each has an exists watch on the node).
 func (b *Barrier) Remove(ctx context.Context) error {
-	if err := b.check(); err != nil {
+	if err := b.check(ctx); err != nil {
 		return err
 	}
 	for {
-		if _, err := b.s.WaitUsable(ctx); err != nil {
+		if _, err := waitUsable(ctx, b.s); err != nil {
 			return fmt.Errorf("barrier %s: %w", b.path, err)
 		}
 		err := b.s.Conn().Delete(b.path, -1)
@@ -109,14 +127,15 @@ func (b *Barrier) Remove(ctx context.Context) error {
 
 // Wait returns nil once the barrier node does not exist, waiting with an
 // exists watch until it is removed or ctx is done. Cost: 1 exists, plus 1
-// per watch event (removal, or a session event). Survives disconnects and
-// session loss (the barrier is persistent).
+// per watch event (removal, or a session event); nothing when ctx is
+// already done. Survives disconnects and session loss (the barrier is
+// persistent).
 func (b *Barrier) Wait(ctx context.Context) error {
-	if err := b.check(); err != nil {
+	if err := b.check(ctx); err != nil {
 		return err
 	}
 	for {
-		if _, err := b.s.WaitUsable(ctx); err != nil {
+		if _, err := waitUsable(ctx, b.s); err != nil {
 			return fmt.Errorf("barrier %s: %w", b.path, err)
 		}
 		ok, _, ch, err := b.s.Conn().ExistsW(b.path)
@@ -137,4 +156,14 @@ func (b *Barrier) Wait(ctx context.Context) error {
 			return fmt.Errorf("barrier: wait %s: %w", b.path, err)
 		}
 	}
+}
+
+// waitUsable is Session.WaitUsable that fails with ctx's cause as soon as
+// ctx is done, even on a connected session: every request is sent after
+// it, so a done ctx sends nothing.
+func waitUsable(ctx context.Context, s *recipes.Session) (int64, error) {
+	if err := context.Cause(ctx); err != nil {
+		return 0, err
+	}
+	return s.WaitUsable(ctx)
 }

@@ -13,5 +13,17 @@
 //
 // Both types make their own ZooKeeper calls through Session.Conn, with the
 // core's retry helpers: a request that fails for connection reasons is sent
-// again once the session is usable, and every wait honours ctx.
+// again once the session is usable, and every wait honours ctx. A call made
+// with a done ctx returns its cause and sends nothing; a ctx done later is
+// honoured before the next request and while waiting, but a request already
+// sent is waited for (see package recipes), and Leave still deletes
+// "ready" once everyone has left.
+//
+// Bad input: New and NewDouble never panic and send nothing; a nil session
+// (recipes.ErrNilSession), an invalid or reserved path
+// (recipes.ErrInvalidPath), a path too long for the barrier's requests
+// (recipes.ErrDataTooLarge) or n < 1 (ErrMembers) is reported by every
+// method, which then sends nothing; a closed session by recipes.ErrClosed.
+// A method on a nil receiver returns ErrNilBarrier. A nil context is a
+// programming error and may panic, like a nil receiver in package sync.
 package barrier

@@ -63,8 +63,12 @@ func WithDialect(d recipes.Dialect) Option {
 }
 
 // NewDouble returns a member of the double barrier on path for n members.
-// Nothing is sent to ZooKeeper. Bad arguments (nil session, invalid path,
-// n < 1) are reported by every method.
+// Nothing is sent to ZooKeeper. Bad arguments are reported by every method,
+// which then sends nothing: a nil session (recipes.ErrNilSession), n < 1
+// (ErrMembers), an invalid path or one in the reserved /zookeeper tree
+// (recipes.ErrInvalidPath), a path so long that creating a member node
+// would exceed the session's request limit (recipes.ErrDataTooLarge). A
+// closed session is reported by every method as recipes.ErrClosed.
 func NewDouble(s *recipes.Session, path string, n int, opts ...Option) *DoubleBarrier {
 	d := &DoubleBarrier{s: s, path: path, n: n, cfg: config{dialect: recipes.Curator}}
 	for _, o := range opts {
@@ -80,6 +84,12 @@ func NewDouble(s *recipes.Session, path string, n int, opts ...Option) *DoubleBa
 	default:
 		if err := recipes.ValidateWritePath(path); err != nil {
 			d.err = fmt.Errorf("barrier: %w", err)
+		} else if err := recipes.CheckRequest(s.MaxData(), &zk.CreateRequest{
+			// The largest request a member sends: its member node's create
+			// (a GUID of at most 36 characters).
+			Path: recipes.JoinPath(path, "00000000-0000-0000-0000-000000000000"), Acl: s.ACL(), Flags: zk.FlagEphemeral,
+		}); err != nil {
+			d.err = fmt.Errorf("barrier: enter: %w", err)
 		}
 	}
 	if d.err == nil {
@@ -155,7 +165,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	var ready bool
 	var readyCh <-chan zk.Event
 	for {
-		if _, err := d.s.WaitUsable(ctx); err != nil {
+		if _, err := waitUsable(ctx, d.s); err != nil {
 			return fmt.Errorf("barrier %s: enter: %w", d.path, err)
 		}
 		var err error
@@ -261,7 +271,7 @@ var closedCh = func() <-chan zk.Event {
 // alive fails with ErrMemberLost once the session that owns our node is
 // gone, and with ctx's cause.
 func (d *DoubleBarrier) alive(ctx context.Context, sid int64) error {
-	id, err := d.s.WaitUsable(ctx)
+	id, err := waitUsable(ctx, d.s)
 	if err != nil {
 		return fmt.Errorf("barrier %s: %w", d.path, err)
 	}
@@ -280,7 +290,7 @@ func (d *DoubleBarrier) createMember(ctx context.Context) (string, int64, error)
 	p := recipes.JoinPath(d.path, name)
 	conn := d.s.Conn()
 	for {
-		sid, err := d.s.WaitUsable(ctx)
+		sid, err := waitUsable(ctx, d.s)
 		if err != nil {
 			return "", 0, fmt.Errorf("barrier %s: enter: %w", d.path, err)
 		}
@@ -305,7 +315,7 @@ func (d *DoubleBarrier) createMember(ctx context.Context) (string, int64, error)
 			d.s.DeleteGuaranteed(p, 0)
 			return "", 0, fmt.Errorf("barrier %s: enter: %w", d.path, err)
 		}
-		if sid, err = d.s.WaitUsable(ctx); err != nil {
+		if sid, err = waitUsable(ctx, d.s); err != nil {
 			d.s.DeleteGuaranteed(p, 0)
 			return "", 0, fmt.Errorf("barrier %s: enter: %w", d.path, err)
 		}
@@ -329,7 +339,7 @@ func (d *DoubleBarrier) createMember(ctx context.Context) (string, int64, error)
 // Cost: 1 create.
 func (d *DoubleBarrier) createReady(ctx context.Context) error {
 	for {
-		if _, err := d.s.WaitUsable(ctx); err != nil {
+		if _, err := waitUsable(ctx, d.s); err != nil {
 			return fmt.Errorf("barrier %s: enter: %w", d.path, err)
 		}
 		_, err := d.s.Conn().Create(d.ready, nil, 0, d.s.ACL())
@@ -410,7 +420,7 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	conn := d.s.Conn()
 	ours := true // our node should exist
 	for {
-		id, err := d.s.WaitUsable(ctx)
+		id, err := waitUsable(ctx, d.s)
 		if err != nil {
 			return fmt.Errorf("barrier %s: leave: %w", d.path, err)
 		}
@@ -476,7 +486,9 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 			}
 		}
 	}
-	// Everyone has left: delete "ready" (Curator and kazoo do too).
+	// Everyone has left: delete "ready" (Curator and kazoo do too). A ctx
+	// done by now does not stop this delete while connected: a "ready" left
+	// behind would let the next round's members pass Enter alone.
 	for {
 		if _, err := d.s.WaitUsable(ctx); err != nil {
 			return fmt.Errorf("barrier %s: leave: %w", d.path, err)

@@ -8,7 +8,13 @@
 // Each participant creates a protected ephemeral sequential node under the
 // election's path; the lowest sequence leads; every other participant
 // watches only the node right ahead of it, so a resignation wakes exactly
-// one participant. Observe watches only the head node. The wire format is
+// one participant. Observe watches only the head node (or, while nobody
+// leads, the path's children). A Session keeps one watch per node however
+// many of its waiters wait on it or give up waiting (recipes.Session.WatchData),
+// so abandoned campaigns and observers leave nothing behind that grows.
+// Participants are ordered by serial arithmetic on the sequence suffix,
+// correct across the wrap of the path's counter; WithTextOrder orders as
+// Curator and kazoo do, for elections shared with them. The wire format is
 // Curator's LeaderLatch by default ("_c_<uuid36>-latch-<seq>", data = the
 // participant id), so Go and Java services can share an election; Curator's
 // LeaderSelector (the lock names) and kazoo's Election are options.
@@ -20,10 +26,19 @@
 // ephemeral owner: go-zookeeper silently replaces an expired session, and
 // trusting a node of an old session is how Curator's LeaderLatch had two
 // leaders (CURATOR-696, fixed there with the same check). A term's context is cancelled, with a cause, the moment
-// leadership may be lost: by default at disconnect (recipes.StepDownOnSuspend),
-// which is about a third of the session timeout before the server can expire
-// the session and elect someone else; also when the session is lost, or our
-// node is deleted or written by someone else. A term that ended by loss
+// leadership may be lost: by default at disconnect (recipes.StepDownOnSuspend);
+// also when the session is lost, or our node is deleted or written by
+// someone else; and, whatever the loss policy and whatever go-zookeeper has
+// noticed, at the session's lease deadline (cause recipes.ErrLeaseExpired):
+// the lease margin (recipes.WithLeaseMargin, a tenth of the negotiated
+// session timeout by default) before the server can expire the session, on
+// the leader's own monotonic clock (see recipes.Session.LeaseDeadline).
+// go-zookeeper's disconnect alone is no such bound: after a watch event or a
+// late reply just before a partition it can come as late as the expiry. A
+// leader that checks its term's context before each action therefore stops
+// before anyone else can be elected, provided the action takes effect
+// within the margin; a leader paused between the check and the action is
+// not covered, only a fenced write (Term.FencedMulti) is. A term that ended by loss
 // gives its node up by itself. Terms carry a fencing token (our node's
 // czxid) that strictly grows from leader to leader; Term.FencedMulti makes
 // ZooKeeper itself reject writes of a leader whose node is gone.
@@ -35,5 +50,13 @@
 // node runs in the session's background until the term ends); Observe runs
 // two goroutines until its channel closes; the event hook runs on a
 // goroutine that exists only while events are queued. Closing the session
-// ends all of them.
+// ends the first two; the event goroutine ends once the queue is drained,
+// so a hook that never returns keeps it (see WithEvents).
+//
+// Bad input follows the convention of every zkrecipes package (see
+// package recipes): constructors validate and never panic, and an invalid
+// argument (nil or closed session, bad or reserved path, data too large,
+// a count out of range) is reported by the methods, wrapping a sentinel,
+// before anything is sent; a method on a nil receiver, or a nil context,
+// may panic, as in package sync; no other runtime input panics.
 package leader

@@ -62,6 +62,9 @@ func (e *Election) check() error {
 	if err != nil {
 		return err
 	}
+	if e.cfg.textOrder {
+		rd = rd.TextOrder()
+	}
 	e.rd, e.role = rd, role
 	if err := recipes.CheckData([]byte(e.cfg.id), e.s.MaxData()); err != nil {
 		return fmt.Errorf("leader: participant id: %w", err)
@@ -137,21 +140,30 @@ func (e *Election) end(t *Term) {
 
 // Campaign joins the election and blocks until we lead or ctx is done. It
 // returns the Term, whose Context is cancelled the moment leadership may be
-// lost. If ctx ends first, our node is deleted before Campaign returns and
-// the error is ctx's cause; with an already-done ctx nothing is sent. If the
+// lost. If ctx ends first, the error is ctx's cause and our node is deleted
+// before Campaign returns, or handed to the session's background deletes
+// (guaranteed while the session lives) when the connection is down, the
+// delete's outcome is ambiguous, or ctx ended during the owner check; with
+// an already-done ctx nothing is sent. If the
 // session is lost while waiting, Campaign joins again under the new session
 // (at the back of the line).
 //
 // Protocol and cost: the core's protected create of our ephemeral
-// sequential node (1 create) and 1 getChildren; while not first, 1 getData
-// setting a data watch on the one node right ahead of us (never the parent),
-// and when it goes, we lead without listing again if it was the only one
-// ahead (otherwise 1 getData on the next node ahead). Once first: 1 exists
+// sequential node (1 create) and 1 getChildren; while not first, a data
+// watch on the one node right ahead of us, never the parent (1 getData, or
+// none when the session already watches that node), and when it goes, we
+// lead without listing again if it was the only one ahead; otherwise we
+// watch the next node ahead (1 getData) when two or fewer were ahead at the
+// last listing, or list again (1 getChildren) when more were, since most
+// of those have usually gone in turn. A Campaign given up (ctx done) leaves
+// no watch of its own behind: the session keeps one watch per node for all
+// its waiters. Once first: 1 exists
 // (the owner check; the core may add 1 getData reading our czxid), then 1
 // getData in the background arming a watch on our own node for the term's
 // life, so that its deletion ends the term. Uncontended: 1 create + 1
 // getChildren + 1 exists + 1 background getData. A release wakes exactly
-// the participant behind the leaver (and each Observe watching the head).
+// the participant behind the leaver (and, once per session, the Observes
+// watching the head).
 //
 // Campaign on a closed session returns an error wrapping recipes.ErrClosed;
 // while another Campaign runs or a term of this Election is live,

@@ -31,7 +31,10 @@ type EventType int
 const (
 	// EventStart: Campaign was called.
 	EventStart EventType = iota + 1
-	// EventOfferStart: our node is about to be created (1 create).
+	// EventOfferStart: our node is about to be created (1 create). When
+	// the core creates a new node by itself (the session was lost while
+	// waiting), this is reported after that create, right before its
+	// EventOfferComplete.
 	EventOfferStart
 	// EventOfferComplete: our node exists (Event.Node). The core creates
 	// and lists in one step, so this is reported when the contenders are
@@ -52,8 +55,11 @@ const (
 	// EventReadyStart: we are not first; we will watch the one node right
 	// ahead of us (Event.Watch).
 	EventReadyStart
-	// EventReadyComplete: we are in line; the data watch on Event.Watch is
-	// set right after this event (1 getData).
+	// EventReadyComplete: we are in line and wait for Event.Watch to go:
+	// with a data watch on it (1 getData, or none when the session already
+	// watches it), or, when more than two nodes were ahead at the last
+	// listing and one of them has gone since, after listing again (1
+	// getChildren), which reports Determine and Ready events again.
 	EventReadyComplete
 	// EventFailed: Campaign returns an error (Event.Err) and no term.
 	EventFailed
@@ -95,15 +101,29 @@ type Event struct {
 	// (EventStopStart after a loss: errors.Is a recipes sentinel such as
 	// recipes.ErrSuspended or recipes.ErrSessionLost).
 	Err error
+	// Dropped is the number of events dropped right before this one
+	// because the hook fell behind: at most EventQueueLimit events wait
+	// for the hook, and when one more comes the oldest waiting one is
+	// dropped. 0 when the sequence is complete up to this event.
+	Dropped int
 }
+
+// EventQueueLimit is the number of events that wait for a slow hook (see
+// WithEvents); beyond it the oldest waiting event is dropped and counted in
+// the next delivered Event's Dropped.
+const EventQueueLimit = eventQueueLimit
+
+const eventQueueLimit = 256
 
 // dispatcher delivers events to the hook in emit order on a goroutine that
 // exists only while events are queued, so the election never waits for the
-// hook and an idle Election owns no goroutine.
+// hook and an idle Election owns no goroutine. At most eventQueueLimit
+// events wait; beyond that the oldest waiting one is dropped and counted.
 type dispatcher struct {
 	fn      func(Event)
 	mu      sync.Mutex
 	queue   []Event
+	dropped int // dropped since the last delivered event
 	running bool
 }
 
@@ -123,6 +143,12 @@ func (d *dispatcher) emit(ev Event) {
 		ev.At = time.Now()
 	}
 	d.mu.Lock()
+	if len(d.queue) >= eventQueueLimit {
+		// Drop the oldest waiting event; copy down rather than reslice so
+		// the backing array does not creep forward and grow.
+		d.queue = append(d.queue[:0], d.queue[1:]...)
+		d.dropped++
+	}
 	d.queue = append(d.queue, ev)
 	if d.running {
 		d.mu.Unlock()
@@ -143,6 +169,8 @@ func (d *dispatcher) drain() {
 			return
 		}
 		ev := d.queue[0]
+		ev.Dropped, d.dropped = d.dropped, 0
+		d.queue[0] = Event{}
 		d.queue = d.queue[1:]
 		d.mu.Unlock()
 		d.fn(ev)

@@ -29,23 +29,37 @@ func (p Participant) IsZero() bool { return p.Node == "" }
 func (e *Election) roles() []recipes.Role { return e.rd.Blocking(e.role) }
 
 // read returns the participant at node name, or ok=false when the node is
-// gone. Cost: 1 getData (with a watch when watch is set).
-func (e *Election) read(name string, watch bool) (p Participant, ok bool, ch <-chan zk.Event, err error) {
+// gone. Cost: 1 getData. It sets no watch.
+func (e *Election) read(name string) (p Participant, ok bool, err error) {
 	path := recipes.JoinPath(e.path, name)
-	var data []byte
-	var st *zk.Stat
-	if watch {
-		data, st, ch, err = e.s.Conn().GetW(path)
-	} else {
-		data, st, err = e.s.Conn().Get(path)
-	}
+	data, st, err := e.s.Conn().Get(path)
 	if errors.Is(err, zk.ErrNoNode) {
-		return Participant{}, false, nil, nil
+		return Participant{}, false, nil
 	}
 	if err != nil {
-		return Participant{}, false, nil, err
+		return Participant{}, false, err
 	}
-	return Participant{ID: string(data), Node: path, SessionID: st.EphemeralOwner, Token: st.Czxid}, true, ch, nil
+	return participant(path, data, st), true, nil
+}
+
+// readWatch is read with a data watch: the Session's one watch on the node
+// (recipes.Session.WatchData), so an Observe that ends leaves no watcher
+// behind beyond that one. Cost: 1 getData, or none when the Session already
+// watches the node. w is nil when the node is gone.
+func (e *Election) readWatch(ctx context.Context, name string) (p Participant, w *recipes.Watch, err error) {
+	path := recipes.JoinPath(e.path, name)
+	data, st, w, err := e.s.WatchData(ctx, path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return Participant{}, nil, nil
+	}
+	if err != nil {
+		return Participant{}, nil, err
+	}
+	return participant(path, data, st), w, nil
+}
+
+func participant(path string, data []byte, st *zk.Stat) Participant {
+	return Participant{ID: string(data), Node: path, SessionID: st.EphemeralOwner, Token: st.Czxid}
 }
 
 // Leader returns the participant first in line, the one that leads or is
@@ -68,7 +82,7 @@ func (e *Election) Leader(ctx context.Context) (Participant, error) {
 		if err := context.Cause(ctx); err != nil {
 			return Participant{}, err
 		}
-		p, ok, _, err := e.read(cs[0].Name, false)
+		p, ok, err := e.read(cs[0].Name)
 		if err != nil {
 			return Participant{}, fmt.Errorf("leader: leader of %s: %w", e.path, err)
 		}
@@ -95,7 +109,7 @@ func (e *Election) Participants(ctx context.Context) ([]Participant, error) {
 		if err := context.Cause(ctx); err != nil {
 			return nil, err
 		}
-		p, ok, _, err := e.read(c.Name, false)
+		p, ok, err := e.read(c.Name)
 		if err != nil {
 			return nil, fmt.Errorf("leader: participants of %s: %w", e.path, err)
 		}
@@ -120,7 +134,11 @@ func (e *Election) Participants(ctx context.Context) ([]Participant, error) {
 // node only: a change among the waiting participants wakes no observer.
 // While nobody leads, one getChildren with a watch on the path (or an exists
 // watch while the path does not exist) waits for the first participant.
-// Observe runs two goroutines until the channel is closed.
+// Watches are the Session's shared ones (recipes.Session.WatchData): an
+// Observe on a path the Session already watches sends no getData for it,
+// and Observes that end leave at most one go-zookeeper watcher per watched
+// node behind, until that node changes. Observe runs two goroutines until
+// the channel is closed.
 func (e *Election) Observe(ctx context.Context) <-chan Participant {
 	out := make(chan Participant)
 	if e.usable(ctx) != nil {
@@ -171,39 +189,41 @@ func (e *Election) watchHead(ctx context.Context, mb *mailbox) {
 			}
 			continue
 		}
-		var ch <-chan zk.Event
+		var w *recipes.Watch
 		if len(cs) > 0 {
-			p, ok, c, err := e.read(cs[0].Name, true)
+			p, pw, err := e.readWatch(ctx, cs[0].Name)
 			if err != nil {
 				if !e.retry(ctx, err) {
 					return
 				}
 				continue
 			}
-			if !ok {
+			if pw == nil {
 				continue // the head just left: list again
 			}
 			publish(p)
-			ch = c
+			w = pw
 		} else {
 			publish(Participant{})
-			c, again, err := e.watchEmpty()
+			ew, err := e.watchEmpty(ctx)
 			if err != nil {
 				if !e.retry(ctx, err) {
 					return
 				}
 				continue
 			}
-			if again {
+			if ew == nil {
 				continue
 			}
-			ch = c
+			w = ew
 		}
 		select {
-		case <-ch:
+		case <-w.Fired():
 			// Deleted, changed, or not watching any more (session
 			// lost or closing): list again.
+			w.Close()
 		case <-ctx.Done():
+			w.Close()
 			return
 		}
 	}
@@ -211,31 +231,37 @@ func (e *Election) watchHead(ctx context.Context, mb *mailbox) {
 
 // watchEmpty sets a watch that fires when the first participant may have
 // joined an empty election: a child watch on the path, or an exists watch
-// while the path does not exist. again is true when someone joined already.
-func (e *Election) watchEmpty() (ch <-chan zk.Event, again bool, err error) {
-	children, _, ch, err := e.s.Conn().ChildrenW(e.path)
+// while the path does not exist (the Session's one watch of each kind on
+// the path, see recipes.Session.WatchChildren). w is nil when someone
+// joined already.
+func (e *Election) watchEmpty(ctx context.Context) (w *recipes.Watch, err error) {
+	children, _, w, err := e.s.WatchChildren(ctx, e.path)
 	if errors.Is(err, zk.ErrNoNode) {
-		var found bool
-		found, _, ch, err = e.s.Conn().ExistsW(e.path)
+		found, _, w, err := e.s.WatchExists(ctx, e.path)
 		if err == nil && found {
-			return nil, true, nil // created meanwhile
+			w.Close()
+			return nil, nil // created meanwhile
 		}
-		return ch, false, err
+		return w, err
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	for _, c := range children {
 		if _, ok := e.rd.Parse(c, e.roles()...); ok {
-			return nil, true, nil
+			w.Close()
+			return nil, nil
 		}
 	}
-	return ch, false, nil
+	return w, nil
 }
 
 // retry pauses after a failed request and reports whether to go on: false
 // once ctx is done or the error is not about the connection (it is logged).
 func (e *Election) retry(ctx context.Context, err error) bool {
+	if ctx.Err() != nil {
+		return false
+	}
 	if !isConnErr(err) {
 		if e.s.State() == recipes.StateClosed {
 			return false

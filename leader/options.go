@@ -53,10 +53,11 @@ func (d Dialect) wire() (recipes.Dialect, recipes.Role, error) {
 type Option func(*config)
 
 type config struct {
-	id      string
-	dialect Dialect
-	policy  *recipes.LossPolicy
-	events  func(Event)
+	id        string
+	dialect   Dialect
+	textOrder bool
+	policy    *recipes.LossPolicy
+	events    func(Event)
 }
 
 func newConfig(opts []Option) config {
@@ -84,6 +85,19 @@ func WithDialect(d Dialect) Option {
 	return func(c *config) { c.dialect = d }
 }
 
+// WithTextOrder orders the line as Curator and kazoo do, by the text of the
+// sequence suffix, instead of by serial arithmetic (the default). Turn it on
+// when Curator's or kazoo's participants share the election, so that Go and
+// foreign participants agree on the leader; it changes nothing until the
+// path's sequence counter wraps after 2^31 creates and deletes, where the
+// foreign order itself puts newcomers ahead of the leader (two leaders at
+// once, and fencing tokens no longer grow from one leader to the next; see
+// recipes.Dialect.TextOrder). Leave it off on Go-only paths:
+// there serial order stays correct across the wrap.
+func WithTextOrder() Option {
+	return func(c *config) { c.textOrder = true }
+}
+
 // WithLossPolicy overrides the session's loss policy for this election's
 // terms. The session's default, recipes.StepDownOnSuspend, ends a term at
 // disconnect, before the server can expire the session and elect someone
@@ -93,10 +107,15 @@ func WithLossPolicy(p recipes.LossPolicy) Option {
 	return func(c *config) { c.policy = &p }
 }
 
-// WithEvents installs a lifecycle hook. It is called with every Event in the
+// WithEvents installs a lifecycle hook. It is called with the Events in the
 // documented order (see EventType), one at a time, from a goroutine of the
-// package: the election never waits for it. A slow hook delays later events
-// (they queue), never the election. nil removes the hook.
+// package: the election never waits for it. A slow hook delays later events,
+// never the election: up to EventQueueLimit events wait for it, and beyond
+// that the oldest waiting event is dropped, so a hook that stops reading
+// costs bounded memory; the next event delivered counts the gap in
+// Event.Dropped. The goroutine calling the hook exists only while events
+// wait; a hook that never returns keeps it (closing the session does not
+// end it). nil removes the hook.
 func WithEvents(fn func(Event)) Option {
 	return func(c *config) { c.events = fn }
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"time"
 
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -13,6 +15,51 @@ type RunOption func(*runConfig)
 
 type runConfig struct {
 	onError func(error)
+	backoff backoff
+}
+
+// Default back-off of Run after fn fails (WithBackoff).
+const (
+	DefaultBackoffInitial = 100 * time.Millisecond
+	DefaultBackoffMax     = 10 * time.Second
+)
+
+// WithBackoff sets how long Run waits before campaigning again after fn
+// returned an error: initial after the first failure, doubling with each
+// further failure up to ceiling, each wait drawn at random from [d/2, d] (d the
+// current step) so that failing participants do not rejoin in lock-step. A
+// term whose fn returned nil, or that lasted at least ceiling, resets the step.
+// Default: DefaultBackoffInitial, DefaultBackoffMax. initial <= 0 turns the
+// back-off off (Run rejoins at once, as before); ceiling < initial is taken as
+// initial.
+func WithBackoff(initial, ceiling time.Duration) RunOption {
+	return func(c *runConfig) { c.backoff = backoff{initial: initial, max: ceiling} }
+}
+
+// backoff is Run's delay between a failed term and the next campaign.
+type backoff struct {
+	initial, max time.Duration
+	cur          time.Duration // current step; 0 after a reset
+}
+
+// next returns the wait after a term that lasted d and whose fn failed (or
+// not); rnd returns a number in [0, 1). Pure but for b's own step.
+func (b *backoff) next(d time.Duration, failed bool, rnd func() float64) time.Duration {
+	if b.initial <= 0 {
+		return 0
+	}
+	top := max(b.max, b.initial)
+	if !failed || d >= top {
+		b.cur = 0
+		return 0
+	}
+	if b.cur == 0 {
+		b.cur = b.initial
+	} else {
+		b.cur = min(2*b.cur, top)
+	}
+	half := b.cur / 2
+	return half + time.Duration(rnd()*float64(b.cur-half))
 }
 
 // OnError receives the errors fn returns (default: logged at warning level
@@ -29,6 +76,13 @@ func OnError(f func(error)) RunOption {
 // lost: fn must return promptly once its ctx is done, and should guard
 // shared writes with the term's fence (TermOf(ctx).FencedMulti).
 //
+// When fn returns an error, Run waits before campaigning again (exponential
+// back-off with jitter and a cap, see WithBackoff; by default 50-100 ms
+// after the first failure, doubling up to 10 s), so a function that fails
+// at once costs a few requests a second, not a create and a delete per
+// round trip; the wait ends early only when ctx is done. A term whose fn
+// returned nil rejoins at once.
+//
 // Run returns ctx's cause once ctx is done, or the first error that
 // campaigning again cannot fix (closed session, bad arguments). fn's errors
 // go to OnError and do not stop the loop. Cost per term: Campaign's and
@@ -40,7 +94,7 @@ func Run(ctx context.Context, e *Election, fn func(ctx context.Context) error, o
 	if fn == nil {
 		return ErrNilFunc
 	}
-	cfg := runConfig{}
+	cfg := runConfig{backoff: backoff{initial: DefaultBackoffInitial, max: DefaultBackoffMax}}
 	for _, o := range opts {
 		if o != nil {
 			o(&cfg)
@@ -54,17 +108,37 @@ func Run(ctx context.Context, e *Election, fn func(ctx context.Context) error, o
 			}
 			return err
 		}
-		if err := runTerm(ctx, t, fn); err != nil {
+		began := time.Now()
+		ferr := runTerm(ctx, t, fn)
+		lasted := time.Since(began)
+		if ferr != nil {
 			if cfg.onError != nil {
-				cfg.onError(err)
+				cfg.onError(ferr)
 			} else {
-				e.s.Logger().Warn("leader: run", "path", e.path, "err", err)
+				e.s.Logger().Warn("leader: run", "path", e.path, "err", ferr)
 			}
 		}
 		_ = t.Resign(context.WithoutCancel(ctx))
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
+		if d := cfg.backoff.next(lasted, ferr != nil, rand.Float64); d > 0 {
+			if err := sleep(ctx, d); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// sleep waits d or until ctx is done (returning its cause).
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
 	}
 }
 

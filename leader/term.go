@@ -125,8 +125,8 @@ func (t *Term) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse,
 // Resign ends the term: its context is cancelled (cause recipes.ErrReleased)
 // before our node is deleted, so we stop leading before anyone else can
 // start. Cost: 1 delete, which wakes exactly one participant, the one behind
-// us (plus each Observe of this path, and our own term's node watch, which
-// ends with it). If the delete's outcome is ambiguous, or ctx is
+// us (plus, once per session, the Observes of this path, and our own term's
+// node watch, which ends with it). If the delete's outcome is ambiguous, or ctx is
 // already done, it continues in the background while the session lives and
 // Resign returns nil. Resigning a term that already ended by loss returns
 // nil (the node is already being given up); resigning twice returns

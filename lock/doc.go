@@ -6,9 +6,22 @@
 //
 // Every holding exposes a context that is cancelled, with a cause that
 // errors.Is one of the recipes sentinels (recipes.ErrSuspended,
-// recipes.ErrSessionLost, recipes.ErrNodeDeleted, recipes.ErrRevoked,
-// recipes.ErrReleased), the moment it may be lost, and a fencing token;
-// FencedMulti makes ZooKeeper itself reject writes once the holding is gone.
+// recipes.ErrLeaseExpired, recipes.ErrSessionLost, recipes.ErrNodeDeleted,
+// recipes.ErrRevoked, recipes.ErrReleased), the moment it may be lost, and a
+// fencing token; FencedMulti makes ZooKeeper itself reject writes once the
+// holding is gone.
+//
+// What the context guarantees: it is done, on the holder's own monotonic
+// clock, at the latest the session's lease margin (recipes.WithLeaseMargin;
+// a tenth of the negotiated session timeout by default) before the server
+// can expire the session, whatever the loss policy and whatever
+// go-zookeeper has noticed: the session's lease runs from the send time of
+// the newest request or ping the server answered (see
+// recipes.Session.LeaseDeadline) and costs no request. So a holder that
+// checks the context before each action stops before any other client can
+// acquire the lock or lease, provided the action takes effect within the
+// margin. A process paused between its check and its action is not
+// covered: only a fenced write (FencedMulti) is a guarantee against that.
 // The fencing token is our node's czxid, read from the create's reply (the
 // Session taps its connection's reply headers), so it costs no request.
 //
@@ -29,4 +42,11 @@
 //	                            mutex release (1 delete)
 //	Lease.Release               1 delete
 //	Revoke                      1 setData
+//
+// Bad input follows the convention of every zkrecipes package (see
+// package recipes): constructors validate and never panic, and an invalid
+// argument (nil or closed session, bad or reserved path, data too large,
+// a count out of range) is reported by the methods, wrapping a sentinel,
+// before anything is sent; a method on a nil receiver, or a nil context,
+// may panic, as in package sync; no other runtime input panics.
 package lock

@@ -107,6 +107,10 @@ func (m *Mutex) end(h *recipes.Holding) {
 // goes and we are first, no further request (never a second getChildren). If the session is lost
 // while waiting, Lock starts over under the new session.
 //
+// Lock never returns nil with Held() already done: a suspension (default
+// loss policy) or a session change at the moment it acquires is waited out
+// or started over (see recipes.Acquire).
+//
 // A holding that was lost (Held() done) still counts as held by this Mutex
 // until Unlock, which then sends nothing if the session is gone.
 func (m *Mutex) Lock(ctx context.Context) error {

@@ -69,8 +69,16 @@ type Lease struct {
 // Acquire waits for a lease until ctx is done. If ctx ends first, every node
 // it created is deleted before it returns. Cost, uncontended: 1 create + 1
 // getChildren (mutex), 1 create (lease), 1 getChildren (leases), 1 delete
-// (mutex): 5 requests (+1 getData with WithRevocation). If the session is lost meanwhile,
-// Acquire starts over under the new session.
+// (mutex): 5 requests (+1 getData with WithRevocation). An acquirer that
+// must wait for a lease also watches its mutex node and its lease node (1
+// getData each, in the background), so that the wait ends as soon as either
+// may be lost.
+//
+// Acquire never returns a lease whose Held() is already done. If the mutex
+// or the lease may be lost before the lease counts (the connection is
+// suspended under the default loss policy, the session changes, a node is
+// deleted), both are given up and Acquire starts over; the lease is always
+// created under the same session as the mutex that guards it.
 func (sem *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
 	if sem == nil {
 		return nil, ErrNilMutex
@@ -83,11 +91,19 @@ func (sem *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
 		if err == nil {
 			return l, nil
 		}
-		if ctx.Err() == nil && (errors.Is(err, recipes.ErrSessionLost) || errors.Is(err, recipes.ErrNodeNotFound)) {
+		if ctx.Err() == nil && retryable(err) {
 			continue
 		}
 		return nil, fmt.Errorf("lock: semaphore %s: %w", sem.path, err)
 	}
+}
+
+// retryable reports whether an attempt failed because its mutex or lease
+// may have been lost (so a new attempt may succeed), rather than for good.
+func retryable(err error) bool {
+	return !errors.Is(err, recipes.ErrClosed) && (errors.Is(err, recipes.ErrSessionLost) ||
+		errors.Is(err, recipes.ErrNodeNotFound) || errors.Is(err, recipes.ErrSuspended) ||
+		errors.Is(err, recipes.ErrNodeDeleted))
 }
 
 func (sem *Semaphore) acquire(ctx context.Context) (*Lease, error) {
@@ -108,15 +124,58 @@ func (sem *Semaphore) acquire(ctx context.Context) (*Lease, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = recipes.WaitChildren(ctx, sem.s, leases, func(children []string) (bool, error) {
-		if !slices.Contains(children, h.Name()) {
-			return false, fmt.Errorf("%w: %s", recipes.ErrNodeNotFound, h.Path())
+	// guard reports why the lease cannot count now: the mutex or the lease
+	// may be lost, or the lease was created under a session other than the
+	// mutex's (the session changed in between: the mutex is gone).
+	guard := func() error {
+		switch {
+		case mu.Err() != nil:
+			return fmt.Errorf("mutex %s: %w", mu.Path(), mu.Err())
+		case h.Err() != nil:
+			return fmt.Errorf("lease %s: %w", h.Path(), h.Err())
+		case h.SessionID() != mu.SessionID():
+			return fmt.Errorf("%w: lease of session 0x%x, mutex of 0x%x", recipes.ErrSessionLost, h.SessionID(), mu.SessionID())
 		}
-		if h.SessionID() != sem.s.ID() {
-			return false, recipes.ErrSessionLost
+		return nil
+	}
+	// The wait ends when ctx does or either holding may be lost; the
+	// holdings' node watches are armed only if we have to wait.
+	wctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	waiting := false
+	var stops []func() bool
+	defer func() {
+		for _, stop := range stops {
+			stop()
 		}
-		return len(children) <= sem.n, nil
-	})
+	}()
+	err = guard()
+	if err == nil {
+		err = recipes.WaitChildren(wctx, sem.s, leases, func(children []string) (bool, error) {
+			if err := guard(); err != nil {
+				return false, err
+			}
+			if !slices.Contains(children, h.Name()) {
+				return false, fmt.Errorf("%w: %s", recipes.ErrNodeNotFound, h.Path())
+			}
+			if h.SessionID() != sem.s.ID() {
+				return false, recipes.ErrSessionLost
+			}
+			if len(children) <= sem.n {
+				return true, nil
+			}
+			if !waiting {
+				waiting = true
+				for _, c := range []context.Context{mu.Context(), h.Context()} {
+					stops = append(stops, context.AfterFunc(c, func() { cancel(guard()) }))
+				}
+			}
+			return false, nil
+		})
+	}
+	if err == nil {
+		err = guard() // a holding may have ended after the last listing
+	}
 	if err != nil {
 		_ = h.Release(context.WithoutCancel(ctx))
 		return nil, err

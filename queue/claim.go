@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
 
@@ -18,8 +19,16 @@ import (
 // vanishes with it and the item is delivered again: at-least-once
 // processing.
 //
+// Invariant: while a Claim's Context is not done, no other consumer of this
+// package holds a live claim on its item. The claim node's path is the same
+// for every claimant, so this package deletes a claim node only after
+// reading it and seeing its own session as the node's ephemeral owner, and
+// then with the version read (never "by path"): a lost reply or an expired
+// session can never make one consumer delete another's claim.
+//
 // Ack or Release every claim: until then the claim node lives as long as
-// the session, and so does the claim's registration with the session.
+// the session, and so do the claim's registration with the session and the
+// goroutine that watches the claim node.
 //
 // A Claim is safe for concurrent use; Ack and Release take effect once.
 type Claim struct {
@@ -28,20 +37,39 @@ type Claim struct {
 	path  string // claim node
 	ipath string // item node
 	sid   int64  // session that owns the claim node
+	iv    int32  // item node version read at claim time
+
+	cv atomic.Int32 // claim node version, read with our session as owner
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
-	mu   sync.Mutex
-	done bool
+	// ours: a delete of our claim node by this Claim (Ack, Release) is in
+	// flight, so the watch does not call its deletion a loss. gone: the
+	// watch saw the claim node deleted or owned by another session.
+	ours, gone atomic.Bool
+
+	mu        sync.Mutex
+	state     claimState
+	ambiguous bool // an Ack multi of ours may have been applied unseen
 }
+
+type claimState int
+
+const (
+	claimOpen claimState = iota
+	claimAcked
+	claimReleased // released, or lost
+)
 
 // newClaim ties the claim's context to the session's state: it is cancelled
 // when the claim may be lost (suspended, with the session's default loss
-// policy recipes.StepDownOnSuspend; session lost; closed), and when the
-// claim is acked or released.
-func newClaim(q *Queue, it Item, cpath, ipath string, sid int64) *Claim {
-	c := &Claim{q: q, item: it, path: cpath, ipath: ipath, sid: sid}
+// policy recipes.StepDownOnSuspend; session lost; closed), when the claim
+// node is deleted or replaced (watch: the data watch ch armed when the claim
+// was read), and when the claim is acked or released.
+func newClaim(q *Queue, it Item, cpath, ipath string, sid int64, cv, iv int32, ch <-chan zk.Event) *Claim {
+	c := &Claim{q: q, item: it, path: cpath, ipath: ipath, sid: sid, iv: iv}
+	c.cv.Store(cv)
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
 	policy := q.s.LossPolicy()
 	st, id, unhook := q.s.OnStateChange(func(ch recipes.StateChange) {
@@ -55,6 +83,9 @@ func newClaim(q *Queue, it Item, cpath, ipath string, sid int64) *Claim {
 		}
 	})
 	context.AfterFunc(c.ctx, unhook)
+	// The Session's lease ends the claim before any server can expire the
+	// session (and give the item to another consumer), whatever the policy.
+	context.AfterFunc(c.ctx, q.s.OnLeaseExpired(c.cancel))
 	switch {
 	case st == recipes.StateClosed:
 		c.cancel(fmt.Errorf("%w (%w)", recipes.ErrClosed, recipes.ErrSessionLost))
@@ -63,14 +94,79 @@ func newClaim(q *Queue, it Item, cpath, ipath string, sid int64) *Claim {
 	case st == recipes.StateSuspended && policy == recipes.StepDownOnSuspend:
 		c.cancel(recipes.ErrSuspended)
 	}
+	if c.ctx.Err() == nil {
+		go c.watch(ch)
+	}
 	return c
+}
+
+// watch follows the claim node with a data watch until the claim ends: a
+// deletion, or a node now owned by another session, cancels the claim's
+// context with ErrClaimLost (and recipes.ErrNodeDeleted). Cost: 1 exists
+// per re-arm, after a data change only.
+func (c *Claim) watch(ch <-chan zk.Event) {
+	conn := c.q.s.Conn()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case ev := <-ch:
+			switch ev.Type {
+			case zk.EventNodeDeleted:
+				c.lost("deleted")
+				return
+			case zk.EventNotWatching:
+				// Session expired or closed: the session hook says which.
+				c.cancel(fmt.Errorf("%w: watch on claim %s dropped (%v)", recipes.ErrSessionLost, c.path, ev.Err))
+				return
+			}
+		}
+		// The data changed: read the node again, re-arming the watch.
+		for ch = nil; ch == nil; {
+			ok, st, wch, err := conn.ExistsW(c.path)
+			switch {
+			case recipes.IsConnErr(err):
+				if c.q.s.RetryPause(c.ctx) != nil {
+					return
+				}
+				continue
+			case err != nil:
+				c.q.s.Logger().Warn("queue: watch claim", "path", c.path, "err", err)
+				return
+			case !ok:
+				c.lost("deleted")
+				return
+			case st.EphemeralOwner != c.sid:
+				c.lost(fmt.Sprintf("now owned by 0x%x", st.EphemeralOwner))
+				return
+			}
+			c.cv.Store(st.Version) // still ours: deletes use the new version
+			ch = wch
+		}
+	}
+}
+
+// lost records that the claim node is gone or not ours, and cancels the
+// claim's context unless a delete of ours is in flight (Ack or Release then
+// decide the cause).
+func (c *Claim) lost(how string) {
+	c.gone.Store(true)
+	if !c.ours.Load() {
+		c.cancel(fmt.Errorf("%w: %w: claim node %s %s", ErrClaimLost, recipes.ErrNodeDeleted, c.path, how))
+	}
 }
 
 // Context returns a context that is cancelled the moment the claim may be
 // lost, with a cause (context.Cause) that errors.Is recipes.ErrSuspended
 // (connection lost, with the session's loss policy StepDownOnSuspend: the
-// claim may still be acked if the session comes back), recipes.ErrSessionLost
-// (the claim node is gone and the item will be delivered again) or
+// claim may still be acked if the session comes back),
+// recipes.ErrLeaseExpired (which also matches recipes.ErrSuspended: nothing
+// sent in the last session timeout minus the lease margin was answered, so
+// the server may soon expire the session; under either loss policy, this
+// comes before any other consumer can claim the item), recipes.ErrSessionLost
+// (the session died: the claim node is gone and the item will be delivered
+// again), ErrClaimLost and recipes.ErrNodeDeleted (the claim node was
+// deleted, or replaced by another consumer's, while our session lives) or
 // recipes.ErrReleased (acked or released). Long processing should stop when
 // it is done.
 func (c *Claim) Context() context.Context { return c.ctx }
@@ -83,13 +179,14 @@ func (c *Claim) Item() Item { return c.item }
 func (c *Claim) SessionID() int64 { return c.sid }
 
 // Claim waits for an unclaimed item and claims it. Cost: 1 create + 1
-// getData per item; each listing (when the consumer's cached listing ran
-// out) costs 1 getChildren of the queue and 1 of the claims, so items
-// claimed by others are skipped without a write; an item claimed or acked
-// meanwhile by another consumer costs one create (or create + delete) more.
-// While waiting, child watches on the queue path and on the claims path are
-// pending: a put, an ack, a release or a claimant's death wakes every
-// consumer blocked in Claim.
+// exists (which checks that the claim node is ours and arms the claim's
+// watch) + 1 getData per item; each listing (when the consumer's cached
+// listing ran out) costs 1 getChildren of the queue and 1 of the claims, so
+// items claimed by others are skipped without a write; an item claimed or
+// acked meanwhile by another consumer costs one create (or create + exists
+// + delete) more. While waiting, child watches on the queue path and on the
+// claims path are pending: a put, an ack, a release or a claimant's death
+// wakes every consumer blocked in Claim. A done ctx sends nothing.
 func (q *Queue) Claim(ctx context.Context) (*Claim, error) {
 	if err := q.check(ctx); err != nil {
 		return nil, err
@@ -117,67 +214,89 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 	conn := q.s.Conn()
 	cpath := recipes.JoinPath(q.cfg.claimPath, e.name)
 	ipath := recipes.JoinPath(q.path, e.name)
-	var sid int64
+	var sid int64      // the session our claim node is (to be) owned by
+	var sent int64     // the session of our last create
 	ambiguous := false // a create of ours may have been applied unseen
+	giveUp := func(err error) (*Claim, error) {
+		q.unread(e)
+		if ambiguous {
+			// Only if it turns out ours: made under the session current
+			// when we sent the create, or (queued across a reconnect)
+			// under the one after it.
+			q.s.DeleteGuaranteed(cpath, sent)
+			if cur := q.s.ID(); cur != 0 && cur != sent {
+				q.s.DeleteGuaranteed(cpath, cur)
+			}
+		}
+		return nil, err
+	}
+	var cv int32
+	var watch <-chan zk.Event
 	for created := false; !created; {
-		var err error
-		if sid, err = q.s.WaitUsable(ctx); err != nil {
-			q.unread(e)
-			if ambiguous {
-				q.s.DeleteGuaranteed(cpath, 0)
+		id, err := q.usable(ctx)
+		if err != nil {
+			return giveUp(err)
+		}
+		if !ambiguous {
+			sent = id
+			_, err = conn.Create(cpath, q.cfg.claimData, zk.FlagEphemeral, q.s.ACL())
+			switch {
+			case err == nil:
+				// Read it back below: that checks the owner (the session
+				// may have changed under the create) and arms the watch.
+				ambiguous = true
+			case recipes.IsConnErr(err):
+				ambiguous = true
+				if err := q.s.RetryPause(ctx); err != nil {
+					return giveUp(fmt.Errorf("queue %s: %w", q.path, err))
+				}
+				continue
+			case errors.Is(err, zk.ErrNodeExists):
+				return nil, nil // claimed by someone else since our listing
+			case errors.Is(err, zk.ErrNoNode):
+				if err := ctx.Err(); err != nil {
+					return giveUp(fmt.Errorf("queue %s: %w", q.path, context.Cause(ctx)))
+				}
+				if err := q.s.EnsureParents(q.cfg.claimPath); err != nil && !recipes.IsConnErr(err) {
+					return nil, fmt.Errorf("queue: create %s: %w", q.cfg.claimPath, err)
+				}
+				continue
+			default:
+				return nil, fmt.Errorf("queue: claim %s: %w", cpath, err)
 			}
-			return nil, fmt.Errorf("queue %s: %w", q.path, err)
 		}
-		_, err = conn.Create(cpath, q.cfg.claimData, zk.FlagEphemeral, q.s.ACL())
+		ok, st, ch, err := conn.ExistsW(cpath)
+		cur := q.s.ID()
 		switch {
-		case err == nil && q.s.ID() == sid:
-			created = true
-			continue
-		case err == nil, errors.Is(err, zk.ErrNodeExists) && ambiguous, recipes.IsConnErr(err):
-			// Created under a session we are not sure of, or maybe created
-			// by an attempt whose answer was lost: look at the owner.
-			ambiguous = true
-		case errors.Is(err, zk.ErrNodeExists):
-			return nil, nil // claimed by someone else since our listing
-		case errors.Is(err, zk.ErrNoNode):
-			if err := q.s.EnsureParents(q.cfg.claimPath); err != nil && !recipes.IsConnErr(err) {
-				return nil, fmt.Errorf("queue: create %s: %w", q.cfg.claimPath, err)
-			}
-			continue
-		default:
-			return nil, fmt.Errorf("queue: claim %s: %w", cpath, err)
-		}
-		if sid, err = q.s.WaitUsable(ctx); err != nil {
-			q.s.DeleteGuaranteed(cpath, 0)
-			return nil, fmt.Errorf("queue %s: %w", q.path, err)
-		}
-		ok, st, err := conn.Exists(cpath)
-		switch {
-		case err != nil:
+		case recipes.IsConnErr(err):
 			if err := q.s.RetryPause(ctx); err != nil {
-				q.s.DeleteGuaranteed(cpath, 0)
-				return nil, fmt.Errorf("queue %s: %w", q.path, err)
+				return giveUp(fmt.Errorf("queue %s: %w", q.path, err))
 			}
-		case ok && st.EphemeralOwner == sid && q.s.ID() == sid:
-			created = true
-		case ok && st.EphemeralOwner != sid:
+		case err != nil:
+			return giveUp(fmt.Errorf("queue: claim %s: %w", cpath, err))
+		case !ok:
+			ambiguous = false // not created (or gone already): create again
+		case st.EphemeralOwner != cur:
 			// Someone else's claim, or ours from a session that is gone
-			// (it vanishes with it): either way not ours to use.
+			// (it vanishes with it): either way not ours to use or delete.
 			return nil, nil
+		default:
+			sid, cv, watch, created = cur, st.Version, ch, true
 		}
 	}
 	for {
-		data, _, err := conn.Get(ipath)
+		data, st, err := conn.Get(ipath)
 		switch {
 		case err == nil:
 			it := Item{Name: e.name, Priority: e.priority, Seq: e.seq, Data: data}
-			return newClaim(q, it, cpath, ipath, sid), nil
+			return newClaim(q, it, cpath, ipath, sid, cv, st.Version, watch), nil
 		case errors.Is(err, zk.ErrNoNode):
 			// Acked by its previous claimant after our listing.
-			q.deleteClaim(cpath, sid)
+			q.deleteOwned(cpath, sid, cv)
 			return nil, nil
 		case recipes.IsConnErr(err):
 			if err := q.s.RetryPause(ctx); err != nil {
+				q.unread(e)
 				q.s.DeleteGuaranteed(cpath, sid)
 				return nil, fmt.Errorf("queue %s: %w", q.path, err)
 			}
@@ -185,109 +304,260 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 				return nil, nil // our claim died with the session; look again
 			}
 		default:
-			q.deleteClaim(cpath, sid)
+			q.deleteOwned(cpath, sid, cv)
 			return nil, fmt.Errorf("queue: get %s: %w", ipath, err)
 		}
 	}
 }
 
-// deleteClaim deletes a claim node of session sid, in the background if the
-// outcome is unknown. Cost: 1 delete.
-func (q *Queue) deleteClaim(cpath string, sid int64) {
-	err := q.s.Conn().Delete(cpath, -1)
-	if recipes.IsConnErr(err) {
-		q.s.DeleteGuaranteed(cpath, sid)
-	}
+// end marks the claim done (acked, or released or lost) and cancels its
+// context with cause; called with c.mu held.
+func (c *Claim) end(s claimState, cause error) {
+	c.state = s
+	c.ambiguous = false
+	c.cancel(cause)
 }
 
-// finish marks the claim done; called with c.mu held.
-func (c *Claim) finish() {
-	c.done = true
-	c.cancel(recipes.ErrReleased)
-}
-
-// Ack removes the item and its claim in one multi (cost: 1 multi); a
-// claim lost meanwhile (session died: the item is delivered again) makes
-// it fail with ErrClaimLost and remove nothing. Wakes consumers waiting on
-// the queue path and on the claims path.
+// Ack removes the item and its claim in one multi: a version check of our
+// claim node, its delete and the item's delete, all or nothing. Cost: 1
+// multi; after an ambiguous multi, 1 exists of the claim node (and 1 of the
+// item) to learn its outcome. Wakes consumers waiting on the queue path and
+// on the claims path. The outcome is exact:
+//
+//   - nil: we deleted the item, under our own claim (also for an Ack after
+//     a successful Ack).
+//   - ErrClaimLost: the item was not removed by us and is, or will be,
+//     delivered again: our session died, our claim node was deleted, or
+//     the claim was released.
+//   - ErrUncertain: a multi of ours may have been applied and we cannot
+//     learn whether (ctx done or session lost before we could read it
+//     back, and the item is gone). Ack may be called again to learn more.
+//   - ctx's cause, or recipes.ErrClosed: nothing was sent; the claim is
+//     unchanged.
+//   - other errors (the item changed or was deleted by someone while we
+//     held its claim, server errors): the item was not removed by us.
+//
+// A done ctx sends nothing.
 func (c *Claim) Ack(ctx context.Context) error {
 	if c == nil || c.q == nil {
 		return ErrNilQueue
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.done {
-		return fmt.Errorf("%w: %s already acked or released", ErrClaimLost, c.item.Name)
+	switch c.state {
+	case claimAcked:
+		return nil
+	case claimReleased:
+		return fmt.Errorf("%w: %s already released or lost", ErrClaimLost, c.item.Name)
 	}
+	err := c.ack(ctx)
+	if errors.Is(err, ErrUncertain) && c.gone.Load() {
+		c.cancel(err)
+	}
+	return err
+}
+
+func (c *Claim) ack(ctx context.Context) error {
 	q := c.q
 	for {
-		if err := q.check(ctx); err != nil {
+		sid, err := q.usable(ctx)
+		if err != nil {
+			if c.ambiguous {
+				return fmt.Errorf("%w: ack %s: %w", ErrUncertain, c.item.Name, err)
+			}
 			return err
 		}
-		if q.s.ID() != c.sid {
-			c.finish()
-			return fmt.Errorf("%w: %s: session 0x%x is gone", ErrClaimLost, c.item.Name, c.sid)
+		if sid != c.sid {
+			return c.sessionGone(ctx)
 		}
-		_, err := q.s.Conn().Multi(
-			&zk.DeleteRequest{Path: c.ipath, Version: -1},
-			&zk.DeleteRequest{Path: c.path, Version: -1},
+		if c.ambiguous {
+			done, err := c.learn(ctx)
+			if done || err != nil {
+				return err
+			}
+		}
+		if c.gone.Load() {
+			c.end(claimReleased, fmt.Errorf("%w: %w: claim node %s", ErrClaimLost, recipes.ErrNodeDeleted, c.path))
+			return fmt.Errorf("%w: %s: claim node deleted", ErrClaimLost, c.item.Name)
+		}
+		cv := c.cv.Load()
+		c.ours.Store(true)
+		resp, err := q.s.Conn().Multi(
+			&zk.CheckVersionRequest{Path: c.path, Version: cv},
+			&zk.DeleteRequest{Path: c.path, Version: cv},
+			&zk.DeleteRequest{Path: c.ipath, Version: c.iv},
 		)
 		switch {
 		case err == nil:
-			c.finish()
+			c.end(claimAcked, recipes.ErrReleased)
 			return nil
-		case errors.Is(err, zk.ErrNoNode):
-			c.finish()
-			return fmt.Errorf("%w: %s: %w", ErrClaimLost, c.item.Name, err)
 		case recipes.IsConnErr(err):
-			// The multi is all or nothing, and while our session lives
-			// nobody else removes a claimed item: if the claim is gone
-			// under the same session, it was our multi.
+			c.ambiguous = true // c.ours stays set until the outcome is known
 			if err := q.s.RetryPause(ctx); err != nil {
 				return fmt.Errorf("%w: ack %s: %w", ErrUncertain, c.item.Name, err)
 			}
-			if _, err := q.s.WaitUsable(ctx); err != nil {
-				return fmt.Errorf("%w: ack %s: %w", ErrUncertain, c.item.Name, err)
-			}
-			if q.s.ID() != c.sid {
-				continue // reported as lost above
-			}
-			ok, _, err := q.s.Conn().Exists(c.path)
-			if err == nil && !ok {
-				c.finish()
-				return nil
-			}
-		default:
+			continue
+		}
+		c.ours.Store(false)
+		switch {
+		case len(resp) != 3:
 			return fmt.Errorf("queue: ack %s: %w", c.item.Name, err)
+		case resp[0].Error != nil:
+			// Our claim node is gone or changed: not ours any more.
+			c.end(claimReleased, fmt.Errorf("%w: %w: claim node %s", ErrClaimLost, recipes.ErrNodeDeleted, c.path))
+			return fmt.Errorf("%w: %s: %w", ErrClaimLost, c.item.Name, err)
+		case resp[2].Error == nil:
+			return fmt.Errorf("queue: ack %s: %w", c.item.Name, err)
+		}
+		// The item is gone or changed under our claim (a Take consumer on
+		// the same path, or a foreign client): give the claim back.
+		q.deleteOwned(c.path, c.sid, cv)
+		c.end(claimReleased, fmt.Errorf("%w: item %s: %w", recipes.ErrNodeDeleted, c.ipath, err))
+		return fmt.Errorf("queue: ack %s: item changed or deleted by someone else: %w", c.item.Name, err)
+	}
+}
+
+// learn reads back, under our still-live session, the outcome of an Ack
+// multi whose reply was lost: the multi is all or nothing and nothing but
+// this Claim deletes our claim node while our session lives, so a claim
+// node still ours means the multi was not applied (done false: send it
+// again), and a claim node gone with the item gone means it was. Cost: 1
+// exists (+1 exists of the item when the claim node is gone).
+func (c *Claim) learn(ctx context.Context) (done bool, err error) {
+	conn := c.q.s.Conn()
+	for {
+		ok, st, err := conn.Exists(c.path)
+		if err == nil && ok && st.EphemeralOwner == c.sid {
+			c.ambiguous = false
+			c.cv.Store(st.Version)
+			return false, nil
+		}
+		if err == nil {
+			var item bool
+			item, _, err = conn.Exists(c.ipath)
+			if err == nil && item {
+				c.end(claimReleased, fmt.Errorf("%w: %w: claim node %s", ErrClaimLost, recipes.ErrNodeDeleted, c.path))
+				return true, fmt.Errorf("%w: %s: claim node deleted, item still queued", ErrClaimLost, c.item.Name)
+			}
+			if err == nil {
+				c.end(claimAcked, recipes.ErrReleased)
+				return true, nil
+			}
+		}
+		if !recipes.IsConnErr(err) {
+			return true, fmt.Errorf("%w: ack %s: %w", ErrUncertain, c.item.Name, err)
+		}
+		if err := c.q.s.RetryPause(ctx); err != nil {
+			return true, fmt.Errorf("%w: ack %s: %w", ErrUncertain, c.item.Name, err)
+		}
+		if c.q.s.ID() != c.sid {
+			return true, c.sessionGone(ctx)
 		}
 	}
 }
 
-// Release gives the item back: its claim node is deleted (cost: 1 delete;
-// an ambiguous delete is retried in the background while the session
-// lives), and the item is delivered again, to this or another consumer.
-// Wakes consumers waiting on the claims path.
+// sessionGone settles a claim whose session died: its claim node went with
+// it, so the item will be delivered again, unless a multi of ours may have
+// removed the item first: then the item's presence decides (present:
+// ErrClaimLost; gone: ErrUncertain, since another consumer may have taken
+// it since). Cost: none, or 1 exists of the item.
+func (c *Claim) sessionGone(ctx context.Context) error {
+	lost := fmt.Errorf("%w: %s: session 0x%x is gone", ErrClaimLost, c.item.Name, c.sid)
+	if !c.ambiguous {
+		c.end(claimReleased, fmt.Errorf("%w: session 0x%x", recipes.ErrSessionLost, c.sid))
+		return lost
+	}
+	for {
+		if _, err := c.q.usable(ctx); err != nil {
+			return fmt.Errorf("%w: ack %s: %w", ErrUncertain, c.item.Name, err)
+		}
+		ok, _, err := c.q.s.Conn().Exists(c.ipath)
+		switch {
+		case err == nil && ok:
+			c.end(claimReleased, fmt.Errorf("%w: session 0x%x", recipes.ErrSessionLost, c.sid))
+			return lost
+		case err == nil:
+			c.end(claimReleased, fmt.Errorf("%w: session 0x%x", recipes.ErrSessionLost, c.sid))
+			return fmt.Errorf("%w: ack %s: session 0x%x lost after an ack in flight, item gone", ErrUncertain, c.item.Name, c.sid)
+		case !recipes.IsConnErr(err):
+			return fmt.Errorf("%w: ack %s: %w", ErrUncertain, c.item.Name, err)
+		}
+		if err := c.q.s.RetryPause(ctx); err != nil {
+			return fmt.Errorf("%w: ack %s: %w", ErrUncertain, c.item.Name, err)
+		}
+	}
+}
+
+// Release gives the item back: Context is cancelled (recipes.ErrReleased)
+// first, then our claim node is deleted with the version read when it was
+// claimed (cost: 1 delete; after an ambiguous delete, the node is read
+// again in the background while the session lives and deleted only while
+// it is still ours: 1 exists + 1 delete per attempt). The item is delivered
+// again, to this or another consumer. Wakes consumers waiting on the claims
+// path. Outcomes:
+//
+//   - nil: our claim node is deleted, or will be while our session lives
+//     (it goes with the session otherwise): the item will be delivered
+//     again.
+//   - ErrClaimLost: the claim was already gone (session died, claim node
+//     deleted, released before): the item will be delivered again anyway.
+//   - an error wrapping recipes.ErrReleased: the claim was acked; nothing
+//     to give back.
+//   - ErrUncertain: an earlier Ack may have removed the item and that
+//     cannot be learned (as for Ack). After an Ack that said ErrUncertain,
+//     Release first learns whether that Ack removed the item (as Ack
+//     does): if it did, Release says recipes.ErrReleased; if not, it
+//     releases.
+//   - ctx's cause, or recipes.ErrClosed: nothing was sent; the claim is
+//     unchanged.
+//
+// A done ctx sends nothing.
 func (c *Claim) Release(ctx context.Context) error {
 	if c == nil || c.q == nil {
 		return ErrNilQueue
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.done {
-		return fmt.Errorf("%w: %s already acked or released", ErrClaimLost, c.item.Name)
+	switch c.state {
+	case claimAcked:
+		return fmt.Errorf("queue: release %s: %w: already acked", c.item.Name, recipes.ErrReleased)
+	case claimReleased:
+		return fmt.Errorf("%w: %s already released or lost", ErrClaimLost, c.item.Name)
 	}
 	q := c.q
 	if err := q.check(ctx); err != nil {
+		if c.ambiguous {
+			return fmt.Errorf("%w: release %s: %w", ErrUncertain, c.item.Name, err)
+		}
 		return err
 	}
-	c.finish()
+	if c.ambiguous && q.s.ID() == c.sid {
+		// An Ack of ours may have removed the item: learn that first.
+		done, err := c.learn(ctx)
+		switch {
+		case done && err == nil:
+			return fmt.Errorf("queue: release %s: %w: already acked", c.item.Name, recipes.ErrReleased)
+		case done:
+			return err
+		}
+	}
+	if c.ambiguous { // our session is gone
+		return c.sessionGone(ctx)
+	}
 	if q.s.ID() != c.sid {
+		c.end(claimReleased, fmt.Errorf("%w: session 0x%x", recipes.ErrSessionLost, c.sid))
 		return fmt.Errorf("%w: %s: session 0x%x is gone", ErrClaimLost, c.item.Name, c.sid)
 	}
-	err := q.s.Conn().Delete(c.path, -1)
+	c.ours.Store(true)
+	if c.gone.Load() {
+		c.end(claimReleased, fmt.Errorf("%w: %w: claim node %s", ErrClaimLost, recipes.ErrNodeDeleted, c.path))
+		return fmt.Errorf("%w: %s: claim node deleted", ErrClaimLost, c.item.Name)
+	}
+	c.end(claimReleased, recipes.ErrReleased)
+	err := q.s.Conn().Delete(c.path, c.cv.Load())
 	switch {
 	case err == nil:
-	case errors.Is(err, zk.ErrNoNode):
+	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion):
 		return fmt.Errorf("%w: %s: %w", ErrClaimLost, c.item.Name, err)
 	case recipes.IsConnErr(err):
 		q.s.DeleteGuaranteed(c.path, c.sid)

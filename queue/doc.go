@@ -11,12 +11,49 @@
 // one consumer (at most once if the connection breaks during the delete:
 // see ErrUncertain). Claim keeps the item until Ack; a consumer whose
 // session dies loses its claims and the items are delivered again (at least
-// once).
+// once). While a Claim's Context is not done, no other consumer of this
+// package holds a live claim on the same item.
+//
+// The delete rule: a claim node's path, "<claims>/<item>", is the same for
+// every claimant, so a delete "by path" could remove another consumer's
+// claim (ours gone by a delete whose reply was lost, or with an expired
+// session, and someone else's created in its place), and a third consumer
+// would then claim an item that is still being worked on. This package
+// deletes a claim node only after reading it and seeing its own session as
+// the node's ephemeral owner, and then with the version read: at claim
+// time (the read that also arms the claim's watch), and again before every
+// retry after an ambiguous delete. Ack's multi checks our claim node's
+// version in the same transaction that deletes the claim and the item.
+// The retries are recipes.Session.DeleteGuaranteed with our session, which
+// is owner-checked in the same way.
+//
+// Outcomes of Claim.Ack are exact: nil only when we deleted the item under
+// our own claim; ErrClaimLost only when the item is, or will be, delivered
+// again (our session died, our claim node was deleted, or the claim was
+// released); ErrUncertain when a multi of ours may have been applied and
+// that could not be learned (Ack again to learn more). Claim.Release
+// returns nil when our claim node is deleted, or will be while our session
+// lives; ErrClaimLost when the claim was already gone. Both say why in
+// their doc comments, and a claim's Context is cancelled with ErrClaimLost
+// and recipes.ErrNodeDeleted the moment its claim node is deleted or
+// replaced.
 //
 // Cost: consumers cache the sorted child list and list again only when it
 // runs out (or, for a priority queue, after their child watch fired):
-// Take is 1 getData + 1 delete, Claim 1 create + 1 getData, Ack 1 multi,
-// Put 1 create, PutAll 1 multi. Sequence numbers are compared with RFC 1982
-// serial arithmetic (recipes.SortBySeq), so the wrap of the parent's
-// counter after 2^31 items does not reorder the queue.
+// Take is 1 getData + 1 delete, Claim 1 create + 1 exists (owner check and
+// the claim's watch) + 1 getData, Ack 1 multi (check + 2 deletes), Release
+// 1 delete, Put 1 create, PutAll 1 multi. Sequence numbers are compared with
+// RFC 1982 serial arithmetic (recipes.SortBySeq), so the wrap of the
+// parent's counter after 2^31 items does not reorder the queue.
+//
+// Bad input: New validates its arguments (session, path, claim path,
+// dialect, claim data) and a Queue made from bad ones answers every method
+// with the error (recipes.ErrNilSession for a nil Session,
+// recipes.ErrInvalidPath, ...); a closed Session gives recipes.ErrClosed.
+// Methods on a nil *Queue or *Claim may panic, as in package sync. No
+// runtime input (paths, data, priorities, counts, a ctx, done or even nil,
+// a closed or nil Session handed to New) ever panics: this is the
+// convention of every zkrecipes package (see package recipes), and queue
+// also refuses a nil ctx with recipes.ErrBadArgument. A done ctx sends nothing: every method returns its cause
+// (context.Cause) before any request.
 package queue

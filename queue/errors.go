@@ -18,10 +18,15 @@ var (
 	// its outcome could not be learned. For Put and PutAll the items may or
 	// may not be in the queue. For Take the item is returned with this
 	// error: our delete may have been applied, or another consumer took the
-	// item too (it is never lost, but may be delivered twice).
+	// item too (it is never lost, but may be delivered twice). For Ack our
+	// multi may have removed the item, and the item is gone: we or a
+	// consumer that claimed it after our session died removed it; Ack again
+	// to learn more while the session lives.
 	ErrUncertain = errors.New("queue: outcome unknown after connection loss")
-	// ErrClaimLost: Ack or Release on a claim whose claim node is gone (its
-	// session died, or it was already acked or released); the item is, or
-	// will be, delivered to another consumer.
+	// ErrClaimLost: Ack or Release on a claim that is no longer ours (its
+	// session died, its claim node was deleted or replaced, or it was
+	// released); the item was not removed by us and is, or will be,
+	// delivered to another consumer. A claim's Context is cancelled with it
+	// (and recipes.ErrNodeDeleted) when its claim node is deleted.
 	ErrClaimLost = errors.New("queue: claim lost")
 )

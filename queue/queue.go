@@ -117,10 +117,8 @@ func (q *Queue) check(ctx context.Context) error {
 	if q.err != nil {
 		return q.err
 	}
-	if _, err := q.s.WaitUsable(ctx); err != nil {
-		return fmt.Errorf("queue %s: %w", q.path, err)
-	}
-	return nil
+	_, err := q.usable(ctx)
+	return err
 }
 
 // Path returns the queue's path.
@@ -140,7 +138,7 @@ func (q *Queue) Put(ctx context.Context, data []byte) (string, error) {
 // PutPriority is Put with a priority (MinPriority..MaxPriority, lower taken
 // first) on a queue made WithPriority.
 func (q *Queue) PutPriority(ctx context.Context, data []byte, priority int) (string, error) {
-	if q != nil && !q.cfg.priority {
+	if q != nil && q.err == nil && !q.cfg.priority {
 		return "", fmt.Errorf("%w: queue %s was not made WithPriority", ErrPriority, q.path)
 	}
 	return q.put(ctx, data, priority, true)
@@ -271,6 +269,9 @@ func (q *Queue) multi(ctx context.Context, ops []any) ([]zk.MultiResponse, error
 		case err == nil:
 			return resp, nil
 		case errors.Is(err, zk.ErrNoNode):
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("queue %s: %w", q.path, context.Cause(ctx))
+			}
 			if err := q.s.EnsureParents(q.path); err != nil && !recipes.IsConnErr(err) {
 				return nil, fmt.Errorf("queue: create %s: %w", q.path, err)
 			}
@@ -374,7 +375,7 @@ func (q *Queue) remove(ctx context.Context, e entry) (Item, bool, error) {
 func (q *Queue) resolveDelete(ctx context.Context, p string, it Item, cause error) (Item, bool, error) {
 	conn := q.s.Conn()
 	for {
-		if _, err := q.s.WaitUsable(ctx); err != nil {
+		if _, err := q.usable(ctx); err != nil {
 			return it, true, fmt.Errorf("%w: take %s: %w (then %w)", ErrUncertain, p, cause, err)
 		}
 		ok, st, err := conn.Exists(p)
@@ -521,6 +522,9 @@ func (q *Queue) list(ctx context.Context, armItems, armClaims, claims bool) (lis
 				return listing{}, nil
 			}
 			// An empty container that never had children is not reaped.
+			if err := ctx.Err(); err != nil {
+				return listing{}, fmt.Errorf("queue %s: %w", q.path, context.Cause(ctx))
+			}
 			if err := q.s.EnsureParents(q.path); err != nil && !recipes.IsConnErr(err) {
 				return listing{}, fmt.Errorf("queue: create %s: %w", q.path, err)
 			}

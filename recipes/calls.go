@@ -1,6 +1,11 @@
 package recipes
 
-import "context"
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+)
 
 // This file exports the core's request mechanics for recipes that make their
 // own ZooKeeper calls through Session.Conn (barrier, queue), so that retries,
@@ -33,18 +38,30 @@ func IsConnErr(err error) bool { return isConnErr(err) }
 
 // EnsureParents creates the missing levels of p, p included, as container
 // nodes (deepest first on ErrNoNode). Cost: 1 createContainer per level
-// tried. Meant to be called after a create failed with ErrNoNode.
+// tried; nothing is sent for "/" or for an invalid p (ErrInvalidPath: see
+// ValidateParentPath, the /zookeeper tree included) or one whose create
+// would exceed MaxData (ErrDataTooLarge). Meant to be called after a create
+// failed with ErrNoNode.
 func (s *Session) EnsureParents(p string) error {
 	if err := s.check(); err != nil {
 		return err
+	}
+	if err := ValidateParentPath(p); err != nil {
+		return err
+	}
+	if err := CheckRequest(s.opts.maxData, &zk.CreateRequest{Path: p, Acl: s.opts.acl, Flags: zk.FlagContainer}); err != nil {
+		return fmt.Errorf("recipes: create %s: %w", abridge(p), err)
 	}
 	return ensureParents(s, p)
 }
 
 // DeleteGuaranteed deletes path in the background, retrying deletes whose
 // outcome is unknown while the session sid lives (any session when sid is 0)
-// and the Session is open: the guaranteed delete. Cost: 1 delete per
-// attempt.
+// and the Session is open: the guaranteed delete. With sid set, path is
+// deleted only while it is an ephemeral node of sid, with the version read
+// (cost per attempt: 1 exists + 1 delete), so a node another client has
+// since created at the same path is left alone; with sid 0 it is deleted
+// by path (1 delete per attempt).
 func (s *Session) DeleteGuaranteed(path string, sid int64) {
 	if s.check() != nil {
 		return

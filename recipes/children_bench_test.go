@@ -52,7 +52,8 @@ func BenchmarkParseChildren10k(b *testing.B) {
 		b.Run(d.String(), func(b *testing.B) {
 			names := children(d, 10_000, 0)
 			b.ReportAllocs()
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				if cs := parseAll(d, names); len(cs) != 10_000 {
 					b.Fatalf("parsed %d", len(cs))
 				}
@@ -72,7 +73,8 @@ func BenchmarkOrderChildren10k(b *testing.B) {
 			parsed := parseAll(recipes.Curator, children(recipes.Curator, 10_000, tc.first))
 			cs := make([]recipes.Contender, len(parsed))
 			b.ReportAllocs()
-			for b.Loop() {
+			b.ResetTimer()
+			for range b.N {
 				copy(cs, parsed)
 				recipes.SortBySeq(cs, tc.first)
 			}
@@ -89,7 +91,8 @@ func BenchmarkListToOrder10k(b *testing.B) {
 	names := children(recipes.Curator, 10_000, 0)
 	self := names[len(names)/2]
 	b.ReportAllocs()
-	for b.Loop() {
+	b.ResetTimer()
+	for range b.N {
 		cs := parseAll(recipes.Curator, names)
 		recipes.SortBySeq(cs, cs[0].Seq)
 		found := false

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/hooks"
 )
 
 // Spec describes one contest under a parent path: how our node is named,
@@ -30,9 +31,6 @@ func (sp *Spec) normalize(s *Session) error {
 	if err := ValidateParentPath(sp.Path); err != nil {
 		return err
 	}
-	if err := CheckData(sp.Data, s.opts.maxData); err != nil {
-		return err
-	}
 	sp.Dialect = sp.Dialect.orDefault()
 	if sp.Role == 0 {
 		sp.Role = RoleLock
@@ -40,10 +38,27 @@ func (sp *Spec) normalize(s *Session) error {
 	if !sp.Dialect.Supports(sp.Role) {
 		return fmt.Errorf("%w: dialect %s has no %s nodes", ErrBadArgument, sp.Dialect, sp.Role)
 	}
+	if err := sp.checkCreate(s); err != nil {
+		return err
+	}
 	if sp.Predicate == nil {
 		sp.Predicate = Exclusive()
 	}
 	return nil
+}
+
+// checkCreate refuses a contest whose create request (our protected node's
+// path, data and the session's ACL) would be larger than the server
+// accepts, before anything is sent: the server would close the connection
+// instead of answering, and every retry would fail the same way. Pure.
+func (sp *Spec) checkCreate(s *Session) error {
+	prefix, err := sp.Dialect.NodePrefix(sp.Dialect.NewGUID(), sp.Role)
+	if err != nil {
+		return err
+	}
+	return CheckRequest(s.opts.maxData, &zk.CreateRequest{
+		Path: JoinPath(sp.Path, prefix), Data: sp.Data, Acl: s.opts.acl, Flags: zk.FlagEphemeralSequential,
+	})
 }
 
 // Acquire enters the contest and waits until the predicate says we hold.
@@ -53,11 +68,17 @@ func (sp *Spec) normalize(s *Session) error {
 // data watch (getData) on the single node the predicate names, never on the
 // parent, so a release wakes only the contender watching it. When the
 // watched node goes, the known list minus that node is evaluated again
-// without listing (nodes ahead of us can only disappear): if it holds, we
-// hold; if two or fewer nodes remain ahead, we watch the next one (1
-// getData, or none when the predicate already holds); with more ahead —
-// most of which have usually left in turn since we listed — 1 getChildren
-// refreshes the list instead of 1 getData per departed node. The holding
+// without listing. If it holds, we hold without listing only when no node
+// can have appeared ahead of us since the listing: every node that could
+// block us is created as a sequential node by every client of the dialect,
+// so a newcomer sorts after us (mutex, semaphore, leader latch, a reader in
+// an rw lock, which waits only for writers). Otherwise (a writer of a
+// Curator rw lock: Curator 5.5+ downgrades by creating an unsequenced read
+// node where its write node was) 1 getChildren decides; see
+// trustsKnownList. If it does not hold and two or fewer nodes remain ahead,
+// we watch the next one (1 getData); with more ahead — most of which have
+// usually left in turn since we listed — 1 getChildren refreshes the list
+// instead of 1 getData per departed node. The holding
 // itself needs no request of its own: the create was made under the
 // unchanged session (so we own the node), the listing showed it, and the
 // create's reply gave its czxid; only when one of those is unknown (an
@@ -68,6 +89,14 @@ func (sp *Spec) normalize(s *Session) error {
 // (in the background if that delete is ambiguous) and the error is ctx's
 // cause. If the session is lost while waiting, Acquire starts again under
 // the new session. With an already-done ctx nothing is sent.
+//
+// Acquire never returns success with a holding whose Context is already
+// done. If the connection is suspended (under StepDownOnSuspend) between
+// the proof that we hold and the holding, Acquire waits for the
+// connection and, under the same session, reads our node again (1
+// getData) before it holds; if the session changed, it starts over; a
+// revocation written into our node before we held fails with ErrRevoked
+// (our node is deleted).
 func Acquire(ctx context.Context, s *Session, spec Spec) (*Holding, error) {
 	if err := spec.normalize(s); err != nil {
 		return nil, err
@@ -94,7 +123,9 @@ func Acquire(ctx context.Context, s *Session, spec Spec) (*Holding, error) {
 // not hold a newcomer (cost: 1 getChildren). Otherwise it creates our node
 // and lists again (uncontended cost: 1 getChildren + 1 create + 1
 // getChildren); if someone got ahead meanwhile, our node is deleted and the
-// result is ErrWouldBlock.
+// result is ErrWouldBlock. Like Acquire, it never returns a holding that
+// is already done: a suspension at that moment is waited out (or the
+// session change reported as ErrWouldBlock).
 func TryAcquire(ctx context.Context, s *Session, spec Spec) (*Holding, error) {
 	if err := spec.normalize(s); err != nil {
 		return nil, err
@@ -206,6 +237,13 @@ func contend(ctx context.Context, s *Session, spec *Spec, n *node, try bool) (*H
 			}
 		}
 		held, watch := spec.Predicate(cs, self)
+		if held && stale && !trustsKnownList(spec, cs, self) {
+			// A node may have appeared ahead of us since we listed (a
+			// foreign client's unsequenced node): only a fresh listing
+			// proves that we hold.
+			self, stale = -1, false
+			continue
+		}
 		if held {
 			h, err := hold(ctx, s, spec, n)
 			if err != nil && !errors.Is(err, errRetry) {
@@ -273,26 +311,29 @@ func order(s *Session, d Dialect, roles []Role, children []string, n *node) ([]C
 	return cs, -1
 }
 
-// waitGone sets a data watch on path and waits for an event. It returns
-// gone=true once the node no longer exists, gone=false when the watch must
-// be set again (its data changed, or the watch was dropped), errTrouble
-// when the request failed for connection reasons, errRetry when the session
-// sid is lost, or ctx's cause.
+// waitGone waits on the Session's one data watch on path (set by the first
+// waiter, shared with the others; see watch.go), so a wait given up leaves
+// no go-zookeeper watcher behind beyond that one. It returns gone=true once
+// the node no longer exists, gone=false when the watch must be set again
+// (its data changed, or the watch was dropped), errTrouble when the request
+// failed for connection reasons, errRetry when the session sid is lost, or
+// ctx's cause.
 func waitGone(ctx context.Context, s *Session, path string, sid int64) (bool, error) {
-	_, _, ch, err := s.conn.GetW(path)
+	_, _, w, err := s.WatchData(ctx, path)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 		return true, nil
 	case isConnErr(err):
 		return false, errTrouble
 	case err != nil:
-		return false, fmt.Errorf("recipes: watch %s: %w", path, err)
+		return false, err
 	}
+	defer w.Close()
 	for {
 		changed := s.changes()
 		select {
-		case ev := <-ch:
-			return ev.Type == zk.EventNodeDeleted, nil
+		case <-w.Fired():
+			return w.Event().Type == zk.EventNodeDeleted, nil
 		case <-ctx.Done():
 			return false, context.Cause(ctx)
 		case <-changed:
@@ -312,10 +353,54 @@ func waitGone(ctx context.Context, s *Session, path string, sid int64) (bool, er
 // already prove ownership and the czxid is known, it costs nothing;
 // otherwise 1 getData (which also arms the holding's node watch). With
 // Revocable, it always reads the data (a revocation may predate us).
+//
+// It never returns a holding that is already cancelled. A holding born
+// cancelled (the connection was suspended, under StepDownOnSuspend, or the
+// session id changed, since the listing) is dropped: after a suspension it
+// waits until the connection is usable and, under the same session,
+// re-verifies our node (1 getData) and builds the holding again; under a
+// new session our node is gone and it returns errRetry (the caller starts
+// over). A revocation found at birth fails with ErrRevoked. If ctx ends
+// meanwhile, it returns ctx's cause (the caller deletes our node).
 func hold(ctx context.Context, s *Session, spec *Spec, n *node) (*Holding, error) {
-	if n.verified && n.statted && !spec.Revocable {
-		return newHolding(s, n, spec.Policy, nil), nil
+	reread := !n.verified || !n.statted || spec.Revocable
+	for {
+		var h *Holding
+		if reread {
+			var err error
+			if h, err = holdRead(ctx, s, spec, n); err != nil {
+				return nil, err
+			}
+		} else {
+			hooks.BeforeHold(n.path)
+			h = newHolding(s, n, spec.Policy, nil)
+		}
+		cause := context.Cause(h.ctx)
+		switch {
+		case cause == nil:
+			return h, nil
+		case errors.Is(cause, ErrClosed):
+			return nil, ErrClosed
+		case errors.Is(cause, ErrRevoked):
+			return nil, fmt.Errorf("%w before we held it", cause)
+		case errors.Is(cause, ErrSuspended):
+			sid, err := s.waitUsable(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if sid != n.sid {
+				return nil, errRetry // our node went with the old session
+			}
+			reread = true
+		default: // the session changed: our node went with the old one
+			return nil, errRetry
+		}
 	}
+}
+
+// holdRead reads our node (1 getData, arming the holding's watch), checks
+// that our session still owns it, and builds the holding.
+func holdRead(ctx context.Context, s *Session, spec *Spec, n *node) (*Holding, error) {
 	for {
 		sid, err := s.waitUsable(ctx)
 		if err != nil {
@@ -338,6 +423,7 @@ func hold(ctx context.Context, s *Session, spec *Spec, n *node) (*Holding, error
 		}
 		n.verified, n.statted = true, true
 		n.czxid, n.version = st.Czxid, st.Version
+		hooks.BeforeHold(n.path)
 		h := newHolding(s, n, spec.Policy, ch)
 		if string(data) == string(RevokeMessage) {
 			h.dataChanged(data, st.Version)
@@ -345,3 +431,7 @@ func hold(ctx context.Context, s *Session, spec *Spec, n *node) (*Holding, error
 		return h, nil
 	}
 }
+
+// Err returns nil while the holding's Context() is not done, else its
+// cause. Unlike Context, it arms no watch. Cost: none.
+func (h *Holding) Err() error { return context.Cause(h.ctx) }

@@ -27,9 +27,16 @@ func (s *Session) deleteNow(path string) {
 }
 
 // deleteInBackground is the guaranteed delete: it retries deleting path
-// while the session lives (sid, or any session when sid is 0) and the
-// Session is open. A node of a lost session is gone with it, so the
-// goroutine stops when the session id changes. Cost: 1 delete per attempt.
+// while the session lives and the Session is open, stopping when the
+// session id changes (a node of a lost session is gone with it).
+//
+// With sid set, path is deleted only while it is an ephemeral node of
+// session sid: each attempt reads it (1 exists) and deletes it with the
+// version read (1 delete), so a node that another client created at the
+// same path since (ours was deleted unseen, or our session went) is left
+// alone: the rule for paths that are not unique to us. With sid 0 (a node
+// carrying our GUID, of whatever session), it deletes by path (1 delete
+// per attempt).
 func (s *Session) deleteInBackground(path string, sid int64) {
 	s.background(func(ctx context.Context) {
 		for {
@@ -40,11 +47,31 @@ func (s *Session) deleteInBackground(path string, sid int64) {
 			if sid != 0 && id != sid {
 				return
 			}
-			err = s.conn.Delete(path, -1)
+			version := int32(-1)
+			if sid != 0 {
+				ok, st, err := s.conn.Exists(path)
+				switch {
+				case err == nil && (!ok || st.EphemeralOwner != sid):
+					return // gone, or not ours
+				case err == nil:
+					version = st.Version
+				case !isConnErr(err):
+					s.log.Warn("recipes: background delete failed", "path", path, "err", err)
+					return
+				default:
+					if !pause(ctx, s.changes()) {
+						return
+					}
+					continue
+				}
+			}
+			err = s.conn.Delete(path, version)
 			switch {
 			case err == nil, errors.Is(err, zk.ErrNoNode):
 				s.log.Debug("recipes: background delete done", "path", path)
 				return
+			case errors.Is(err, zk.ErrBadVersion):
+				continue // changed since read: read again
 			case !isConnErr(err):
 				s.log.Warn("recipes: background delete failed", "path", path, "err", err)
 				return

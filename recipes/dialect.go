@@ -45,6 +45,7 @@ type Dialect struct {
 	protected bool            // names start "_c_<uuid36>-" (Curator) instead of "<uuid hex32>" (kazoo)
 	labels    map[Role]string // role -> label before the sequence
 	blocks    map[Role][]Role // role -> roles ordered against it (the ones that can be ahead)
+	text      bool            // order by the suffix's text, as the foreign library does (TextOrder)
 }
 
 // Curator is Apache Curator's wire format: "_c_<uuid36>-<label><seq10>" with
@@ -88,6 +89,35 @@ func (d Dialect) orDefault() Dialect {
 	return d
 }
 
+// TextOrder returns the dialect ordering contenders as Curator and kazoo
+// themselves do: by the text of the sequence suffix (Curator compares the
+// substring after the label as a Java String, kazoo sorts the regex group as
+// a Python string) instead of by RFC 1982 serial arithmetic (the default).
+// Use it when foreign clients share the path, so that every client agrees
+// on who is first; keep the default on paths only this package uses.
+//
+// The two orders agree until the parent's sequence counter (its cversion,
+// one step per child created or deleted) passes 2^31-1 and wraps to
+// negative numbers, which ZooKeeper writes as "-2147483648" and up. From
+// there the text order is wrong for everybody: "-" sorts before every digit,
+// so a newcomer sorts ahead of a holder with a positive suffix and holds at
+// once beside it, and among negative suffixes the text order runs against
+// the creation order ("-2147483647" before "-2147483648"). Mutual exclusion
+// between the clients of such a path holds only until the wrap; with the
+// default serial order, Go clients stay correct across it but can disagree
+// with foreign ones there. (kazoo's pattern also wants ten digits after the
+// sign, so it ignores suffixes from "-999999999" to "-000000001"
+// altogether.) Reaching the wrap takes 2^31 creates and deletes under one
+// parent; a parent that may see that many should be replaced before.
+func (d Dialect) TextOrder() Dialect {
+	d = d.orDefault()
+	d.text = true
+	return d
+}
+
+// OrdersAsText reports whether d orders by the suffix's text (TextOrder).
+func (d Dialect) OrdersAsText() bool { return d.text }
+
 // Supports reports whether the dialect has a name for role r.
 func (d Dialect) Supports(r Role) bool {
 	_, ok := d.orDefault().labels[r]
@@ -124,6 +154,10 @@ type Contender struct {
 	GUID string // the creator's GUID, "" if the name carries none
 	Role Role
 	Seq  int32 // ZooKeeper's sequence suffix
+	// key is the suffix's text when the dialect orders by text
+	// (TextOrder), "" otherwise; SortBySeq compares it when every
+	// contender has one.
+	key string
 }
 
 // Parse parses a child name, accepting only the given roles (every role of
@@ -155,6 +189,9 @@ func (d Dialect) Parse(name string, roles ...Role) (c Contender, ok bool) {
 		}
 		best = i
 		c = Contender{Name: name, Role: r, Seq: seq}
+		if d.text {
+			c.key = name[i+len(label):]
+		}
 		c.GUID = d.guidOf(name[:i])
 		ok = true
 	}

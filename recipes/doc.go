@@ -25,8 +25,26 @@
 // may be lost; its Fence carries the node's czxid for fenced writes.
 //
 // Calls to ZooKeeper take a context. go-zookeeper cannot abandon a request
-// once queued, so ctx is checked before each request and honoured while
-// waiting (for a watch or for a reconnection); one request in flight always
-// completes or fails within the connection's receive timeout (2/3 of the
-// session timeout).
+// once queued, so ctx is checked before each request (a done ctx sends
+// nothing) and honoured while waiting (for a watch or for a reconnection);
+// a request already handed to go-zookeeper is waited for, so a call may
+// return after ctx's deadline. There is no fixed bound on that wait: a sent
+// request fails once no frame has come from the server for 2/3 of the
+// session timeout (any frame, a ping reply or another answer, restarts
+// that clock), and one queued while disconnected waits for go-zookeeper's
+// reconnection attempts.
+//
+// # Bad input
+//
+// The convention of every zkrecipes package: constructors validate their
+// arguments and never panic; an invalid argument (a nil session, a bad
+// path, one in the reserved /zookeeper tree, data or a path too large for
+// a request, a count out of range) is reported, wrapping a sentinel, by
+// the constructed value's methods or Err, before anything is sent. A
+// closed session is reported as ErrClosed. A request larger than the
+// server's limit (Session.MaxData; see RequestSize) is refused with
+// ErrDataTooLarge before it is sent: the server would close the
+// connection on it. A method called on a nil receiver may panic, as in
+// package sync; so may a nil context, the same kind of programming error
+// (the context package forbids it). No other runtime input panics.
 package recipes

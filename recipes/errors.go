@@ -5,14 +5,18 @@ import "errors"
 // Sentinel errors of package recipes. Errors returned by this package wrap
 // one of these (and, where ZooKeeper answered, go-zookeeper's own error) so
 // that errors.Is works on both. A holding's context is cancelled with a cause
-// that errors.Is one of ErrSuspended, ErrSessionLost, ErrNodeDeleted,
-// ErrRevoked or ErrReleased.
+// that errors.Is one of ErrSuspended (ErrLeaseExpired also matches it),
+// ErrSessionLost, ErrNodeDeleted, ErrRevoked or ErrReleased.
 var (
 	// ErrInvalidPath: a path breaks ZooKeeper's rules; the message names the
 	// path and the rule.
 	ErrInvalidPath = errors.New("recipes: invalid path")
-	// ErrDataTooLarge: node data exceeds the server's limit; nothing was sent.
-	ErrDataTooLarge = errors.New("recipes: data too large")
+	// ErrDataTooLarge: a request would exceed the server's limit
+	// (jute.maxbuffer, Session.MaxData): its whole encoding counts, path,
+	// data, ACLs and, for a multi, every op. Nothing was sent. (The server
+	// would close the connection on it, and a retry would fail the same
+	// way.)
+	ErrDataTooLarge = errors.New("recipes: request too large")
 	// ErrNilSession: a nil *Session was passed.
 	ErrNilSession = errors.New("recipes: nil session")
 	// ErrClosed: the Session is closed.
@@ -20,6 +24,12 @@ var (
 	// ErrSuspended: the connection was lost; the session may still live.
 	// Holdings using the default loss policy step down with this cause.
 	ErrSuspended = errors.New("recipes: connection suspended")
+	// ErrLeaseExpired: the session's lease ran out: nothing sent in the
+	// last negotiated session timeout minus the lease margin has been
+	// answered, so the server may expire the session within the margin
+	// (see Session.LeaseDeadline). It errors.Is ErrSuspended: the session
+	// may still live.
+	ErrLeaseExpired error = leaseExpiredError{}
 	// ErrSessionLost: the session expired, or go-zookeeper replaced it with a
 	// new session, or it was closed. Ephemeral nodes of the old session are
 	// gone (or about to be).
@@ -38,6 +48,13 @@ var (
 	// ErrNodeNotFound: our own contender node vanished before we held.
 	ErrNodeNotFound = errors.New("recipes: own node not found")
 	// ErrBadArgument: an argument other than a path is invalid (n < 1, nil
-	// predicate, unknown dialect role).
+	// predicate, unknown dialect role, an empty or malformed server list).
 	ErrBadArgument = errors.New("recipes: bad argument")
 )
+
+// leaseExpiredError is ErrLeaseExpired: its own message, and a kind of
+// ErrSuspended for errors.Is.
+type leaseExpiredError struct{}
+
+func (leaseExpiredError) Error() string { return "recipes: lease expired" }
+func (leaseExpiredError) Unwrap() error { return ErrSuspended }

@@ -37,8 +37,9 @@ func (f Fence) Check() *zk.CheckVersionRequest {
 // check of the fence's node, so ZooKeeper rejects the whole transaction once
 // the holding is gone (node deleted with its session or released) or its
 // node was written (revoked). A rejection wraps ErrFenced and the check's
-// error (zk.ErrNoNode or zk.ErrBadVersion). Paths and data sizes are
-// validated before anything is sent. The returned responses are those of
+// error (zk.ErrNoNode or zk.ErrBadVersion). Paths, data sizes and the size
+// of the whole multi (MultiSize, against Session.MaxData) are validated
+// before anything is sent (ErrInvalidPath, ErrDataTooLarge, ErrBadArgument). The returned responses are those of
 // ops (the check's own is dropped). Cost: 1 multi; nothing is sent when the
 // fence's session is already known to be lost.
 func FencedMulti(ctx context.Context, s *Session, f Fence, ops ...any) ([]zk.MultiResponse, error) {
@@ -48,10 +49,17 @@ func FencedMulti(ctx context.Context, s *Session, f Fence, ops ...any) ([]zk.Mul
 	if !f.Valid() {
 		return nil, fmt.Errorf("%w: zero fence", ErrFenced)
 	}
+	if err := ValidatePath(f.Path); err != nil {
+		return nil, fmt.Errorf("%w: fence: %w", ErrBadArgument, err)
+	}
 	for _, op := range ops {
 		if err := validateOp(op, s.opts.maxData); err != nil {
 			return nil, err
 		}
+	}
+	all := append([]any{f.Check()}, ops...)
+	if err := CheckMulti(s.opts.maxData, all...); err != nil {
+		return nil, fmt.Errorf("recipes: fenced multi: %w", err)
 	}
 	if err := context.Cause(ctx); err != nil {
 		return nil, err
@@ -59,7 +67,6 @@ func FencedMulti(ctx context.Context, s *Session, f Fence, ops ...any) ([]zk.Mul
 	if id := s.ID(); id != f.SessionID {
 		return nil, fmt.Errorf("%w: %w: session 0x%x, now 0x%x", ErrFenced, ErrSessionLost, f.SessionID, id)
 	}
-	all := append([]any{f.Check()}, ops...)
 	res, err := s.conn.Multi(all...)
 	if len(res) > 0 && res[0].Error != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrFenced, f.Path, res[0].Error)

@@ -17,12 +17,19 @@ var RevokeMessage = []byte("__REVOKE__")
 // Holding is one acquired node: a lock, a lease, a leadership term.
 //
 // Invariant: while Context() is not done, our node existed with our session
-// as its ephemeral owner when last checked, the session has not been lost
-// and (with StepDownOnSuspend) the connection has not been suspended since.
-// Context() is cancelled the moment any of that may have changed, with a
-// cause that errors.Is ErrSuspended, ErrSessionLost (ErrClosed also matches
-// it), ErrNodeDeleted, ErrRevoked or ErrReleased. ZooKeeper enforces the
-// rest: a fenced write checks our node's version in the same transaction.
+// as its ephemeral owner when last checked, the session has not been lost,
+// (with StepDownOnSuspend) the connection has not been suspended since, and
+// the session's lease has not run out: the server cannot expire the session
+// (and so delete our node and let another client acquire) within the lease
+// margin from now (see Session.LeaseDeadline). Context() is cancelled the
+// moment any of that may have changed, with a cause that errors.Is
+// ErrSuspended (ErrLeaseExpired also matches it), ErrSessionLost (ErrClosed
+// also matches it), ErrNodeDeleted, ErrRevoked or ErrReleased. A holder
+// that checks Context() before each action therefore stops before anyone
+// else can hold, provided the action takes effect within the margin; a
+// process paused between the check and the action is not covered:
+// ZooKeeper enforces the rest, a fenced write (FencedMulti) checks our
+// node's version in the same transaction.
 //
 // A Holding is safe for concurrent use.
 type Holding struct {
@@ -54,6 +61,7 @@ func newHolding(s *Session, n *node, policy LossPolicy, ch <-chan zk.Event) *Hol
 	h.ctx, h.cancel = context.WithCancelCause(context.Background())
 	st, id, unhook := s.addHook(h.onState)
 	context.AfterFunc(h.ctx, unhook)
+	h.endWithLease()
 	switch {
 	case st == StateClosed:
 		h.cancel(closedCause)
@@ -66,6 +74,13 @@ func newHolding(s *Session, n *node, policy LossPolicy, ch <-chan zk.Event) *Hol
 		h.armOnce.Do(func() { h.startWatch(ch) })
 	}
 	return h
+}
+
+// endWithLease cancels the holding at the session's lease deadline, or at
+// once if the lease has already run out (see Session.LeaseDeadline). No
+// goroutine per holding: the session's one lease timer cancels them all.
+func (h *Holding) endWithLease() {
+	context.AfterFunc(h.ctx, h.s.OnLeaseExpired(h.cancel))
 }
 
 // onState is the session hook; it only cancels.

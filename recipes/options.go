@@ -13,16 +13,18 @@ type LossPolicy int
 
 const (
 	// StepDownOnSuspend (the default) cancels a holding as soon as the
-	// connection is lost. go-zookeeper declares the connection dead after
-	// 2/3 of the session timeout without a reply and the server expires the
-	// session no earlier than 1x, so the holder stops about 1/3 of the
-	// timeout before anyone else can acquire.
+	// connection is lost (go-zookeeper declares it dead 2/3 of the session
+	// timeout after the last frame it received), and in any case at the
+	// session's lease deadline (see Session.LeaseDeadline). go-zookeeper's
+	// disconnect alone is no safe bound: after a late reply or a watch
+	// event just before a partition it can come as late as the server's
+	// expiry; the lease is what bounds it.
 	StepDownOnSuspend LossPolicy = iota
-	// StepDownOnLost cancels a holding only when the session is lost
-	// (expired, replaced or closed). It keeps holdings through short
-	// disconnects, but is unsafe under partitions: the server may expire
-	// the session and hand the resource to another client before this one
-	// notices.
+	// StepDownOnLost keeps a holding through disconnects and cancels it
+	// when the session is lost (expired, replaced or closed) or, at the
+	// latest, at the session's lease deadline: a partitioned holder stops
+	// on its own clock, the lease margin before the server can expire its
+	// session, without waiting to reconnect.
 	StepDownOnLost
 )
 
@@ -46,6 +48,9 @@ type options struct {
 	acl     []zk.ACL
 	policy  LossPolicy
 	maxData int
+
+	leaseMargin    time.Duration
+	leaseMarginSet bool
 }
 
 func defaultOptions() options {
@@ -100,12 +105,28 @@ func WithLossPolicy(p LossPolicy) Option {
 	return func(o *options) { o.policy = p }
 }
 
-// WithMaxData sets the largest node data sent, to match a server configured
-// with a jute.maxbuffer other than the default.
+// WithMaxData sets the server's request limit the session assumes (its
+// jute.maxbuffer; DefaultMaxData by default; n <= 0 keeps it): no write
+// whose whole encoding (RequestSize, MultiSize) is larger is sent. Match a
+// server configured with another jute.maxbuffer. ValidatePath's MaxPathLen
+// does not grow with it.
 func WithMaxData(n int) Option {
 	return func(o *options) {
 		if n > 0 {
 			o.maxData = n
+		}
+	}
+}
+
+// WithLeaseMargin sets how long before the earliest moment the server can
+// expire the session every holding ends (see Session.LeaseDeadline).
+// Negative values keep the default, DefaultLeaseMargin of the negotiated
+// timeout. A margin of the whole timeout or more ends every holding as soon
+// as it is acquired.
+func WithLeaseMargin(d time.Duration) Option {
+	return func(o *options) {
+		if d >= 0 {
+			o.leaseMargin, o.leaseMarginSet = d, true
 		}
 	}
 }

@@ -3,6 +3,7 @@ package recipes
 import (
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // SerialLess reports whether sequence number a comes before b in RFC 1982
@@ -19,13 +20,27 @@ func SerialLess(a, b int32) bool {
 // serialDistance is the signed distance from ref to s.
 func serialDistance(ref, s int32) int32 { return int32(uint32(s) - uint32(ref)) }
 
-// SortBySeq sorts contenders by serial order of their sequence numbers,
-// measured as signed distances from ref (any member of the set, normally our
-// own node). The result is a correct total order whenever all sequence
-// numbers lie within a window of 2^31, which holds for any live set of
-// contenders. Ties (impossible among real siblings) keep name order.
+// SortBySeq sorts contenders into queue order. By default that is the
+// serial order of their sequence numbers, measured as signed distances from
+// ref (any member of the set, normally our own node): a correct total order
+// whenever all sequence numbers lie within a window of 2^31, which holds
+// for any live set of contenders. When every contender was parsed by a
+// dialect made with Dialect.TextOrder, it is the text order of their
+// suffixes instead (as Curator and kazoo sort; see TextOrder for where the
+// two part) and ref is not used. Ties (impossible among real siblings) keep
+// name order.
 func SortBySeq(cs []Contender, ref int32) {
+	text := len(cs) > 0
+	for _, c := range cs {
+		text = text && c.key != ""
+	}
 	slices.SortStableFunc(cs, func(x, y Contender) int {
+		if text {
+			if c := strings.Compare(x.key, y.key); c != 0 {
+				return c
+			}
+			return strings.Compare(x.Name, y.Name)
+		}
 		dx, dy := serialDistance(ref, x.Seq), serialDistance(ref, y.Seq)
 		switch {
 		case dx < dy:
@@ -33,13 +48,7 @@ func SortBySeq(cs []Contender, ref int32) {
 		case dx > dy:
 			return 1
 		}
-		switch {
-		case x.Name < y.Name:
-			return -1
-		case x.Name > y.Name:
-			return 1
-		}
-		return 0
+		return strings.Compare(x.Name, y.Name)
 	})
 }
 

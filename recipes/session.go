@@ -20,6 +20,31 @@ import (
 // reported as StateLost (for the old id) before the new session is reported
 // as StateConnected.
 //
+// Lease: the Session keeps its own bound on its session's life, on this
+// process's monotonic clock (see LeaseDeadline). The server cannot expire
+// the session before the send time of the newest request or ping it
+// answered plus the negotiated timeout; every holding is cancelled
+// (ErrLeaseExpired, which errors.Is ErrSuspended) the lease margin before
+// that moment (WithLeaseMargin, DefaultLeaseMargin), whatever go-zookeeper
+// has noticed, and after a whole negotiated timeout without a reply the
+// Session reports StateLost itself, as Curator does. If the same session
+// then comes back (the server was only slow), StateReconnected follows;
+// holdings cancelled meanwhile stay cancelled. The lease sends nothing: it
+// rides on replies and on go-zookeeper's pings, sent every third of the
+// timeout. What this guarantees: a holder that checks its holding's
+// Context before each action stops before the server can expire its
+// session, and so before any other client can acquire what it held, as
+// long as the action takes effect within the margin. A paused process
+// checks nothing; only a fenced write (FencedMulti) is a guarantee against
+// it. In an ensemble, the bound assumes the server that answered is in
+// touch with the leader: a follower cut from its leader answers pings
+// until it notices (ZooKeeper's syncLimit x tickTime, S below) and then
+// closes its clients' connections, while the leader expires sessions on
+// its own clock. So on an ensemble the guarantee holds under
+// StepDownOnSuspend when S plus the margin is below the negotiated timeout
+// (the follower's close suspends the holding in time), and under either
+// policy when WithLeaseMargin is at least S plus the default margin.
+//
 // A Session is safe for concurrent use.
 type Session struct {
 	conn    *zk.Conn
@@ -28,8 +53,10 @@ type Session struct {
 	tap     *createTap
 	ready   chan struct{} // closed once conn is set
 	drained chan struct{} // closed when go-zookeeper's event channel is closed
+	watches watchRegistry // one armed watch per path and kind (watch.go)
 
 	mu       sync.Mutex
+	lease    lease // lease.go
 	state    State
 	id       int64 // current session id, 0 while there is none
 	lastID   int64 // the id of the last session seen
@@ -46,10 +73,12 @@ type Session struct {
 
 // Connect dials the ensemble and returns once a session is established, or
 // fails when ctx is done first (the connection is then closed). It costs the
-// connect handshake only.
+// connect handshake only. A server list that is empty or holds an entry
+// other than "host" or "host:port" (port 1..65535; "[v6]:port") fails at
+// once with ErrBadArgument: nothing is resolved or dialed.
 func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, error) {
-	if len(servers) == 0 {
-		return nil, fmt.Errorf("%w: no servers", ErrBadArgument)
+	if err := validateServers(servers); err != nil {
+		return nil, err
 	}
 	if err := context.Cause(ctx); err != nil {
 		return nil, fmt.Errorf("recipes: connect: %w", err)
@@ -68,6 +97,7 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 			o(&s.opts)
 		}
 	}
+	s.tap.lease = s // the tap renews the lease from what it reads
 	s.log = s.opts.logger
 	s.bgCtx, s.bgStop = context.WithCancel(context.Background())
 	// zk's option type is unexported; list infers it.
@@ -119,6 +149,7 @@ func (s *Session) onEvent(ev zk.Event) {
 		s.mu.Unlock()
 		return
 	}
+	s.lease.down = false // go-zookeeper speaks for the connection again
 	switch ev.State {
 	case zk.StateHasSession:
 		id := s.conn.SessionID()
@@ -130,7 +161,9 @@ func (s *Session) onEvent(ev zk.Event) {
 			out = append(out, StateChange{State: StateConnected, SessionID: id, At: now})
 		case s.lastID == 0:
 			out = append(out, StateChange{State: StateConnected, SessionID: id, At: now})
-		case s.state == StateSuspended:
+		case s.state == StateSuspended, s.state == StateLost && s.id == id:
+			// Lost with the same id: the lease had given the session up,
+			// but the server still had it.
 			out = append(out, StateChange{State: StateReconnected, SessionID: id, At: now})
 		}
 		s.id, s.lastID = id, id
@@ -187,8 +220,11 @@ func (s *Session) runHooks(hooks []func(StateChange), out []StateChange) {
 }
 
 // ID returns the current session id, or 0 while there is none (before the
-// first session, and between a loss and the next session). Holdings record
-// it at acquisition; a different value later means their session is lost.
+// first session, and between an expiry and the next session). Holdings
+// record it at acquisition; a different value later means their session is
+// lost. When the lease reports StateLost, ID keeps the id until
+// go-zookeeper learns whether the server expired it (the session may come
+// back as StateReconnected).
 func (s *Session) ID() int64 {
 	if s == nil {
 		return 0
@@ -227,7 +263,9 @@ func (s *Session) LossPolicy() LossPolicy { return s.opts.policy }
 // Logger returns the session's logger.
 func (s *Session) Logger() *slog.Logger { return s.log }
 
-// MaxData returns the largest node data the session sends.
+// MaxData returns the largest request, in bytes on the wire, that the
+// session sends (the server's jute.maxbuffer; see WithMaxData): node data
+// must fit in it together with the request's path, ACL and header.
 func (s *Session) MaxData() int { return s.opts.maxData }
 
 // SessionTimeout returns the session timeout requested at Connect.
@@ -388,6 +426,7 @@ func (s *Session) Close(ctx context.Context) error {
 	out := []StateChange{{State: StateClosed, SessionID: s.id, At: time.Now()}}
 	hooks := s.applyLocked(out)
 	s.closing = true
+	s.stopLeaseLocked()
 	for sub := range s.subs {
 		sub.finish(ErrClosed)
 	}

@@ -21,10 +21,15 @@ const (
 	// and come back as StateReconnected, or turn out lost.
 	StateSuspended
 	// StateReconnected: connected again under the same session id; holdings
-	// acquired under that id are still backed by their nodes.
+	// acquired under that id are still backed by their nodes (but those
+	// cancelled meanwhile stay cancelled). It also follows a StateLost that
+	// the lease reported, when the session turns out to be alive.
 	StateReconnected
-	// StateLost: the session expired or was replaced by a new session id.
-	// Every ephemeral node of the old session is gone.
+	// StateLost: the session expired or was replaced by a new session id,
+	// or nothing sent for a whole negotiated timeout was answered, so the
+	// server may have expired it (the Session's lease; StateReconnected
+	// follows if it had not). Treat every ephemeral node of that session
+	// as gone.
 	StateLost
 	// StateClosed: Close was called. Terminal.
 	StateClosed

@@ -15,10 +15,27 @@ import (
 // knows its fencing token without an extra getData. If the tap misses
 // (unusual framing, a reply lost with its connection), the core falls back
 // to reading the node.
+//
+// The same tap feeds the Session's lease (lease.go): it remembers when each
+// request and ping was sent (by xid; pings all have xid -2 and are answered
+// in order) and, when the reply comes, tells the lease that the server heard
+// from us no earlier than that send time. It also reads the timeout the
+// server negotiated from every connect response.
 type createTap struct {
-	mu   sync.Mutex
-	want map[string]int   // requested create paths we wait for
-	done map[string]int64 // requested path -> zxid of its successful reply
+	mu    sync.Mutex
+	want  map[string]int   // requested create paths we wait for
+	done  map[string]int64 // requested path -> zxid of its successful reply
+	lease leaseSink        // nil: no lease (tests of the tap alone)
+}
+
+// leaseSink receives what the tap learns for the lease. Its methods are
+// called without any lock of the tap held.
+type leaseSink interface {
+	// leaseHandshake: a connect request sent at sent was answered with
+	// session sid and the negotiated timeout.
+	leaseHandshake(sent time.Time, timeout time.Duration, sid int64)
+	// leaseRenew: a request or ping sent at sent was answered.
+	leaseRenew(sent time.Time)
 }
 
 func newCreateTap() *createTap {
@@ -71,7 +88,8 @@ func (t *createTap) dialer(base func(network, address string, timeout time.Durat
 		if err != nil {
 			return nil, err
 		}
-		return &tapConn{Conn: c, t: t, out: splitter{keep: maxTapHead}, in: splitter{keep: 16}, pending: make(map[int32]string)}, nil
+		return &tapConn{Conn: c, t: t, out: splitter{keep: maxTapHead}, in: splitter{keep: 16},
+			pending: make(map[int32]string), sent: make(map[int32][]time.Time)}, nil
 	}
 }
 
@@ -81,24 +99,45 @@ const maxTapHead = 12 + 4096
 
 const opCreate = 1
 
+// xidWatchEvent marks a frame the server sends on its own (a watch event):
+// it answers nothing we sent and renews nothing.
+const xidWatchEvent = -1
+
+// maxUnanswered bounds the send times a connection keeps for requests not
+// answered yet; beyond it new sends are not tracked (the lease then renews
+// less, never more).
+const maxUnanswered = 1 << 16
+
 // tapConn reads both directions of one connection. Writes and reads happen
-// on different goroutines; mu guards the pending map and the splitters.
+// on different goroutines; mu guards the maps and the splitters.
 type tapConn struct {
 	net.Conn
 	t       *createTap
 	mu      sync.Mutex
 	out, in splitter
-	pending map[int32]string // xid -> requested path of a wanted create
+	pending map[int32]string      // xid -> requested path of a wanted create
+	sent    map[int32][]time.Time // xid -> send times not answered yet, oldest first
+	nsent   int                   // total length of the lists in sent
+	connect time.Time             // send time of the connect request
+	now     time.Time             // when the Write being parsed began
+
+	// Filled while parsing a Read, handed to the lease after unlocking.
+	handshake   bool
+	hsTimeout   time.Duration
+	hsSession   int64
+	renewed     time.Time
+	renewedSome bool
 }
 
+// Write parses the frames before sending them, with the time the write
+// began: a reply can then never arrive before its request is known, and the
+// server cannot have received a frame before that time.
 func (c *tapConn) Write(b []byte) (int, error) {
-	n, err := c.Conn.Write(b)
-	if n > 0 {
-		c.mu.Lock()
-		c.out.feed(b[:n], c.request)
-		c.mu.Unlock()
-	}
-	return n, err
+	c.mu.Lock()
+	c.now = time.Now()
+	c.out.feed(b, c.request)
+	c.mu.Unlock()
+	return c.Conn.Write(b)
 }
 
 func (c *tapConn) Read(b []byte) (int, error) {
@@ -106,14 +145,36 @@ func (c *tapConn) Read(b []byte) (int, error) {
 	if n > 0 {
 		c.mu.Lock()
 		c.in.feed(b[:n], c.reply)
+		hs, timeout, sid, sent := c.handshake, c.hsTimeout, c.hsSession, c.connect
+		renewed, some := c.renewed, c.renewedSome
+		c.handshake, c.renewedSome = false, false
 		c.mu.Unlock()
+		if l := c.t.lease; l != nil {
+			if hs {
+				l.leaseHandshake(sent, timeout, sid)
+			}
+			if some {
+				l.leaseRenew(renewed)
+			}
+		}
 	}
 	return n, err
 }
 
 // request sees the head of a request frame: xid, op, then for a create its
-// path (int32 length, bytes).
-func (c *tapConn) request(head []byte) {
+// path (int32 length, bytes). The first frame is the connect request.
+func (c *tapConn) request(head []byte, first bool) {
+	if first {
+		c.connect = c.now
+		return
+	}
+	if len(head) < 8 {
+		return
+	}
+	if xid := int32(binary.BigEndian.Uint32(head[0:4])); c.nsent < maxUnanswered {
+		c.sent[xid] = append(c.sent[xid], c.now)
+		c.nsent++
+	}
 	if len(head) < 12 || int32(binary.BigEndian.Uint32(head[4:8])) != opCreate {
 		return
 	}
@@ -126,12 +187,37 @@ func (c *tapConn) request(head []byte) {
 	}
 }
 
-// reply sees the head of a reply frame: xid, zxid, err.
-func (c *tapConn) reply(head []byte) {
+// reply sees the head of a reply frame: xid, zxid, err. The first frame is
+// the connect response: protocolVersion int32, timeOut int32 (the
+// negotiated timeout in ms), sessionId int64 (0: the session expired),
+// then the password.
+func (c *tapConn) reply(head []byte, first bool) {
 	if len(head) < 16 {
 		return
 	}
+	if first {
+		timeout := int32(binary.BigEndian.Uint32(head[4:8]))
+		sid := int64(binary.BigEndian.Uint64(head[8:16]))
+		if sid != 0 && timeout > 0 && !c.connect.IsZero() {
+			c.handshake, c.hsTimeout, c.hsSession = true, time.Duration(timeout)*time.Millisecond, sid
+		}
+		return
+	}
 	xid := int32(binary.BigEndian.Uint32(head[0:4]))
+	if xid != xidWatchEvent {
+		if q := c.sent[xid]; len(q) > 0 {
+			sent := q[0]
+			if len(q) == 1 {
+				delete(c.sent, xid)
+			} else {
+				c.sent[xid] = q[1:]
+			}
+			c.nsent--
+			if renewsLease(int32(binary.BigEndian.Uint32(head[12:16]))) && sent.After(c.renewed) {
+				c.renewed, c.renewedSome = sent, true
+			}
+		}
+	}
 	path, ok := c.pending[xid]
 	if !ok {
 		return
@@ -142,9 +228,23 @@ func (c *tapConn) reply(head []byte) {
 	}
 }
 
+// renewsLease reports whether a reply with error code code shows that the
+// server took the request as from a live session: success, or an ordinary
+// answer about the data (no node, node exists, bad version, not empty, no
+// auth, invalid ACL, no children for ephemerals, no watcher). Session
+// expired or moved, and system errors, renew nothing.
+func renewsLease(code int32) bool {
+	switch code {
+	case 0, -101, -102, -103, -108, -110, -111, -114, -121:
+		return true
+	}
+	return false
+}
+
 // splitter cuts one direction of a ZooKeeper connection into frames (4-byte
 // big-endian length, then the payload) and hands the first keep bytes of
-// every frame after the first (the connect handshake) to a callback.
+// every frame to a callback, with first set for the first frame (the
+// connect handshake, which has no header).
 type splitter struct {
 	keep    int
 	started bool
@@ -158,7 +258,7 @@ type splitter struct {
 // maxFrame: anything longer is not ZooKeeper framing; the splitter stops.
 const maxFrame = 64 << 20
 
-func (s *splitter) feed(b []byte, frame func(head []byte)) {
+func (s *splitter) feed(b []byte, frame func(head []byte, first bool)) {
 	for len(b) > 0 && !s.broken {
 		if s.nhdr < 4 {
 			n := copy(s.hdr[s.nhdr:], b)
@@ -182,9 +282,7 @@ func (s *splitter) feed(b []byte, frame func(head []byte)) {
 		b = b[n:]
 		if s.need == 0 {
 			s.nhdr = 0
-			if s.started {
-				frame(s.head)
-			}
+			frame(s.head, !s.started)
 			s.started = true
 		}
 	}

@@ -100,7 +100,12 @@ func FuzzSplitter(f *testing.F) {
 			var out []string
 			for b := stream; len(b) > 0; {
 				n := min(step, len(b))
-				s.feed(b[:n], func(head []byte) { out = append(out, string(head)) })
+				s.feed(b[:n], func(head []byte, first bool) {
+					if first != (len(out) == 0) {
+						t.Fatalf("frame %d: first = %v", len(out), first)
+					}
+					out = append(out, string(head))
+				})
 				b = b[n:]
 			}
 			return out

@@ -20,7 +20,9 @@
 //
 // Every watch is a data watch on one node, never on the parent, and every
 // woken process then holds, or looks again at what is ahead of it (1
-// getData per node with two or fewer ahead, else 1 getChildren):
+// getData per node with two or fewer ahead, else 1 getChildren; a writer
+// in the Curator dialect that finds nothing of its listing left ahead
+// lists once more before it holds, see below):
 //
 //   - a writer's release wakes either the one writer queued right behind
 //     it, or every reader queued between it and the next writer (they all
@@ -36,6 +38,8 @@
 //	Lock, RLock uncontended   1 create + 1 getChildren, + 1 getData on our node (czxid, see below)
 //	Lock, RLock contended     + 1 getData per node watched; when a watched node goes and
 //	                          more than two were ahead, + 1 getChildren instead of walking
+//	Lock woken, Curator       + 1 getChildren before holding, when nothing of its listing
+//	                          is left ahead (kazoo dialect, RLock: none)
 //	TryLock, TryRLock         1 getChildren when it would block (no write);
 //	                          else 1 getChildren + 1 create + 1 getChildren (+ 1 getData)
 //	RLock while writing       1 create + 1 getData (downgrade, no wait), + 1 getData in
@@ -48,9 +52,16 @@
 // fencing token) and is skipped when the listing proves it (the core's
 // shortcut, which only applies while no child of the path was ever
 // deleted) unless WithRevocation is set. A waiting acquisition lists the
-// path again only when a node it watched went while more than two others
-// were ahead of it (one listing then replaces a getData per departed node),
-// or when the session is lost.
+// path again when a node it watched went while more than two others were
+// ahead of it (one listing then replaces a getData per departed node),
+// when the session is lost, and, for a writer in the Curator dialect,
+// before it concludes that it holds: since Curator 5.5 (CURATOR-621) a
+// writer's downgrade creates a read node without a sequence of its own,
+// named after its write node's sequence, and then deletes that write node,
+// so a node can appear ahead of writers already queued, and the writer
+// woken by that delete must not trust the list it has. A reader may: such
+// nodes are readers, and every other node is sequential and sorts after
+// it.
 //
 // # Downgrade and upgrade
 //
@@ -68,4 +79,11 @@
 // with a cause that errors.Is a recipes sentinel, the moment it may be
 // lost, and a fencing token (our node's czxid) for fenced writes that
 // ZooKeeper itself rejects once the holding is gone.
+//
+// Bad input follows the convention of every zkrecipes package (see
+// package recipes): constructors validate and never panic, and an invalid
+// argument (nil or closed session, bad or reserved path, data too large,
+// a count out of range) is reported by the methods, wrapping a sentinel,
+// before anything is sent; a method on a nil receiver, or a nil context,
+// may panic, as in package sync; no other runtime input panics.
 package rwlock

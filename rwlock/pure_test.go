@@ -1,6 +1,7 @@
 package rwlock
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -174,14 +175,15 @@ func TestWireNames(t *testing.T) {
 }
 
 func TestCheckArgsNilSession(t *testing.T) {
+	ctx := context.Background()
 	m := New(nil, "/p")
-	if err := m.Lock(t.Context()); !errors.Is(err, recipes.ErrNilSession) {
+	if err := m.Lock(ctx); !errors.Is(err, recipes.ErrNilSession) {
 		t.Errorf("Lock with nil session = %v", err)
 	}
 	var nilM *RWMutex
 	for name, err := range map[string]error{
-		"Lock": nilM.Lock(t.Context()), "RLock": nilM.RLock(t.Context()), "TryLock": nilM.TryLock(t.Context()),
-		"TryRLock": nilM.TryRLock(t.Context()), "Unlock": nilM.Unlock(t.Context()), "RUnlock": nilM.RUnlock(t.Context()),
+		"Lock": nilM.Lock(ctx), "RLock": nilM.RLock(ctx), "TryLock": nilM.TryLock(ctx),
+		"TryRLock": nilM.TryRLock(ctx), "Unlock": nilM.Unlock(ctx), "RUnlock": nilM.RUnlock(ctx),
 	} {
 		if !errors.Is(err, ErrNilMutex) {
 			t.Errorf("%s on nil = %v", name, err)

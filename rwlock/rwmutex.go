@@ -142,11 +142,17 @@ func (m *RWMutex) check() error {
 //
 // Cost: uncontended 1 create + 1 getChildren + 1 getData on our own node
 // (its czxid; see the package doc for when it is skipped). Contended: 1
-// getData to watch the node right ahead, and when it goes, 1 getData per
-// node of the first listing that left ahead of it meanwhile; never a second
-// getChildren.
+// getData to watch the node right ahead. When it goes and nodes of our
+// listing remain ahead, 1 getData watches the next one (1 getChildren
+// instead when more than two remain). When none remains, in the Curator
+// dialect 1 getChildren confirms that we are first before we hold: a
+// Curator 5.5+ writer downgrades by creating a read node without a
+// sequence of its own where its write node was, ahead of us, and then
+// deleting the write node we were watching; only a listing shows it. In
+// the kazoo dialect every node is sequential and we hold without listing.
 // If the session is lost while waiting, Lock starts over under the new
-// session.
+// session. Lock never returns nil with Held() already done (see
+// recipes.Acquire).
 func (m *RWMutex) Lock(ctx context.Context) error {
 	return m.lockWrite(ctx, false)
 }
@@ -216,16 +222,22 @@ func (m *RWMutex) wrapAcquireErr(err error, try bool, op string) error {
 // (Curator's semantics): it creates our read node without waiting (cost: 1
 // create + 1 getData, and 1 getData in the background to watch the write
 // node, whose loss now ends the read holding too). If the write holding is
-// already lost (Held() done), RLock fails with its cause and sends nothing.
+// already lost (Held() done), RLock fails with its cause and sends nothing;
+// if it is lost while the read node is created, the read node is deleted
+// and RLock fails with that cause: it never returns nil with RHeld()
+// already done.
 // A later Unlock keeps the read holding; see Unlock.
 //
 // Cost: uncontended 1 create + 1 getChildren + 1 getData on our own node
 // (its czxid; see the package doc for when it is skipped). Contended: 1
 // getData per writer ahead of us in the listing (we watch the nearest one;
 // when it goes, the writers ahead of it are checked once each, most
-// already gone); never a second getChildren. If
-// the session is lost while waiting, RLock starts over under the new
-// session.
+// already gone), or 1 getChildren instead when a watched writer goes with
+// more than two nodes of our listing still ahead. A reader holds without
+// listing again when no writer of its listing is left ahead: nodes created
+// since sort after it, and the only unsequenced nodes (a Curator 5.5+
+// downgrade's) are readers. If the session is lost while waiting, RLock
+// starts over under the new session.
 func (m *RWMutex) RLock(ctx context.Context) error {
 	return m.lockRead(ctx, false)
 }
@@ -308,6 +320,14 @@ func (m *RWMutex) downgrade(ctx context.Context, w *holding) (*holding, error) {
 			r.cancel(cause)
 		}
 	})
+	if wctx.Err() != nil {
+		// The write holding ended while our read node was created (m.op
+		// excludes our own Unlock): the read node was never guarded, and
+		// a read holding born cancelled is no success.
+		r.end(context.Cause(wctx))
+		_ = h.Release(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("write holding lost: %w", context.Cause(wctx))
+	}
 	return r, nil
 }
 

@@ -33,11 +33,19 @@ import (
 // decided, 1 exists of the decision; per transaction deleted: 1
 // getChildren per site + 1 multi (wakes each streaming participant once,
 // through its watch on the root).
+//
+// A transaction whose nodes no longer fit one multi (Begin leaves room for
+// this package's own nodes, so only nodes created by others can cause it)
+// is left in place; Collect goes on with the others and then returns an
+// error wrapping recipes.ErrDataTooLarge.
 func (c *Coordinator) Collect(ctx context.Context) (int, error) {
 	if err := c.check(ctx); err != nil {
 		return 0, err
 	}
 	s := c.s
+	if err := fits(s, &zk.SetDataRequest{Path: c.root}); err != nil {
+		return 0, err
+	}
 	var now *zk.Stat
 	err := do(ctx, s, func(int64) (err error) {
 		now, err = s.Conn().Set(c.root, nil, -1)
@@ -59,6 +67,7 @@ func (c *Coordinator) Collect(ctx context.Context) (int, error) {
 	slices.Sort(txs)
 	retention := c.cfg.retention.Milliseconds()
 	deleted := 0
+	var tooLarge error // the first transaction too large to delete in one multi
 	for _, tx := range txs {
 		txPath := recipes.JoinPath(c.root, tx)
 		kids, st, err := children(ctx, s, txPath)
@@ -89,6 +98,14 @@ func (c *Coordinator) Collect(ctx context.Context) (int, error) {
 			continue
 		}
 		gone, err := c.deleteTx(ctx, txPath, kids)
+		if errors.Is(err, recipes.ErrDataTooLarge) {
+			// Nodes not of this package made it too large: the others
+			// are still collected.
+			if tooLarge == nil {
+				tooLarge = err
+			}
+			continue
+		}
 		if err != nil {
 			return deleted, err
 		}
@@ -96,7 +113,7 @@ func (c *Coordinator) Collect(ctx context.Context) (int, error) {
 			deleted++
 		}
 	}
-	return deleted, nil
+	return deleted, tooLarge
 }
 
 // deleteTx deletes txPath and everything under it in one multi. It reports
@@ -121,6 +138,9 @@ func (c *Coordinator) deleteTx(ctx context.Context, txPath string, kids []string
 		ops = append(ops, &zk.DeleteRequest{Path: kPath, Version: -1})
 	}
 	ops = append(ops, &zk.DeleteRequest{Path: txPath, Version: -1})
+	if err := fits(s, ops...); err != nil {
+		return false, fmt.Errorf("twophase: delete %s: %w", txPath, err)
+	}
 	tried := false
 	err := do(ctx, s, func(int64) error {
 		if tried {

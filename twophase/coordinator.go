@@ -164,15 +164,15 @@ func (c *Coordinator) Begin(ctx context.Context, txID string, sites []string, pa
 		return nil, fmt.Errorf("twophase: payload: %w", err)
 	}
 	txPath := recipes.JoinPath(c.root, txID)
-	if size := multiSize(txPath, sorted, payload, c.s.ACL()); size > c.s.MaxData() {
-		// The server would drop the connection on a request this large.
-		return nil, fmt.Errorf("twophase: payload and sites: %w: the multi would take %d bytes, server limit %d",
-			recipes.ErrDataTooLarge, size, c.s.MaxData())
+	ops := beginOps(txPath, sorted, payload, c.s.ACL())
+	// The server would drop the connection on a request over its limit:
+	// Begin's multi must fit, and so must Collect's, which deletes every
+	// node the transaction can grow (it is larger when sites are many).
+	if err := fits(c.s, ops...); err != nil {
+		return nil, fmt.Errorf("twophase: begin %s: payload and sites: %w", txID, err)
 	}
-	ops := make([]any, 0, 1+len(sorted))
-	ops = append(ops, &zk.CreateRequest{Path: txPath, Data: payload, Acl: c.s.ACL()})
-	for _, site := range sorted {
-		ops = append(ops, &zk.CreateRequest{Path: recipes.JoinPath(txPath, site), Acl: c.s.ACL()})
+	if err := fits(c.s, collectOps(txPath, sorted)...); err != nil {
+		return nil, fmt.Errorf("twophase: begin %s: too many sites to collect in one multi: %w", txID, err)
 	}
 	for {
 		err := do(ctx, c.s, func(int64) error {
@@ -205,22 +205,32 @@ func (c *Coordinator) Begin(ctx context.Context, txID string, sites []string, pa
 	}
 }
 
-// multiSize is the encoded size of Begin's multi request (jute: length
-// prefix, request header, one op header and create request per node, the
-// closing header). Pure.
-func multiSize(txPath string, sites []string, payload []byte, acl []zk.ACL) int {
-	aclSize := 4
-	for _, a := range acl {
-		aclSize += 4 + 4 + len(a.Scheme) + 4 + len(a.ID)
-	}
-	create := func(path string, data int) int {
-		return 9 + 4 + len(path) + 4 + data + aclSize + 4
-	}
-	n := 4 + 8 + create(txPath, len(payload)) + 9
+// beginOps are Begin's multi: the transaction node with the payload, then
+// one node per site. Pure.
+func beginOps(txPath string, sites []string, payload []byte, acl []zk.ACL) []any {
+	ops := make([]any, 0, 1+len(sites))
+	ops = append(ops, &zk.CreateRequest{Path: txPath, Data: payload, Acl: acl})
 	for _, site := range sites {
-		n += create(txPath+"/"+site, 0)
+		ops = append(ops, &zk.CreateRequest{Path: recipes.JoinPath(txPath, site), Acl: acl})
 	}
-	return n
+	return ops
+}
+
+// collectOps is the largest multi Collect sends for a transaction: a
+// delete of each site's alive, vote and done nodes and of the site node,
+// of the decision, and of the transaction node. Pure.
+func collectOps(txPath string, sites []string) []any {
+	var ops []any
+	for _, site := range sites {
+		sitePath := recipes.JoinPath(txPath, site)
+		for _, k := range []string{aliveNode, voteNode, doneNode} {
+			ops = append(ops, &zk.DeleteRequest{Path: recipes.JoinPath(sitePath, k), Version: -1})
+		}
+		ops = append(ops, &zk.DeleteRequest{Path: sitePath, Version: -1})
+	}
+	return append(ops,
+		&zk.DeleteRequest{Path: recipes.JoinPath(txPath, decisionNode), Version: -1},
+		&zk.DeleteRequest{Path: txPath, Version: -1})
 }
 
 func (c *Coordinator) newTx(id string, sites []string, payload []byte) *Tx {

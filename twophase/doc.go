@@ -70,12 +70,20 @@
 // lists its requests.
 //
 // Calls take a context. go-zookeeper cannot abandon a request once sent, so
-// ctx is checked before each request and honoured while waiting; requests
-// whose outcome is unknown (connection lost) are sent again once connected,
-// and every write is idempotent under that retry.
+// ctx is checked before each request and honoured while waiting (a call
+// made with a done ctx returns its cause and sends nothing; one already
+// sent is waited for, see package recipes); requests whose outcome is
+// unknown (connection lost) are sent again once connected, and every write
+// is idempotent under that retry.
 //
 // Coordinator, Tx, Participant and Proposal are safe for concurrent use.
-// Invalid input never panics: it returns an error wrapping this package's
-// sentinels or recipes' (recipes.ErrNilSession, recipes.ErrInvalidPath,
-// recipes.ErrDataTooLarge), before anything is sent.
+// Invalid input never panics: NewCoordinator and NewParticipant validate
+// (reported by Err and every call), and every call returns an error
+// wrapping this package's sentinels or recipes' (recipes.ErrNilSession,
+// recipes.ErrClosed, recipes.ErrInvalidPath for a bad or reserved root,
+// recipes.ErrDataTooLarge for a write larger than the session's request
+// limit, Begin's and the Collect multi it implies included) before
+// anything is sent. Methods on nil receivers return ErrNilReceiver. A nil
+// context is a programming error and may panic, like a nil receiver in
+// package sync.
 package twophase

@@ -260,6 +260,13 @@ var aliveData = []byte(recipes.ProcessID())
 // multi).
 func (p *Participant) markAlive(ctx context.Context, sitePath string) error {
 	path := recipes.JoinPath(sitePath, aliveNode)
+	replace := []any{
+		&zk.DeleteRequest{Path: path, Version: -1},
+		&zk.CreateRequest{Path: path, Data: aliveData, Acl: p.s.ACL(), Flags: zk.FlagEphemeral},
+	}
+	if err := fits(p.s, replace...); err != nil { // the create alone is smaller
+		return err
+	}
 	for range 10 {
 		var sid int64
 		err := do(ctx, p.s, func(id int64) error {
@@ -402,6 +409,9 @@ func (pr *Proposal) Vote(ctx context.Context, v Decision) error {
 	}
 	s := pr.p.s
 	path := recipes.JoinPath(pr.sitePath, voteNode)
+	if err := fits(s, &zk.CreateRequest{Path: path, Data: encodeDecision(v, ""), Acl: s.ACL()}); err != nil {
+		return err
+	}
 	err := do(ctx, s, func(int64) error {
 		_, err := s.Conn().Create(path, encodeDecision(v, ""), 0, s.ACL())
 		return err
@@ -528,12 +538,16 @@ func (pr *Proposal) Finish(ctx context.Context) error {
 		return err
 	}
 	s := pr.p.s
+	ops := []any{
+		&zk.CheckVersionRequest{Path: recipes.JoinPath(pr.path, decisionNode), Version: -1},
+		&zk.CreateRequest{Path: recipes.JoinPath(pr.sitePath, doneNode), Acl: s.ACL()},
+	}
+	if err := fits(s, ops...); err != nil {
+		return err
+	}
 	var res []zk.MultiResponse
 	err := do(ctx, s, func(int64) (err error) {
-		res, err = s.Conn().Multi(
-			&zk.CheckVersionRequest{Path: recipes.JoinPath(pr.path, decisionNode), Version: -1},
-			&zk.CreateRequest{Path: recipes.JoinPath(pr.sitePath, doneNode), Acl: s.ACL()},
-		)
+		res, err = s.Conn().Multi(ops...)
 		return err
 	})
 	switch {

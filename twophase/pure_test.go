@@ -2,11 +2,15 @@ package twophase
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 func TestRule(t *testing.T) {
@@ -199,15 +203,32 @@ func TestOptions(t *testing.T) {
 	}
 }
 
-func TestMultiSize(t *testing.T) {
+func TestBeginAndCollectOps(t *testing.T) {
 	acl := zk.WorldACL(zk.PermAll) // 4 + (4 + 4+5 + 4+6) = 27 bytes
-	// 4 + 8 + (9 + 4+3 + 4+2 + 27 + 4) + 9 + (9 + 4+5 + 4+0 + 27 + 4)
-	if got, want := multiSize("/tx", []string{"a"}, []byte("pp"), acl), 4+8+53+9+53; got != want {
-		t.Fatalf("multiSize = %d, want %d", got, want)
+	// 8 + (9 + 4+3 + 4+2 + 27 + 4) + (9 + 4+5 + 4+0 + 27 + 4) + 9: the
+	// frame the server compares with its limit.
+	if got, err := recipes.MultiSize(beginOps("/tx", []string{"a"}, []byte("pp"), acl)...); err != nil || got != 8+53+53+9 {
+		t.Fatalf("begin multi = %d, %v; want %d", got, err, 8+53+53+9)
 	}
-	small := multiSize("/r/t", []string{"a"}, nil, acl)
-	more := multiSize("/r/t", []string{"a", "b"}, nil, acl)
-	if more <= small || multiSize("/r/t", []string{"a"}, make([]byte, 10), acl) != small+10 {
-		t.Fatal("multiSize does not grow with sites and payload")
+	// Per site: deletes of /tx/a/alive, /tx/a/vote, /tx/a/done, /tx/a;
+	// then /tx/decision and /tx.
+	ops := collectOps("/tx", []string{"a"})
+	var paths []string
+	for _, op := range ops {
+		paths = append(paths, op.(*zk.DeleteRequest).Path)
+	}
+	if want := []string{"/tx/a/alive", "/tx/a/vote", "/tx/a/done", "/tx/a", "/tx/decision", "/tx"}; !slices.Equal(paths, want) {
+		t.Fatalf("collect ops %q, want %q", paths, want)
+	}
+	// With many sites, Collect's multi is the larger one: Begin must
+	// check it too.
+	sites := make([]string, 100)
+	for i := range sites {
+		sites[i] = fmt.Sprintf("site-%03d", i)
+	}
+	b, _ := recipes.MultiSize(beginOps("/r/t", sites, nil, acl)...)
+	c, _ := recipes.MultiSize(collectOps("/r/t", sites)...)
+	if c <= b {
+		t.Fatalf("collect multi %d <= begin multi %d", c, b)
 	}
 }

@@ -39,11 +39,31 @@ func do(ctx context.Context, s *recipes.Session, f func(sid int64) error) error 
 	}
 }
 
+// fits refuses, before anything is sent, a write (ops: one request, or
+// several for a multi) larger than the session's request limit: the server
+// would close the connection on it, and every retry would fail the same
+// way. The error wraps recipes.ErrDataTooLarge. Pure.
+func fits(s *recipes.Session, ops ...any) error {
+	var err error
+	if len(ops) == 1 {
+		err = recipes.CheckRequest(s.MaxData(), ops[0])
+	} else {
+		err = recipes.CheckMulti(s.MaxData(), ops...)
+	}
+	if err != nil {
+		return fmt.Errorf("twophase: %w", err)
+	}
+	return nil
+}
+
 // ensurePath creates p and its missing ancestors as persistent nodes.
 // Cost: 1 create per level tried.
 func ensurePath(ctx context.Context, s *recipes.Session, p string) error {
 	if p == "/" {
 		return nil
+	}
+	if err := fits(s, &zk.CreateRequest{Path: p, Acl: s.ACL()}); err != nil {
+		return err
 	}
 	err := do(ctx, s, func(int64) error {
 		_, err := s.Conn().Create(p, nil, 0, s.ACL())
@@ -92,6 +112,9 @@ func writeDecision(ctx context.Context, s *recipes.Session, txPath string, d Dec
 	}
 	path := recipes.JoinPath(txPath, decisionNode)
 	data := encodeDecision(d, reason)
+	if err := fits(s, &zk.CreateRequest{Path: path, Data: data, Acl: s.ACL()}); err != nil {
+		return 0, err
+	}
 	for {
 		zerr := do(ctx, s, func(int64) error {
 			_, err := s.Conn().Create(path, data, 0, s.ACL())

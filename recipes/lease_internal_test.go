@@ -1,0 +1,293 @@
+package recipes
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"testing"
+	"time"
+)
+
+// sinkCall is one call the tap made to its lease sink.
+type sinkCall struct {
+	handshake bool
+	sent      time.Time
+	timeout   time.Duration
+	sid       int64
+}
+
+type fakeSink struct {
+	mu    sync.Mutex
+	calls []sinkCall
+}
+
+func (f *fakeSink) leaseHandshake(sent time.Time, timeout time.Duration, sid int64) {
+	f.mu.Lock()
+	f.calls = append(f.calls, sinkCall{true, sent, timeout, sid})
+	f.mu.Unlock()
+}
+
+func (f *fakeSink) leaseRenew(sent time.Time) {
+	f.mu.Lock()
+	f.calls = append(f.calls, sinkCall{sent: sent})
+	f.mu.Unlock()
+}
+
+func connectResponse(timeoutMs int32, sid int64) []byte {
+	b := binary.BigEndian.AppendUint32(nil, 0) // protocol version
+	b = binary.BigEndian.AppendUint32(b, uint32(timeoutMs))
+	b = binary.BigEndian.AppendUint64(b, uint64(sid))
+	b = binary.BigEndian.AppendUint32(b, 16)
+	return frame(append(b, make([]byte, 16)...))
+}
+
+func request(xid, op int32) []byte {
+	b := binary.BigEndian.AppendUint32(nil, uint32(xid))
+	return frame(binary.BigEndian.AppendUint32(b, uint32(op)))
+}
+
+// TestTapLease: the tap reports the negotiated timeout of a connect
+// response with the connect request's send time, and for each reply the
+// send time of its request; watch events, expired sessions and system
+// errors renew nothing; pings are answered in order.
+func TestTapLease(t *testing.T) {
+	type step struct {
+		send []byte // written by the client, or
+		recv []byte // read by the client
+		want []sinkCall
+		// wantSent[i]: the index of the write whose time the i-th call
+		// must carry.
+		wantSent []int
+	}
+	steps := []step{
+		// Writes are numbered in order: 0 connect, 1-2 pings, 3-5 getData.
+		{send: frame(make([]byte, 44))}, // connect request
+		{recv: connectResponse(3000, 0x42), want: []sinkCall{{handshake: true, timeout: 3 * time.Second, sid: 0x42}}, wantSent: []int{0}},
+		{send: request(-2, 11)},
+		{send: request(-2, 11)},
+		{send: request(5, 4)},
+		{send: request(6, 4)},
+		{send: request(7, 4)},
+		{recv: reply(-1, 0, 0)}, // watch event: nothing
+		{recv: reply(-2, 0, 0), want: []sinkCall{{}}, wantSent: []int{1}},
+		{recv: reply(-2, 0, 0), want: []sinkCall{{}}, wantSent: []int{2}},
+		{recv: reply(5, 9, -112)}, // session expired: nothing
+		{recv: reply(6, 9, -4)},   // connection loss (system error): nothing
+		{recv: reply(7, 9, -101), want: []sinkCall{{}}, wantSent: []int{5}}, // no node: renews
+		{recv: reply(8, 9, 0)}, // unknown xid: nothing
+	}
+	sink := &fakeSink{}
+	tap := newCreateTap()
+	tap.lease = sink
+	client, server := net.Pipe()
+	defer server.Close()
+	dial := tap.dialer(func(string, string, time.Duration) (net.Conn, error) { return client, nil })
+	c, err := dial("tcp", "x", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	type span struct{ began, ended time.Time }
+	var writes []span
+	for i, st := range steps {
+		before := len(sink.calls)
+		if st.send != nil {
+			go func() { _, _ = server.Read(make([]byte, len(st.send))) }()
+			began := time.Now()
+			if _, err := c.Write(st.send); err != nil {
+				t.Fatal(err)
+			}
+			writes = append(writes, span{began, time.Now()})
+			time.Sleep(time.Millisecond) // distinct send times; not a wait for a condition
+			continue
+		}
+		go func() { _, _ = server.Write(st.recv) }()
+		buf := make([]byte, len(st.recv))
+		for n := 0; n < len(buf); {
+			k, err := c.Read(buf[n:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += k
+		}
+		got := sink.calls[before:]
+		if len(got) != len(st.want) {
+			t.Fatalf("step %d: %d calls %+v, want %d", i, len(got), got, len(st.want))
+		}
+		for j, w := range st.want {
+			g := got[j]
+			// The send time is taken as the request's write began.
+			at := writes[st.wantSent[j]]
+			if g.handshake != w.handshake || g.timeout != w.timeout || g.sid != w.sid ||
+				g.sent.Before(at.began) || g.sent.After(at.ended) {
+				t.Fatalf("step %d: call %+v, want %+v sent within %+v", i, g, w, at)
+			}
+		}
+	}
+}
+
+func TestRenewsLease(t *testing.T) {
+	for code, want := range map[int32]bool{
+		0: true, -101: true, -102: true, -103: true, -108: true, -110: true, -111: true, -114: true, -121: true,
+		-1: false, -4: false, -7: false, -112: false, -115: false, -118: false, -119: false, 5: false,
+	} {
+		if renewsLease(code) != want {
+			t.Errorf("renewsLease(%d) = %v", code, !want)
+		}
+	}
+}
+
+func TestDefaultLeaseMargin(t *testing.T) {
+	for timeout, want := range map[time.Duration]time.Duration{
+		10 * time.Second:       time.Second,
+		3 * time.Second:        300 * time.Millisecond,
+		time.Second:            100 * time.Millisecond,
+		400 * time.Millisecond: 100 * time.Millisecond,
+		100 * time.Millisecond: 50 * time.Millisecond,
+		0:                      0,
+	} {
+		if got := DefaultLeaseMargin(timeout); got != want {
+			t.Errorf("DefaultLeaseMargin(%v) = %v, want %v", timeout, got, want)
+		}
+	}
+}
+
+// leaseSession is a Session without a connection, for the lease's state
+// machine: connected under session id 7.
+func leaseSession(margin time.Duration) *Session {
+	s := &Session{
+		opts:    defaultOptions(),
+		log:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		changed: make(chan struct{}),
+		subs:    make(map[*Subscription]struct{}),
+		hooks:   make(map[uint64]func(StateChange)),
+		state:   StateConnected,
+		id:      7,
+		lastID:  7,
+	}
+	s.opts.leaseMargin, s.opts.leaseMarginSet = margin, true
+	return s
+}
+
+func stopLease(s *Session) {
+	s.mu.Lock()
+	s.closing = true
+	s.stopLeaseLocked()
+	s.mu.Unlock()
+}
+
+// TestLeaseStates: without renewal, lease subscribers are called at
+// renewed + timeout - margin (never earlier), then the session is reported
+// suspended and lost at renewed + timeout; a renewal while go-zookeeper
+// kept the connection reports it reconnected; renewals keep it alive; a
+// subscriber registered after expiry is called at once.
+func TestLeaseStates(t *testing.T) {
+	const timeout, margin = 400 * time.Millisecond, 100 * time.Millisecond
+	s := leaseSession(margin)
+	defer stopLease(s)
+	if !s.LeaseDeadline().IsZero() || s.NegotiatedTimeout() != 0 {
+		t.Fatal("lease known before a handshake")
+	}
+	sub := s.Subscribe()
+	defer sub.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	next := func(want State) StateChange {
+		t.Helper()
+		c, err := sub.Next(ctx)
+		if err != nil || c.State != want || c.SessionID != 7 {
+			t.Fatalf("next = %+v, %v; want %v of session 7", c, err, want)
+		}
+		return c
+	}
+	next(StateConnected)
+
+	renewed := time.Now()
+	s.leaseHandshake(renewed, timeout, 7)
+	if s.NegotiatedTimeout() != timeout || !s.LeaseDeadline().Equal(renewed.Add(timeout-margin)) {
+		t.Fatalf("deadline %v after renewal, timeout %v", s.LeaseDeadline().Sub(renewed), s.NegotiatedTimeout())
+	}
+	type call struct {
+		at    time.Time
+		cause error
+	}
+	calls := make(chan call, 2)
+	hctx, hcancel := context.WithCancelCause(context.Background())
+	defer hcancel(nil)
+	stop := s.OnLeaseExpired(func(cause error) { calls <- call{time.Now(), cause} })
+	defer stop()
+	context.AfterFunc(hctx, s.OnLeaseExpired(hcancel))
+
+	c := <-calls
+	if c.at.Before(renewed.Add(timeout-margin)) || c.at.After(renewed.Add(timeout-margin+time.Second)) {
+		t.Fatalf("lease expired %v after renewal, want %v", c.at.Sub(renewed), timeout-margin)
+	}
+	if !errors.Is(c.cause, ErrLeaseExpired) || !errors.Is(c.cause, ErrSuspended) {
+		t.Fatalf("cause %v", c.cause)
+	}
+	<-hctx.Done()
+	if !errors.Is(context.Cause(hctx), ErrLeaseExpired) {
+		t.Fatalf("holding-like context: %v", context.Cause(hctx))
+	}
+	next(StateSuspended)
+	if l := next(StateLost); l.At.Before(renewed.Add(timeout)) {
+		t.Fatalf("lost %v after renewal, want %v", l.At.Sub(renewed), timeout)
+	}
+	if s.ID() != 7 {
+		t.Fatalf("ID after the lease's Lost = 0x%x, want 7 (the server may still have it)", s.ID())
+	}
+	// Registered after expiry: called at once.
+	late := make(chan error, 1)
+	s.OnLeaseExpired(func(cause error) { late <- cause })
+	select {
+	case err := <-late:
+		if !errors.Is(err, ErrLeaseExpired) {
+			t.Fatalf("late cause %v", err)
+		}
+	default:
+		t.Fatal("a subscriber registered after expiry was not called")
+	}
+
+	// go-zookeeper never dropped the connection: a reply to something
+	// sent just now brings the session back.
+	s.leaseRenew(time.Now())
+	next(StateReconnected)
+	if s.State() != StateReconnected {
+		t.Fatalf("state %v", s.State())
+	}
+
+	// Renewals every 50ms keep the lease for well past a timeout.
+	kept := make(chan error, 1)
+	stop2 := s.OnLeaseExpired(func(cause error) { kept <- cause })
+	defer stop2()
+	for end := time.Now().Add(3 * timeout); time.Now().Before(end); {
+		s.leaseRenew(time.Now())
+		time.Sleep(50 * time.Millisecond) // the renewal cadence under test
+	}
+	select {
+	case err := <-kept:
+		t.Fatalf("lease expired while renewed: %v", err)
+	default:
+	}
+	// Once expired, a reply to a request sent more than timeout - margin
+	// ago does not bring the lease back.
+	c2 := <-kept
+	if !errors.Is(c2, ErrLeaseExpired) {
+		t.Fatal(c2)
+	}
+	s.leaseRenew(time.Now().Add(-(timeout - margin) - 10*time.Millisecond))
+	if d := s.LeaseDeadline(); d.After(time.Now()) {
+		t.Fatalf("stale renewal moved the deadline %v ahead", time.Until(d))
+	}
+	after := make(chan error, 1)
+	s.OnLeaseExpired(func(cause error) { after <- cause })
+	select {
+	case <-after:
+	default:
+		t.Fatal("stale renewal revived the lease")
+	}
+}
