@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The main job: installs what is missing (scripts/setup.sh), then runs the
-# chaos suite (cmd/zkchaos, quick tier by default) against a containerised
-# 3-server ZooKeeper ensemble behind Toxiproxy. It prints a line per
-# scenario and a summary table, writes report/ (index.html, summary.json,
-# junit.xml, histories) and exits non-zero on any violation. Extra
-# arguments go to cmd/zkchaos (for example -tier full, -seed N).
+# chaos suite (lab/cmd/zkchaos, quick tier by default) against a
+# containerised 3-server ZooKeeper ensemble behind Toxiproxy. It prints a
+# line per scenario and a summary table, writes report/ (index.html,
+# summary.json, junit.xml, histories) and exits non-zero on any violation.
+# Extra arguments go to lab/cmd/zkchaos (for example -tier full, -seed N).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 command -v go >/dev/null 2>&1 || export PATH=$PATH:/usr/local/go/bin
-go run ./cmd/zkchaos "$@"
+export GOWORK="$PWD/go.work"
+go run ./lab/cmd/zkchaos "$@"

@@ -46,4 +46,4 @@ if ! docker version >/dev/null 2>&1; then
 	docker version >/dev/null 2>&1 || { log "dockerd did not start; see /var/log/zkrecipes-dockerd.log"; exit 1; }
 fi
 
-go run ./cmd/zkimage
+GOWORK="$PWD/go.work" go run ./lab/cmd/zkimage

@@ -1,0 +1,586 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
+	"github.com/zkrecipes/zkrecipes/lab/testenv"
+)
+
+// Workload groups, as selected on the command line.
+const (
+	WUncontended = "uncontended"
+	WContended   = "contended"
+	WLeader      = "leader"
+	WQueue       = "queue"
+	WRWLock      = "rwlock"
+)
+
+// AllWorkloads lists every workload group in the order they run.
+var AllWorkloads = []string{WUncontended, WContended, WLeader, WQueue, WRWLock}
+
+// Ensemble is what the harness needs of a testenv ensemble.
+type Ensemble interface {
+	Addrs() []string       // proxied client addresses (the default link)
+	DirectAddrs() []string // the servers themselves
+	NewLink(name string) (*testenv.Link, error)
+}
+
+// Config says what to run. Zero fields take the defaults, sized so that the
+// whole run finishes in a few minutes on 2 cores.
+type Config struct {
+	Impls     []string // default AllImpls
+	Workloads []string // default AllWorkloads
+
+	Iterations   int           // uncontended acquire+release cycles measured; default 200
+	Warmup       int           // uncontended cycles before measuring; default 20
+	Duration     time.Duration // each contended and rw lock run; default 3s
+	Contenders   []int         // contended levels; default 2, 8, 32
+	ResignRounds int           // graceful leader handoffs; default 5
+	ExpiryRounds int           // leader handoffs after session loss; default 2
+	QueueItems   int           // items per queue phase; default 300
+	Consumers    []int         // queue consumer counts; default 1, 4
+	RWClients    int           // rw lock clients; default 8
+	RWWriteEvery int           // one op in this many is a write; default 10
+
+	SessionTimeout time.Duration // every client's; default 3s
+	// Factories overrides the driver of an implementation (tests).
+	Factories map[string]DriverFactory
+	// Progress receives a line per finished figure; default discard.
+	Progress io.Writer
+}
+
+// WithDefaults returns c with every zero field set to its default.
+func (c Config) WithDefaults() (Config, error) {
+	if len(c.Impls) == 0 {
+		c.Impls = AllImpls
+	}
+	for _, i := range c.Impls {
+		if !slices.Contains(AllImpls, i) {
+			return c, fmt.Errorf("bench: unknown implementation %q (want %s)", i, strings.Join(AllImpls, ", "))
+		}
+	}
+	if len(c.Workloads) == 0 {
+		c.Workloads = AllWorkloads
+	}
+	for _, w := range c.Workloads {
+		if !slices.Contains(AllWorkloads, w) {
+			return c, fmt.Errorf("bench: unknown workload %q (want %s)", w, strings.Join(AllWorkloads, ", "))
+		}
+	}
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&c.Iterations, 200)
+	def(&c.Warmup, 20)
+	def(&c.ResignRounds, 5)
+	def(&c.ExpiryRounds, 2)
+	def(&c.QueueItems, 300)
+	def(&c.RWClients, 8)
+	def(&c.RWWriteEvery, 10)
+	if c.Duration <= 0 {
+		c.Duration = 3 * time.Second
+	}
+	if len(c.Contenders) == 0 {
+		c.Contenders = []int{2, 8, 32}
+	}
+	if len(c.Consumers) == 0 {
+		c.Consumers = []int{1, 4}
+	}
+	if c.SessionTimeout <= 0 {
+		c.SessionTimeout = 3 * time.Second
+	}
+	if c.Progress == nil {
+		c.Progress = io.Discard
+	}
+	return c, nil
+}
+
+// Floors of each workload (see Floor). An exclusive acquire costs a create
+// and one listing, a release one delete; a waiter adds one watch (getData
+// or exists) on its predecessor and is woken by exactly one notification,
+// after which it holds without listing again. A leader handoff costs the
+// resigning leader's delete; the next in line needs no request to know it
+// leads. A queue put is one create; a take one getData and one delete,
+// with listings amortised over many items.
+var (
+	floorUncontended = Floor{Requests: 3, Lists: 1, Notifications: 0}
+	floorContended   = Floor{Requests: 4, Lists: 1, Notifications: 1}
+	floorResign      = Floor{Requests: 1, Lists: 0, Notifications: 1}
+	floorExpiry      = Floor{Requests: 0, Lists: 0, Notifications: 1}
+	floorPut         = Floor{Requests: 1, Lists: 0, Notifications: 0}
+	floorTake        = Floor{Requests: 2, Lists: 0, Notifications: 0}
+	floorRW          = Floor{Requests: 4, Lists: 1, Notifications: -1}
+)
+
+// harness is one run in progress.
+type harness struct {
+	cfg   Config
+	e     Ensemble
+	admin *zk.Conn
+	base  string
+	rep   *Report
+	impls map[string]*implState
+}
+
+// Run runs every selected workload of every selected implementation
+// against e and returns the report (with Speed filled). Workloads run one
+// after the other, and within a workload the implementations run back to
+// back, so that drifting load on the machine touches all of them alike.
+// A workload that fails is recorded with its error and the run goes on;
+// Run fails only when it cannot start at all or ctx ends.
+func Run(ctx context.Context, e Ensemble, cfg Config) (*Report, error) {
+	cfg, err := cfg.WithDefaults()
+	if err != nil {
+		return nil, err
+	}
+	admin, err := connectAdmin(ctx, e.DirectAddrs(), cfg.SessionTimeout)
+	if err != nil {
+		return nil, err
+	}
+	defer admin.Close()
+	h := &harness{cfg: cfg, e: e, admin: admin, base: fmt.Sprintf("/zkbench-%d", time.Now().UnixNano()),
+		rep: &Report{Started: time.Now(), CPUs: runtime.NumCPU()}, impls: map[string]*implState{}}
+	defer h.closeAll(ctx)
+	if err := h.warmUp(ctx); err != nil {
+		return nil, err
+	}
+	for _, w := range AllWorkloads {
+		if !h.want(w) {
+			continue
+		}
+		for _, impl := range cfg.Impls {
+			if err := ctx.Err(); err != nil {
+				return nil, context.Cause(ctx)
+			}
+			h.runOne(ctx, w, impl)
+		}
+	}
+	h.rep.Duration = time.Since(h.rep.Started)
+	h.rep.ComputeSpeeds()
+	return h.rep, nil
+}
+
+// warmUp runs create/list/delete cycles through the proxied addresses
+// before anything is measured, so that the first implementation does not
+// pay for the servers' JIT warm-up.
+func (h *harness) warmUp(ctx context.Context) error {
+	c, err := connectAdmin(ctx, h.e.Addrs(), h.cfg.SessionTimeout)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	p := h.base + "/warmup"
+	if err := h.ensure(p); err != nil {
+		return err
+	}
+	for range 300 {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		n, err := c.Create(p+"/n-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		if err == nil {
+			_, _, err = c.Children(p)
+		}
+		if err == nil {
+			_, _, err = c.Get(n)
+		}
+		if err == nil {
+			err = c.Delete(n, -1)
+		}
+		if err != nil {
+			return fmt.Errorf("bench: warm-up: %w", err)
+		}
+	}
+	return nil
+}
+
+// implState is an implementation's counting proxy and driver, kept across
+// workloads.
+type implState struct {
+	factory DriverFactory
+	err     error // the implementation cannot run here
+	proxy   *Proxy
+	drv     Driver
+}
+
+func (h *harness) state(impl string) *implState {
+	if st, ok := h.impls[impl]; ok {
+		return st
+	}
+	st := &implState{}
+	h.impls[impl] = st
+	st.factory, st.err = h.factory(impl)
+	if st.err != nil {
+		h.rep.Notes = append(h.rep.Notes, fmt.Sprintf("%s not run: %v", impl, st.err))
+		return st
+	}
+	st.proxy, st.err = NewProxy(h.e.Addrs(), zkcount.New())
+	return st
+}
+
+func (st *implState) closeDriver(ctx context.Context) {
+	if st.drv != nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		_ = st.drv.Close(cctx)
+		cancel()
+		st.drv = nil
+	}
+}
+
+func (h *harness) closeAll(ctx context.Context) {
+	for _, st := range h.impls {
+		st.closeDriver(ctx)
+		if st.proxy != nil {
+			_ = st.proxy.Close()
+		}
+	}
+}
+
+// runOne runs workload group w of impl through impl's counting proxy (the
+// leader workload makes its own, one per participant).
+func (h *harness) runOne(ctx context.Context, w, impl string) {
+	st := h.state(impl)
+	switch {
+	case st.err != nil:
+		h.fail(impl, w, st.err)
+		return
+	case impl == ImplGoZK && (w == WQueue || w == WRWLock):
+		h.fail(impl, w, ErrUnsupported) // go-zookeeper has zk.Lock only
+		return
+	case w == WLeader:
+		h.runLeader(ctx, impl, st.factory)
+		return
+	}
+	if st.drv == nil {
+		sctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		drv, err := st.factory(sctx, st.proxy.ConnectString(), h.cfg.SessionTimeout)
+		cancel()
+		if err != nil {
+			h.fail(impl, w, err)
+			return
+		}
+		st.drv = drv
+	}
+	c := st.proxy.Counter()
+	var failed bool
+	switch w {
+	case WUncontended:
+		failed = h.uncontended(ctx, impl, st.drv, c)
+	case WContended:
+		failed = h.contended(ctx, impl, st.drv, c)
+	case WQueue:
+		failed = h.queue(ctx, impl, st.drv, c)
+	case WRWLock:
+		failed = h.rwlock(ctx, impl, st.drv, c)
+	}
+	if failed {
+		// A peer may still be busy with the failed command: start afresh
+		// for the next workload.
+		st.closeDriver(ctx)
+	}
+}
+
+// timed bounds one measured call: a run of d, plus time to start and end.
+func timed(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, 5*d+30*time.Second)
+}
+
+func (h *harness) factory(impl string) (DriverFactory, error) {
+	if f, ok := h.cfg.Factories[impl]; ok {
+		return f, nil
+	}
+	if err := Available(impl); err != nil {
+		return nil, err
+	}
+	return Factory(impl)
+}
+
+func (h *harness) want(w string) bool { return slices.Contains(h.cfg.Workloads, w) }
+
+// expected lists the result names a workload group produces.
+func (h *harness) expected(w string) []string {
+	switch w {
+	case WUncontended:
+		return []string{"uncontended"}
+	case WContended:
+		var out []string
+		for _, k := range h.cfg.Contenders {
+			out = append(out, fmt.Sprintf("contended-%d", k))
+		}
+		return out
+	case WLeader:
+		return []string{"leader-resign", "leader-expiry"}
+	case WQueue:
+		out := []string{"queue-put"}
+		for _, k := range h.cfg.Consumers {
+			out = append(out, fmt.Sprintf("queue-take-%d", k))
+		}
+		return out
+	case WRWLock:
+		return []string{"rwlock-mix"}
+	}
+	return nil
+}
+
+func (h *harness) add(r Result) {
+	h.rep.Results = append(h.rep.Results, r)
+	if r.Err != "" {
+		fmt.Fprintf(h.cfg.Progress, "%-14s %-16s n/a: %s\n", r.Impl, r.Workload, r.Err)
+		return
+	}
+	fmt.Fprintf(h.cfg.Progress, "%-14s %-16s %s, %s req/op, %s lists/op, %s notif/op\n", r.Impl, r.Workload,
+		r.figure(), fmtNum(r.Cost.Requests), fmtNum(r.Cost.Lists), fmtNum(r.Cost.Notifications))
+}
+
+func (h *harness) fail(impl, w string, err error) {
+	for _, name := range h.expected(w) {
+		h.add(Result{Workload: name, Impl: impl, Err: errText(err)})
+	}
+}
+
+func errText(err error) string {
+	if errors.Is(err, ErrUnsupported) {
+		return "no such recipe in the library"
+	}
+	return strings.ReplaceAll(err.Error(), "\n", " ")
+}
+
+// cost divides the counts of a measured window by ops.
+func cost(d zkcount.Counts, ops int) Cost {
+	if ops <= 0 {
+		return Cost{}
+	}
+	n := float64(ops)
+	c := Cost{
+		Requests:      float64(d.Total()) / n,
+		Lists:         float64(d.Req(zkcount.OpGetChildren)+d.Req(zkcount.OpGetChildren2)) / n,
+		Notifications: float64(d.Notifications) / n,
+		ByOp:          map[string]float64{},
+	}
+	for op, v := range d.Requests {
+		c.ByOp[op.String()] = float64(v) / n
+	}
+	return c
+}
+
+// settle waits until the counters have seen no request or notification for
+// a while (background requests of the last operation, such as a watch set
+// after acquiring, belong to it), at most 5 s.
+func settle(ctx context.Context, cs ...*zkcount.Counter) {
+	const quiet, most, poll = 300 * time.Millisecond, 5 * time.Second, 20 * time.Millisecond
+	sum := func() int64 {
+		var n int64
+		for _, c := range cs {
+			s := c.Snapshot()
+			n += s.Total() + s.Notifications
+		}
+		return n
+	}
+	last, since, end := sum(), time.Now(), time.Now().Add(most)
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for time.Now().Before(end) && time.Since(since) < quiet {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if n := sum(); n != last {
+			last, since = n, time.Now()
+		}
+	}
+}
+
+func (h *harness) path(impl, w string) string { return path.Join(h.base, impl, w) }
+
+// ensure creates p and its parents (persistent), so that no implementation
+// pays for parents inside a measured window.
+func (h *harness) ensure(p string) error {
+	cur := ""
+	for _, part := range strings.Split(strings.Trim(p, "/"), "/") {
+		cur += "/" + part
+		if _, err := h.admin.Create(cur, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			return fmt.Errorf("bench: create %s: %w", cur, err)
+		}
+	}
+	return nil
+}
+
+func (h *harness) uncontended(ctx context.Context, impl string, drv Driver, c *zkcount.Counter) bool {
+	p := h.path(impl, "uncontended")
+	r := Result{Workload: "uncontended", Impl: impl, Unit: "ms", Lower: true, Floor: floorUncontended}
+	err := h.ensure(p)
+	if err == nil {
+		_, err = drv.Uncontended(ctx, p, h.cfg.Warmup)
+	}
+	var lat []time.Duration
+	if err == nil {
+		settle(ctx, c)
+		before := c.Snapshot()
+		cctx, cancel := context.WithTimeout(ctx, time.Duration(h.cfg.Iterations)*time.Second+30*time.Second)
+		lat, err = drv.Uncontended(cctx, p, h.cfg.Iterations)
+		cancel()
+		settle(ctx, c)
+		r.Cost = cost(c.Snapshot().Sub(before), len(lat))
+	}
+	if err != nil {
+		r.Err = errText(err)
+	} else {
+		s := Summarize(lat)
+		r.Value, r.P99, r.Ops = ms(s.P50), ms(s.P99), s.N
+	}
+	h.add(r)
+	return err != nil
+}
+
+func (h *harness) contended(ctx context.Context, impl string, drv Driver, c *zkcount.Counter) bool {
+	for _, k := range h.cfg.Contenders {
+		name := fmt.Sprintf("contended-%d", k)
+		p := h.path(impl, name)
+		r := Result{Workload: name, Impl: impl, Unit: "handoffs/s", Floor: floorContended}
+		err := h.ensure(p)
+		if err == nil {
+			err = drv.Open(ctx, k)
+		}
+		var ops int
+		var el time.Duration
+		if err == nil {
+			settle(ctx, c)
+			before := c.Snapshot()
+			cctx, cancel := timed(ctx, h.cfg.Duration)
+			ops, el, err = drv.Contend(cctx, p, h.cfg.Duration, k)
+			cancel()
+			settle(ctx, c)
+			r.Cost = cost(c.Snapshot().Sub(before), ops)
+		}
+		if err == nil && (ops == 0 || el <= 0) {
+			err = errors.New("no handoff completed")
+		}
+		if err != nil {
+			r.Err = errText(err)
+			h.add(r)
+			return true
+		}
+		r.Value, r.Ops = float64(ops)/el.Seconds(), ops
+		h.add(r)
+	}
+	return false
+}
+
+func (h *harness) rwlock(ctx context.Context, impl string, drv Driver, c *zkcount.Counter) bool {
+	p := h.path(impl, "rwlock")
+	r := Result{Workload: "rwlock-mix", Impl: impl, Unit: "ops/s", Floor: floorRW}
+	err := h.ensure(p)
+	if err == nil {
+		err = drv.Open(ctx, h.cfg.RWClients)
+	}
+	var ops int
+	var el time.Duration
+	if err == nil {
+		settle(ctx, c)
+		before := c.Snapshot()
+		cctx, cancel := timed(ctx, h.cfg.Duration)
+		ops, el, err = drv.RWMix(cctx, p, h.cfg.Duration, h.cfg.RWWriteEvery, h.cfg.RWClients)
+		cancel()
+		if impl == ImplKazoo && errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("no progress in %s: kazoo 2.8's read/write lock deadlocks when a reader "+
+				"and a later writer watch each other (python-zk/kazoo#649, fixed in 2.9): %w", 5*h.cfg.Duration+30*time.Second, err)
+		}
+		settle(ctx, c)
+		r.Cost = cost(c.Snapshot().Sub(before), ops)
+	}
+	if err == nil && (ops == 0 || el <= 0) {
+		err = errors.New("no operation completed")
+	}
+	if err != nil {
+		r.Err = errText(err)
+	} else {
+		r.Value, r.Ops = float64(ops)/el.Seconds(), ops
+	}
+	h.add(r)
+	return err != nil && !errors.Is(err, ErrUnsupported)
+}
+
+func (h *harness) queue(ctx context.Context, impl string, drv Driver, c *zkcount.Counter) bool {
+	p := h.path(impl, "queue")
+	n := h.cfg.QueueItems
+	if err := h.ensure(p); err != nil {
+		h.fail(impl, WQueue, err)
+		return true
+	}
+	settle(ctx, c)
+	before := c.Snapshot()
+	el, err := drv.Put(ctx, p, n)
+	settle(ctx, c)
+	put := Result{Workload: "queue-put", Impl: impl, Unit: "items/s", Floor: floorPut, Ops: n,
+		Cost: cost(c.Snapshot().Sub(before), n)}
+	if err != nil {
+		h.fail(impl, WQueue, err)
+		return !errors.Is(err, ErrUnsupported)
+	}
+	put.Value = float64(n) / el.Seconds()
+	h.add(put)
+	for i, k := range h.cfg.Consumers {
+		r := Result{Workload: fmt.Sprintf("queue-take-%d", k), Impl: impl, Unit: "items/s", Floor: floorTake, Ops: n}
+		var err error
+		if i > 0 { // the first take consumes the items just put
+			_, err = drv.Put(ctx, p, n)
+		}
+		if err == nil {
+			err = drv.Open(ctx, k)
+		}
+		if err == nil {
+			settle(ctx, c)
+			before := c.Snapshot()
+			el, err = drv.Take(ctx, p, n, k)
+			settle(ctx, c)
+			r.Cost = cost(c.Snapshot().Sub(before), n)
+		}
+		if err != nil {
+			r.Err = errText(err)
+			h.add(r)
+			return true
+		}
+		r.Value = float64(n) / el.Seconds()
+		h.add(r)
+	}
+	return false
+}
+
+// connectAdmin opens the harness's own session, straight to the servers: it
+// creates paths and observes leaders' nodes, and is never counted.
+func connectAdmin(ctx context.Context, addrs []string, timeout time.Duration) (*zk.Conn, error) {
+	c, ev, err := zk.Connect(addrs, timeout, zk.WithLogger(nopLogger{}), zk.WithLogInfo(false))
+	if err != nil {
+		return nil, fmt.Errorf("bench: admin connect: %w", err)
+	}
+	connected := make(chan struct{})
+	go func() {
+		closed := false
+		for e := range ev {
+			if e.State == zk.StateHasSession && !closed {
+				close(connected)
+				closed = true
+			}
+		}
+	}()
+	select {
+	case <-connected:
+		return c, nil
+	case <-ctx.Done():
+		c.Close()
+		return nil, fmt.Errorf("bench: admin connect: %w", context.Cause(ctx))
+	}
+}

@@ -1,0 +1,143 @@
+package bench
+
+import (
+	"encoding/json"
+	"encoding/xml"
+	"math"
+	"strings"
+	"testing"
+)
+
+func sampleReport() *Report {
+	return &Report{
+		Command: "go run ./lab/cmd/zkbench", Backend: "containers", Servers: 3, CPUs: 2,
+		Results: []Result{
+			{Workload: "uncontended", Impl: ImplZkrecipes, Unit: "ms", Lower: true, Value: 2, P99: 5, Ops: 200,
+				Cost: Cost{Requests: 3, Lists: 1}, Floor: floorUncontended},
+			{Workload: "uncontended", Impl: ImplCurator, Unit: "ms", Lower: true, Value: 4, P99: 9, Ops: 200,
+				Cost: Cost{Requests: 3, Lists: 1}, Floor: floorUncontended},
+			{Workload: "contended-8", Impl: ImplZkrecipes, Unit: "handoffs/s", Value: 100, Ops: 300,
+				Cost: Cost{Requests: 4, Lists: 1, Notifications: 1}, Floor: floorContended},
+			{Workload: "contended-8", Impl: ImplKazoo, Unit: "handoffs/s", Value: 150, Ops: 450,
+				Cost: Cost{Requests: 6.5, Lists: 2.5, Notifications: 1}, Floor: floorContended},
+			{Workload: "queue-put", Impl: ImplGoZK, Err: "no such recipe in the library"},
+			{Workload: "rwlock-mix", Impl: ImplCurator, Unit: "ops/s", Value: 80,
+				Cost: Cost{Requests: 3.7, Lists: 1.3, Notifications: 0.3}, Floor: floorRW},
+		},
+	}
+}
+
+func TestComputeSpeeds(t *testing.T) {
+	rep := sampleReport()
+	rep.ComputeSpeeds()
+	want := map[string]float64{
+		"uncontended/" + ImplZkrecipes: 1, "uncontended/" + ImplCurator: 0.5, // lower is better: 2/4
+		"contended-8/" + ImplZkrecipes: 1, "contended-8/" + ImplKazoo: 1.5, // higher is better: 150/100
+		"queue-put/" + ImplGoZK:     0, // did not run
+		"rwlock-mix/" + ImplCurator: 0, // no zkrecipes figure to compare with
+	}
+	for _, r := range rep.Results {
+		if w := want[r.Workload+"/"+r.Impl]; math.Abs(r.Speed-w) > 1e-9 {
+			t.Errorf("%s %s: speed %v, want %v", r.Workload, r.Impl, r.Speed, w)
+		}
+	}
+}
+
+func TestAtFloor(t *testing.T) {
+	tests := []struct {
+		cost  Cost
+		floor Floor
+		want  bool
+	}{
+		{Cost{Requests: 3, Lists: 1}, floorUncontended, true},
+		{Cost{Requests: 3.04, Lists: 1}, floorUncontended, true}, // within the slack
+		{Cost{Requests: 4, Lists: 1}, floorUncontended, false},
+		{Cost{Requests: 3, Lists: 1, Notifications: 1}, floorUncontended, false},
+		{Cost{Requests: 3.9, Lists: 1, Notifications: 0.97}, floorContended, true},
+		{Cost{Requests: 4, Lists: 1.5, Notifications: 1}, floorContended, false},
+		{Cost{Requests: 4, Lists: 1, Notifications: 3}, floorRW, true}, // no notification floor
+	}
+	for _, tt := range tests {
+		if got := (Result{Cost: tt.cost, Floor: tt.floor}).AtFloor(); got != tt.want {
+			t.Errorf("AtFloor(%+v against %+v) = %v, want %v", tt.cost, tt.floor, got, tt.want)
+		}
+	}
+}
+
+func TestRows(t *testing.T) {
+	rep := sampleReport()
+	rep.ComputeSpeeds()
+	rows := rep.Rows()
+	if len(rows) != len(rep.Results) {
+		t.Fatalf("%d rows for %d results", len(rows), len(rep.Results))
+	}
+	want := [][]string{
+		{"uncontended", "zkrecipes", "2.00 ms (p99 5.00)", "1.00", "3.00 (3.00)", "1.00 (1.00)", "0 (0)"},
+		{"uncontended", "curator", "4.00 ms (p99 9.00)", "0.50", "3.00 (3.00)", "1.00 (1.00)", "0 (0)"},
+		{"contended-8", "zkrecipes", "100 handoffs/s", "1.00", "4.00 (4.00)", "1.00 (1.00)", "1.00 (1.00)"},
+		{"contended-8", "kazoo", "150 handoffs/s", "1.50", "6.50 (4.00) !", "2.50 (1.00) !", "1.00 (1.00)"},
+		{"queue-put", "go-zookeeper", "n/a: no such recipe in the library", "—", "—", "—", "—"},
+		{"rwlock-mix", "curator", "80.0 ops/s", "?", "3.70 (4.00)", "1.30 (1.00) !", "0.30"},
+	}
+	for i := range want {
+		if strings.Join(rows[i], " | ") != strings.Join(want[i], " | ") {
+			t.Errorf("row %d:\n got %q\nwant %q", i, rows[i], want[i])
+		}
+	}
+}
+
+func TestMarkdownAndText(t *testing.T) {
+	rep := sampleReport()
+	rep.ComputeSpeeds()
+	var md, txt strings.Builder
+	if err := rep.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(md.String()), "\n")
+	if len(lines) != 2+len(rep.Results) {
+		t.Fatalf("markdown has %d lines, want %d:\n%s", len(lines), 2+len(rep.Results), md.String())
+	}
+	for _, l := range lines {
+		if strings.Count(l, "|") != len(Header)+1 {
+			t.Errorf("markdown line with %d pipes: %q", strings.Count(l, "|"), l)
+		}
+	}
+	if err := rep.WriteText(&txt); err != nil {
+		t.Fatal(err)
+	}
+	tl := strings.Split(strings.TrimSpace(txt.String()), "\n")
+	if len(tl) != 2+len(rep.Results) || !strings.HasPrefix(tl[1], "---") {
+		t.Fatalf("text table:\n%s", txt.String())
+	}
+	// Columns line up: "implementation" starts at the same rune everywhere.
+	col := strings.Index(tl[0], "implementation")
+	for _, l := range tl[2:] {
+		r := []rune(l)
+		if r[col-1] != ' ' || r[col] == ' ' {
+			t.Errorf("misaligned row %q", l)
+		}
+	}
+}
+
+func TestJSONAndSVG(t *testing.T) {
+	rep := sampleReport()
+	rep.ComputeSpeeds()
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(b, &back); err != nil || len(back.Results) != len(rep.Results) || back.Results[1].Speed != 0.5 {
+		t.Fatalf("JSON round trip: %v %+v", err, back.Results)
+	}
+	svg := rep.SVG()
+	if err := xml.Unmarshal([]byte(svg), new(struct{ XMLName xml.Name })); err != nil {
+		t.Fatalf("SVG is not well-formed XML: %v\n%s", err, svg)
+	}
+	if n := strings.Count(svg, "<title>"); n != 4 { // one bar per result with a speed
+		t.Errorf("SVG has %d bars, want 4:\n%s", n, svg)
+	}
+	if !strings.Contains(svg, "go-zookeeper: n/a") || !strings.Contains(svg, "no zkrecipes figure") {
+		t.Error("SVG does not mark the results without a bar")
+	}
+}

@@ -1,0 +1,127 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/lab/testenv"
+)
+
+// Env is what the workload and the faults of one scenario share: the
+// ensemble, the recorder, the znode root the workload owns, and the clients
+// the workload made (faults act on their links, sessions and processes).
+// Safe for concurrent use.
+type Env struct {
+	Ensemble *testenv.Ensemble
+	Rec      *Recorder
+	// Root is a persistent znode made for this scenario; the workload keeps
+	// every node it makes under it. The runner deletes it afterwards.
+	Root string
+	// SessionTimeout is the session timeout clients must ask for.
+	SessionTimeout time.Duration
+	// Clients is how many clients the workload should run.
+	Clients int
+	Logger  *slog.Logger
+
+	mu      sync.Mutex
+	clients []*Client
+}
+
+// Client is one workload client as the faults see it: its private link, its
+// current session and, for workloads run in worker processes, its process.
+type Client struct {
+	Name string
+	Link *testenv.Link
+	Log  *ClientLog
+
+	conn    atomic.Pointer[zk.Conn]
+	session atomic.Int64
+	pid     atomic.Int64
+}
+
+// SetSession records the client's current session id (ExpireSession needs
+// it). Workloads call it after connecting and whenever the id changes.
+func (c *Client) SetSession(id int64) { c.session.Store(id) }
+
+// Session returns the client's current session id: its connection's (see
+// Env.Connect), else the last one set, else 0.
+func (c *Client) Session() int64 {
+	if conn := c.conn.Load(); conn != nil {
+		return conn.SessionID()
+	}
+	return c.session.Load()
+}
+
+// SetConn makes c.Session follow conn (for workloads that connect through
+// their own session type, such as recipes.Session).
+func (c *Client) SetConn(conn *zk.Conn) { c.conn.Store(conn) }
+
+// SetProcess records the worker process that runs this client, which the
+// freeze fault stops with SIGSTOP.
+func (c *Client) SetProcess(p *os.Process) { c.pid.Store(int64(p.Pid)) }
+
+// PID returns the worker process id, or 0 for an in-process client.
+func (c *Client) PID() int { return int(c.pid.Load()) }
+
+// NewClient makes a client with its own link (one Toxiproxy proxy per
+// server) and registers it for the faults. The runner closes its link.
+func (e *Env) NewClient(name string) (*Client, error) {
+	l, err := e.Ensemble.NewLink(name)
+	if err != nil {
+		return nil, fmt.Errorf("chaos: link for %s: %w", name, err)
+	}
+	c := &Client{Name: name, Link: l, Log: e.Rec.Client(name)}
+	e.mu.Lock()
+	e.clients = append(e.clients, c)
+	e.mu.Unlock()
+	return c, nil
+}
+
+// ClientList returns the clients made so far.
+func (e *Env) ClientList() []*Client {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]*Client(nil), e.clients...)
+}
+
+// Connect opens a go-zookeeper connection through c's link with the
+// scenario's session timeout and a silent logger; c.Session follows it.
+// The event channel is left undrained on purpose: go-zookeeper drops what
+// does not fit, and the workloads poll state rather than events.
+func (e *Env) Connect(c *Client) (*zk.Conn, error) {
+	conn, _, err := zk.Connect(c.Link.Addrs(), e.SessionTimeout, zk.WithLogger(nopLogger{}))
+	if err != nil {
+		return nil, fmt.Errorf("chaos: connect %s: %w", c.Name, err)
+	}
+	c.conn.Store(conn)
+	return conn, nil
+}
+
+type nopLogger struct{}
+
+func (nopLogger) Printf(string, ...any) {}
+
+// ConnectSetup opens a session through the ensemble's default link, which
+// client faults leave alone, for a workload's setup before its clients
+// start. The caller closes it.
+func (e *Env) ConnectSetup(ctx context.Context) (*zk.Conn, error) {
+	conn, _, err := zk.Connect(e.Ensemble.Addrs(), e.SessionTimeout, zk.WithLogger(nopLogger{}))
+	if err != nil {
+		return nil, fmt.Errorf("chaos: setup session: %w", err)
+	}
+	for conn.State() != zk.StateHasSession {
+		select {
+		case <-ctx.Done():
+			conn.Close()
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return conn, nil
+}

@@ -1,0 +1,111 @@
+package chaos
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func scenarioNames(scs []Scenario) []string {
+	var out []string
+	for _, s := range scs {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+func TestMatrix(t *testing.T) {
+	quick := Matrix(TierQuick, &Register{}, &LockProc{})
+	want := 0
+	for _, f := range Catalogue() {
+		if (f.quickFor("register") && !f.NeedsProcesses && f.Aim != RoleWaiter) || (f.quickFor("lock-proc") && f.NeedsProcesses) {
+			want++
+		}
+	}
+	if got := len(quick); got != want {
+		t.Fatalf("quick matrix of register and lock-proc has %d scenarios, want %d: %v", got, want, scenarioNames(quick))
+	}
+	for _, s := range quick {
+		if (s.Workload.Name() == "lock-proc") != (s.Faults[0].NeedsProcesses) {
+			t.Errorf("%s: process faults must go to process workloads only", s.Name)
+		}
+	}
+	full := Matrix(TierFull, &Register{})
+	if last := full[len(full)-1]; last.Name != "register/slow-close" {
+		t.Fatalf("full matrix is not sorted: ends with %s", last.Name)
+	}
+	mixed := false
+	inProc := 0
+	for _, f := range Catalogue() {
+		if !f.NeedsProcesses && f.Aim != RoleWaiter {
+			inProc++
+		}
+	}
+	for _, s := range full {
+		if s.Name == "register/mixed" {
+			mixed = len(s.Faults) == inProc
+		}
+		if strings.HasSuffix(s.Name, "@waiter") {
+			t.Errorf("%s: register has no holdings, so no waiter", s.Name)
+		}
+	}
+	if !mixed {
+		t.Error("full tier has no mixed scenario over every in-process fault")
+	}
+}
+
+func TestSelect(t *testing.T) {
+	all := Matrix(TierQuick, &Register{}, &Lock{})
+	tests := []struct {
+		filter string
+		want   []string
+		err    error
+	}{
+		{"register/kill-leader", []string{"register/kill-leader"}, nil},
+		{"*/kill-leader", []string{"lock/kill-leader", "register/kill-leader"}, nil},
+		{"lock/kill-*, register/cut-short", []string{"lock/kill-follower", "lock/kill-leader", "register/cut-short"}, nil},
+		{"nothing/*", nil, ErrNoScenarios},
+		{"[", nil, ErrConfig},
+	}
+	for _, tt := range tests {
+		got, err := Select(all, tt.filter)
+		if !errors.Is(err, tt.err) {
+			t.Errorf("Select(%q): err %v, want %v", tt.filter, err, tt.err)
+			continue
+		}
+		if tt.err == nil && !reflect.DeepEqual(scenarioNames(got), tt.want) {
+			t.Errorf("Select(%q) = %v, want %v", tt.filter, scenarioNames(got), tt.want)
+		}
+	}
+	if got, _ := Select(all, ""); len(got) != len(all) {
+		t.Errorf("empty filter kept %d of %d", len(got), len(all))
+	}
+	nlock := 0
+	for _, s := range all {
+		if strings.HasPrefix(s.Name, "lock/") {
+			nlock++
+		}
+	}
+	if got, _ := Select(all, "lock"); len(got) != nlock {
+		t.Errorf("prefix filter kept %d, want %d", len(got), nlock)
+	}
+	if got, _ := Select(all, "lock/partition-expire*"); !reflect.DeepEqual(scenarioNames(got), []string{"lock/partition-expire", "lock/partition-expire@waiter"}) {
+		t.Errorf("lock/partition-expire* kept %v", scenarioNames(got))
+	}
+}
+
+func TestConfigDefaults(t *testing.T) {
+	c, err := Config{}.WithDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Tier != TierQuick || c.Seed == 0 || c.Clients != 4 || c.Duration != 4*c.SessionTimeout {
+		t.Errorf("defaults: %+v", c)
+	}
+	for _, bad := range []Config{{Tier: "x"}, {Clients: -1}, {SessionTimeout: 1}, {Duration: -1}} {
+		if _, err := bad.WithDefaults(); !errors.Is(err, ErrConfig) {
+			t.Errorf("%+v: err %v, want ErrConfig", bad, err)
+		}
+	}
+}

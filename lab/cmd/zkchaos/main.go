@@ -1,0 +1,168 @@
+// Command zkchaos runs the chaos suite: it prepares the ZooKeeper image,
+// starts a 3-server ensemble in containers behind Toxiproxy, plays every
+// scenario (workload x fault) on a seeded schedule, proves the invariants
+// with the chaos checkers, prints a line per scenario and a summary table,
+// writes the report (index.html, junit.xml, summary.json, history/*.json),
+// and exits 1 on any violation.
+//
+//	go run ./lab/cmd/zkchaos [-tier quick|full] [-scenarios 'register/*,lock/kill-*']
+//	                     [-duration 12s] [-seed N] [-out report] [-list] [-broken]
+//
+// The seed is printed; the same seed replays the same fault schedules.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+	"github.com/zkrecipes/zkrecipes/lab/chaos"
+	"github.com/zkrecipes/zkrecipes/lab/testenv"
+)
+
+func main() {
+	chaos.RunWorkerIfAsked() // zkchaos re-executes itself for clients in worker processes
+	os.Exit(run())
+}
+
+func run() int {
+	tier := flag.String("tier", "quick", "quick (every fault once per scenario) or full (faults repeated over -duration, plus mixed scenarios)")
+	scenarios := flag.String("scenarios", "", "comma-separated scenario names or globs (register/*, */kill-leader); default all")
+	duration := flag.Duration("duration", 0, "least time per scenario (default: 4 session timeouts in quick, 60s in full)")
+	seed := flag.Uint64("seed", 0, "seed of the fault schedules (default random; printed)")
+	out := flag.String("out", "report", "report directory")
+	list := flag.Bool("list", false, "list the scenarios and faults, then exit")
+	broken := flag.Bool("broken", false, "add the deliberately broken workloads (their scenarios must fail)")
+	clients := flag.Int("clients", 0, "clients per workload (default 4)")
+	sessionTimeout := flag.Duration("session-timeout", 0, "client session timeout (default 3s)")
+	backend := flag.String("backend", string(testenv.BackendContainers), "testenv backend: containers or processes")
+	verbose := flag.Bool("v", false, "log ensemble and fault details")
+	flag.Parse()
+
+	cfg, err := chaos.Config{
+		Tier: chaos.Tier(*tier), Duration: *duration, Seed: *seed, Out: *out, Clients: *clients,
+		SessionTimeout: *sessionTimeout, Progress: os.Stdout, Command: commandLine(),
+	}.WithDefaults()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zkchaos:", err)
+		return 2
+	}
+	workloads := chaos.Workloads()
+	if *broken {
+		workloads = append(workloads, chaos.BrokenWorkloads()...)
+	}
+	scs, err := chaos.Select(chaos.Matrix(cfg.Tier, workloads...), *scenarios)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zkchaos:", err)
+		return 2
+	}
+	if *list {
+		for _, sc := range scs {
+			fmt.Printf("%-36s %s\n", sc.Name, sc.FaultNames())
+		}
+		fmt.Println()
+		for _, f := range chaos.Catalogue() {
+			fmt.Printf("%-24s %s\n", f.Name, f.Doc)
+		}
+		return 0
+	}
+
+	level := slog.LevelWarn
+	if *verbose {
+		level = slog.LevelInfo
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	cfg.Logger = logger
+	zerolog.SetGlobalLevel(zerolog.WarnLevel) // Toxiproxy's toxics log every interrupted pipe at trace level
+
+	fmt.Printf("zkchaos: seed %d, tier %s, %d scenarios, %v per scenario at least, session timeout %v, %d clients\n",
+		cfg.Seed, cfg.Tier, len(scs), cfg.Duration, cfg.SessionTimeout, cfg.Clients)
+	fmt.Printf("zkchaos: replay with: go run ./lab/cmd/zkchaos -tier %s -seed %d -scenarios '%s'\n", cfg.Tier, cfg.Seed, strings.Join(names(scs), ","))
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ecfg := testenv.Config{Backend: testenv.Backend(*backend), Logger: logger}
+	if ecfg.Backend == testenv.BackendContainers {
+		fmt.Println("zkchaos: preparing the ZooKeeper image (built once per machine)")
+		image := os.Getenv(testenv.EnvImage)
+		if image == "" {
+			image = testenv.DefaultImage
+		}
+		if err := testenv.EnsureImage(ctx, image, logger); err != nil {
+			fmt.Fprintln(os.Stderr, "zkchaos:", err)
+			return 2
+		}
+	}
+	began := time.Now()
+	e, err := testenv.Start(ctx, ecfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zkchaos:", err)
+		return 2
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := e.Close(cctx); err != nil {
+			fmt.Fprintln(os.Stderr, "zkchaos:", err)
+		}
+	}()
+	fmt.Printf("zkchaos: ensemble %s (%s) ready in %v\n", e.ID(), e.Backend(), time.Since(began).Round(time.Millisecond))
+
+	r, err := chaos.NewRunner(e, cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zkchaos:", err)
+		return 2
+	}
+	sum, err := r.Run(ctx, scs)
+	fmt.Println()
+	_ = sum.WriteTable(os.Stdout)
+	if cfg.Out != "" {
+		fmt.Printf("report: %s/%s\n", strings.TrimSuffix(cfg.Out, "/"), chaos.ReportHTML)
+	}
+	switch {
+	case err != nil && !errors.Is(err, context.Canceled):
+		fmt.Fprintln(os.Stderr, "zkchaos:", err)
+		return 2
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "zkchaos: interrupted")
+		return 130
+	case sum.Failed():
+		fmt.Fprintf(os.Stderr, "zkchaos: %d violations, %d scenario errors (seed %d)\n", sum.Violations(), sum.Errors(), cfg.Seed)
+		return 1
+	}
+	return 0
+}
+
+// commandLine is how zkchaos was invoked, with a go run temporary binary
+// shown as "go run ./lab/cmd/zkchaos": the package is named from the
+// repository root (the root module's path, the lab module's without its
+// "/lab"), where the README's commands run.
+func commandLine() string {
+	var pkg, mod string
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		pkg, mod = bi.Path, strings.TrimSuffix(bi.Main.Path, "/lab")
+	}
+	cache := os.Getenv("GOCACHE")
+	if dir, err := os.UserCacheDir(); cache == "" && err == nil {
+		cache = filepath.Join(dir, "go-build")
+	}
+	return chaos.CommandLine(os.Args, pkg, mod, cache)
+}
+
+func names(scs []chaos.Scenario) []string {
+	out := make([]string, len(scs))
+	for i, s := range scs {
+		out[i] = s.Name
+	}
+	return out
+}

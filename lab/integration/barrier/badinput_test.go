@@ -1,0 +1,170 @@
+package barrier_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/barrier"
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// TestDoneCtxSendsNothing: every entry point called with a done ctx returns
+// its cause and sends no request.
+func TestDoneCtxSendsNothing(t *testing.T) {
+	e := ensemble(t)
+	ctx := ctxT(t, time.Minute)
+	s, counter := testutil.CountedSession(t, e.Addrs())
+	path := ownPath(t)
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+
+	b := barrier.New(s, path+"/b")
+	d := barrier.NewDouble(s, path+"/d", 1)
+	calls := []struct {
+		name string
+		f    func() error
+	}{
+		{"Set", func() error { return b.Set(done) }},
+		{"Remove", func() error { return b.Remove(done) }},
+		{"Wait", func() error { return b.Wait(done) }},
+		{"Enter", func() error { return d.Enter(done) }},
+	}
+	for _, c := range calls {
+		before := counter.Snapshot()
+		err := c.f()
+		if diff := counter.Snapshot().Sub(before); diff.Total() != 0 {
+			t.Errorf("%s with a done ctx sent %v", c.name, diff.Requests)
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s with a done ctx: %v", c.name, err)
+		}
+	}
+	if err := d.Enter(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := counter.Snapshot()
+	if err := d.Leave(done); !errors.Is(err, context.Canceled) {
+		t.Errorf("Leave with a done ctx: %v", err)
+	}
+	if diff := counter.Snapshot().Sub(before); diff.Total() != 0 {
+		t.Errorf("Leave with a done ctx sent %v", diff.Requests)
+	}
+	if err := d.Leave(ctx); err != nil { // still a member: Leave works
+		t.Fatal(err)
+	}
+}
+
+// TestBadInputSendsNothing: bad arguments (nil or closed session, invalid
+// or reserved paths, paths too long for a request, n < 1) fail with a
+// sentinel, never panic, and send nothing.
+func TestBadInputSendsNothing(t *testing.T) {
+	e := ensemble(t)
+	ctx := ctxT(t, time.Minute)
+	s, counter := testutil.CountedSession(t, e.Addrs())
+	path := ownPath(t)
+	tooLong := "/" + strings.Repeat("x", recipes.MaxPathLen-1) // valid, but its create is over the limit
+
+	for _, tc := range []struct {
+		path string
+		want error
+	}{
+		{"", recipes.ErrInvalidPath},
+		{"/", recipes.ErrInvalidPath},
+		{"relative", recipes.ErrInvalidPath},
+		{"/zookeeper", recipes.ErrInvalidPath},
+		{"/zookeeper/b", recipes.ErrInvalidPath},
+		{path + "/\U0001F600", recipes.ErrInvalidPath},
+		{path + "/a\x00", recipes.ErrInvalidPath},
+		{"/" + strings.Repeat("x", 1<<20), recipes.ErrDataTooLarge},
+		{tooLong, recipes.ErrDataTooLarge},
+	} {
+		b := barrier.New(s, tc.path)
+		d := barrier.NewDouble(s, tc.path, 2)
+		before := counter.Snapshot()
+		start := time.Now()
+		for name, err := range map[string]error{
+			"Set": b.Set(ctx), "Remove": b.Remove(ctx), "Wait": b.Wait(ctx), "Enter": d.Enter(ctx),
+		} {
+			if !errors.Is(err, tc.want) {
+				t.Errorf("%s on %.40q: %.200v, want %v", name, tc.path, err, tc.want)
+			}
+		}
+		if err := d.Leave(ctx); err == nil {
+			t.Errorf("Leave on %.40q: nil", tc.path)
+		}
+		if time.Since(start) > time.Second {
+			t.Errorf("%.40q: refused after %v", tc.path, time.Since(start))
+		}
+		if diff := counter.Snapshot().Sub(before); diff.Total() != 0 || diff.Connects != 0 {
+			t.Errorf("%.40q: sent %v, %d reconnections", tc.path, diff.Requests, diff.Connects)
+		}
+	}
+	// A member node under a path just short enough for the barrier's own
+	// create would not fit: NewDouble refuses it.
+	mid := "/" + strings.Repeat("y", recipes.MaxPathLen-60)
+	if err := barrier.NewDouble(s, mid, 1).Enter(ctx); !errors.Is(err, recipes.ErrDataTooLarge) {
+		t.Errorf("double barrier on a long path: %.200v", err)
+	}
+	for _, n := range []int{0, -1, -1 << 62} {
+		if err := barrier.NewDouble(s, path, n).Enter(ctx); !errors.Is(err, barrier.ErrMembers) || !errors.Is(err, recipes.ErrBadArgument) {
+			t.Errorf("n = %d: %v", n, err)
+		}
+	}
+	for _, err := range []error{
+		barrier.New(nil, path).Set(ctx), barrier.New(nil, path).Wait(ctx), barrier.New(nil, path).Remove(ctx),
+		barrier.NewDouble(nil, path, 1).Enter(ctx), barrier.NewDouble(nil, path, 1).Leave(ctx),
+	} {
+		if !errors.Is(err, recipes.ErrNilSession) {
+			t.Errorf("nil session: %v", err)
+		}
+	}
+	closed := connect(t, e.Addrs())
+	testutil.CloseSession(t, closed)
+	for _, err := range []error{
+		barrier.New(closed, path).Set(ctx), barrier.New(closed, path).Wait(ctx), barrier.New(closed, path).Remove(ctx),
+		barrier.NewDouble(closed, path, 1).Enter(ctx),
+	} {
+		if !errors.Is(err, recipes.ErrClosed) {
+			t.Errorf("closed session: %v", err)
+		}
+	}
+}
+
+// TestRequestAtLimit: a barrier whose create is exactly at the server's
+// limit is set and removed; one byte longer is refused before sending.
+func TestRequestAtLimit(t *testing.T) {
+	e := ensemble(t)
+	ctx := ctxT(t, time.Minute)
+	s, counter := testutil.CountedSession(t, e.Addrs())
+	over, err := recipes.RequestSize(&zk.CreateRequest{Path: "/", Acl: s.ACL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := "/" + strings.Repeat("z", s.MaxData()-over) // a create of exactly MaxData bytes
+	b := barrier.New(s, at)
+	if err := b.Set(ctx); err != nil {
+		t.Fatalf("Set at the limit: %.200v", err)
+	}
+	if err := b.Remove(ctx); err != nil {
+		t.Fatalf("Remove at the limit: %.200v", err)
+	}
+	before := counter.Snapshot()
+	if err := barrier.New(s, at+"z").Set(ctx); !errors.Is(err, recipes.ErrDataTooLarge) {
+		t.Errorf("Set one byte over: %.200v", err)
+	}
+	if diff := counter.Snapshot().Sub(before); diff.Total() != 0 || diff.Connects != 0 {
+		t.Errorf("one byte over: sent %v, %d reconnections", diff.Requests, diff.Connects)
+	}
+}
+
+// ownPath is a path outside testPath's tree, which TestBadInput checks is
+// left empty.
+func ownPath(t *testing.T) string {
+	return "/zkrecipes-test/barrier-badinput/" + t.Name()
+}

@@ -1,0 +1,204 @@
+package queue_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/queue"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+func TestClaimAckRelease(t *testing.T) {
+	e := ensemble(t)
+	s := connect(t, e.Addrs())
+	ctx := ctxT(t, time.Minute)
+	path := testPath(t)
+	q := queue.New(s, path)
+	if _, err := q.PutAll(ctx, [][]byte{[]byte("a"), []byte("b")}); err != nil {
+		t.Fatal(err)
+	}
+	c1, err := q.Claim(ctx)
+	if err != nil || string(c1.Item().Data) != "a" {
+		t.Fatalf("Claim = %v, %v", c1, err)
+	}
+	// Another consumer skips the claimed item.
+	q2 := queue.New(connect(t, e.Addrs()), path)
+	c2, err := q2.Claim(ctx)
+	if err != nil || string(c2.Item().Data) != "b" {
+		t.Fatalf("second Claim = %+v, %v", c2.Item(), err)
+	}
+	if got := children(t, s, path+"/taken"); len(got) != 2 {
+		t.Fatalf("claim nodes %v", got)
+	}
+	// Release returns "a"; the other consumer claims it (woken by the
+	// release while waiting, as every item is claimed).
+	got := make(chan *queue.Claim, 1)
+	go func() {
+		c, err := q2.Claim(ctx)
+		if err != nil {
+			t.Errorf("Claim after release: %v", err)
+		}
+		got <- c
+	}()
+	if err := c1.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c1.Release(ctx); !errors.Is(err, queue.ErrClaimLost) {
+		t.Fatalf("second Release: %v", err)
+	}
+	c3 := <-got
+	if c3 == nil || string(c3.Item().Data) != "a" {
+		t.Fatalf("Claim after release got %+v", c3)
+	}
+	for _, c := range []*queue.Claim{c2, c3} {
+		if err := c.Context().Err(); err != nil {
+			t.Fatalf("claim context done while held: %v", err)
+		}
+		if err := c.Ack(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := context.Cause(c.Context()); !errors.Is(err, recipes.ErrReleased) {
+			t.Fatalf("claim context after Ack: %v", err)
+		}
+	}
+	if err := context.Cause(c1.Context()); !errors.Is(err, recipes.ErrReleased) {
+		t.Fatalf("claim context after Release: %v", err)
+	}
+	// Outcomes are exact: a second Ack says again that the item is gone
+	// under our claim; a Release after it has nothing to give back; an Ack
+	// after a Release says the item is delivered again.
+	if err := c3.Ack(ctx); err != nil {
+		t.Fatalf("second Ack: %v, want nil", err)
+	}
+	if err := c3.Release(ctx); !errors.Is(err, recipes.ErrReleased) || errors.Is(err, queue.ErrClaimLost) {
+		t.Fatalf("Release after Ack: %v, want recipes.ErrReleased", err)
+	}
+	if err := c1.Ack(ctx); !errors.Is(err, queue.ErrClaimLost) {
+		t.Fatalf("Ack after Release: %v, want ErrClaimLost", err)
+	}
+	if n, err := q.Len(ctx); err != nil || n != 0 {
+		t.Fatalf("Len after acks = %d, %v", n, err)
+	}
+	if got := children(t, s, path+"/taken"); len(got) != 0 {
+		t.Fatalf("claim nodes left: %v", got)
+	}
+}
+
+// TestClaimSessionExpiry: 2 producers x 3 consumers x 100 items with
+// claim/ack, plus a consumer whose session expires while it holds an item:
+// that item is delivered to another consumer, the dead consumer's Ack fails
+// with ErrClaimLost, and every item is acked exactly once.
+func TestClaimSessionExpiry(t *testing.T) {
+	const producers, consumers, perProducer = 2, 3, 100
+	e := ensemble(t)
+	ctx := ctxT(t, 2*time.Minute)
+	path := testPath(t)
+
+	// The doomed consumer claims the first item before anyone else runs.
+	link, err := e.NewLink("doomed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = link.Close() })
+	ds := connect(t, link.Addrs())
+	dq := queue.New(ds, path)
+	if _, err := dq.Put(ctx, []byte("first")); err != nil {
+		t.Fatal(err)
+	}
+	doomed, err := dq.Claim(ctx)
+	if err != nil || string(doomed.Item().Data) != "first" {
+		t.Fatalf("doomed Claim = %v, %v", doomed, err)
+	}
+
+	var mu sync.Mutex
+	acked := make(map[string]int)
+	var total atomic.Int64
+	want := int64(producers*perProducer + 1)
+	done, stop := context.WithCancel(ctx)
+	defer stop()
+	var wg sync.WaitGroup
+	for c := range consumers {
+		q := queue.New(connect(t, e.Addrs()), path)
+		wg.Go(func() {
+			for {
+				cl, err := q.Claim(done)
+				if err != nil {
+					if done.Err() == nil {
+						t.Errorf("consumer %d: %v", c, err)
+					}
+					return
+				}
+				if err := cl.Ack(ctx); err != nil {
+					t.Errorf("consumer %d: ack %s: %v", c, cl.Item().Name, err)
+					continue
+				}
+				mu.Lock()
+				acked[string(cl.Item().Data)]++
+				mu.Unlock()
+				if total.Add(1) == want {
+					stop()
+				}
+			}
+		})
+	}
+	for p := range producers {
+		q := queue.New(connect(t, e.Addrs()), path)
+		wg.Go(func() {
+			for k := range perProducer {
+				if _, err := q.Put(ctx, fmt.Appendf(nil, "p%d-%d", p, k)); err != nil {
+					t.Errorf("producer %d: %v", p, err)
+					return
+				}
+			}
+		})
+	}
+	// Mid-way, the doomed consumer's session expires with the item held.
+	waitFor(t, time.Minute, "half of the items acked", func() bool { return total.Load() >= want/2 })
+	mu.Lock()
+	early := acked["first"]
+	mu.Unlock()
+	if early != 0 {
+		t.Fatalf("the claimed item was delivered while its claim lived")
+	}
+	sid := ds.ID()
+	if err := link.ExpireSession(ctx, sid); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, time.Minute, "a new session for the doomed consumer", func() bool {
+		id := ds.ID()
+		return id != 0 && id != sid
+	})
+	select {
+	case <-doomed.Context().Done():
+		// The blackhole suspends the connection first (default loss
+		// policy), unless the loss is seen first.
+		if err := context.Cause(doomed.Context()); !errors.Is(err, recipes.ErrSuspended) && !errors.Is(err, recipes.ErrSessionLost) {
+			t.Errorf("doomed claim's context cause: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the doomed claim's context was never cancelled")
+	}
+	if err := doomed.Ack(ctx); !errors.Is(err, queue.ErrClaimLost) {
+		t.Errorf("Ack after the session expired: %v, want ErrClaimLost", err)
+	}
+	wg.Wait()
+	if len(acked) != int(want) {
+		t.Errorf("%d distinct items acked, want %d", len(acked), want)
+	}
+	for data, n := range acked {
+		if n != 1 {
+			t.Errorf("item %s acked %d times", data, n)
+		}
+	}
+	if acked["first"] != 1 {
+		t.Errorf("the expired consumer's item was not delivered again")
+	}
+	if n, err := dq.Len(ctx); err != nil || n != 0 {
+		t.Errorf("Len at the end = %d, %v", n, err)
+	}
+}

@@ -1,0 +1,84 @@
+package queue_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
+	"github.com/zkrecipes/zkrecipes/queue"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+func lists(c zkcount.Counts) int64 {
+	return c.Req(zkcount.OpGetChildren) + c.Req(zkcount.OpGetChildren2)
+}
+
+// TestCost counts requests on the wire: a consumer lists once for a batch
+// of items (no getChildren per Take), and each Take, Claim, Ack and Put
+// costs what its doc says.
+func TestCost(t *testing.T) {
+	const items = 20
+	e := ensemble(t)
+	ctx := ctxT(t, time.Minute)
+	path := testPath(t)
+	counter := zkcount.New()
+	s := connect(t, e.Addrs(), recipes.WithDialer(counter.Dialer(nil)))
+	q := queue.New(s, path)
+	producer := queue.New(connect(t, e.Addrs()), path)
+
+	batch := make([][]byte, items)
+	for i := range batch {
+		batch[i] = fmt.Appendf(nil, "%d", i)
+	}
+	if _, err := producer.PutAll(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	before := counter.Snapshot()
+	for range items {
+		if _, err := q.Take(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := counter.Snapshot().Sub(before)
+	if lists(d) != 1 || d.Req(zkcount.OpGetData) != items || d.Req(zkcount.OpDelete) != items || d.Total() != 2*items+1 {
+		t.Errorf("%d Takes cost %v; want 1 getChildren, %d getData, %d delete", items, d.Requests, items, items)
+	}
+
+	before = counter.Snapshot()
+	if _, err := q.Put(ctx, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.PutAll(ctx, batch[:3]); err != nil {
+		t.Fatal(err)
+	}
+	d = counter.Snapshot().Sub(before)
+	if d.Req(zkcount.OpCreate)+d.Req(zkcount.OpCreate2) != 1 || d.Req(zkcount.OpMulti) != 1 || d.Total() != 2 {
+		t.Errorf("Put + PutAll cost %v; want 1 create, 1 multi", d.Requests)
+	}
+
+	// Claim/ack: the first Claim lists items and claims (2 getChildren),
+	// and its first create fails for want of the claims container, made
+	// then; then 1 create + 1 exists (owner check, claim watch) + 1 getData
+	// per Claim and 1 multi per Ack.
+	if _, err := q.Take(ctx); err != nil { // "x"; the cache is now empty
+		t.Fatal(err)
+	}
+	cq := queue.New(s, path)
+	before = counter.Snapshot()
+	for range 3 {
+		c, err := cq.Claim(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Ack(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d = counter.Snapshot().Sub(before)
+	creates := d.Req(zkcount.OpCreate) + d.Req(zkcount.OpCreate2)
+	if lists(d) != 2 || creates != 4 || d.Req(zkcount.OpExists) != 3 || d.Req(zkcount.OpGetData) != 3 ||
+		d.Req(zkcount.OpMulti) != 3 || d.Req(zkcount.OpCreateContainer) != 1 || d.Total() != 2+4+3+3+3+1 {
+		t.Errorf("3 Claim+Ack cost %v", d.Requests)
+	}
+}

@@ -1,0 +1,206 @@
+package rwlock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/google/uuid"
+	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/rwlock"
+)
+
+// curator55 emulates, with raw requests of its own session, a Curator 5.5+
+// InterProcessReadWriteLock writer (CURATOR-621): it queues a protected
+// sequential write node, and its downgrade creates a plain EPHEMERAL (not
+// sequential) read node named after the write node's own sequence, then
+// deletes the write node. That read node sorts where the write node was:
+// ahead of every writer already queued behind it.
+type curator55 struct {
+	t     *testing.T
+	s     *recipes.Session
+	path  string
+	guid  string
+	write string // full path of the write node
+	read  string // full path of the downgrade's read node, once created
+}
+
+func newCurator55(t *testing.T, s *recipes.Session, path string) *curator55 {
+	t.Helper()
+	c := &curator55{t: t, s: s, path: path, guid: uuid.NewString()}
+	w, err := s.Conn().Create(fmt.Sprintf("%s/_c_%s-__WRIT__", path, c.guid), nil, zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		t.Fatalf("curator writer: %v", err)
+	}
+	c.write = w
+	return c
+}
+
+// downgrade creates the read node, then deletes the write node, as
+// Curator 5.5+ does.
+func (c *curator55) downgrade() {
+	c.t.Helper()
+	seq := c.write[len(c.write)-10:]
+	r, err := c.s.Conn().Create(fmt.Sprintf("%s/_c_%s-__READ__%s", c.path, c.guid, seq), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	if err != nil {
+		c.t.Fatalf("curator downgrade: %v", err)
+	}
+	c.read = r
+	if err := c.s.Conn().Delete(c.write, -1); err != nil {
+		c.t.Fatalf("curator downgrade: delete write node: %v", err)
+	}
+}
+
+// runlock deletes the downgraded read node.
+func (c *curator55) runlock() {
+	c.t.Helper()
+	if err := c.s.Conn().Delete(c.read, -1); err != nil {
+		c.t.Fatalf("curator runlock: %v", err)
+	}
+}
+
+// queued is one Go contender waiting in Lock or RLock on a counted session.
+type queued struct {
+	m     *rwlock.RWMutex
+	c     *zkcount.Counter
+	done  <-chan error
+	start zkcount.Counts
+}
+
+func queue(t *testing.T, addrs []string, path string, ctx context.Context, write bool) *queued {
+	t.Helper()
+	s, c := countedSession(t, addrs)
+	q := &queued{m: rwlock.New(s, path), c: c, start: c.Snapshot()}
+	f := q.m.RLock
+	if write {
+		f = q.m.Lock
+	}
+	q.done = async(func() error { return f(ctx) })
+	waitFor(t, waitLong, "contender watching the node ahead", func() bool {
+		return c.Snapshot().Sub(q.start).Req(zkcount.OpGetData) == 1
+	})
+	return q
+}
+
+// settledOrReturned waits until q returned, or until, since snap, it has
+// listed the path again and set a watch after that (so it has acted on the
+// wake-up and is waiting again). It reports whether q returned.
+func (q *queued) settledOrReturned(t *testing.T, snap zkcount.Counts, gets int64) bool {
+	t.Helper()
+	returned := false
+	waitFor(t, waitLong, "contender to act on its wake-up", func() bool {
+		if !pending(q.done) {
+			returned = true
+			return true
+		}
+		d := q.c.Snapshot().Sub(snap)
+		return d.Req(zkcount.OpGetChildren2) >= 1 && d.Req(zkcount.OpGetData) >= gets
+	})
+	return returned
+}
+
+// TestWriterBehindCurator55Downgrade: a Go writer queued right behind a
+// Curator 5.5+ writer must not take the lock when that writer downgrades
+// (its plain-ephemeral read node sorts ahead of the Go writer, which was
+// woken by the write node's deletion); it gets the lock once the read node
+// is deleted.
+func TestWriterBehindCurator55Downgrade(t *testing.T) {
+	e := ensemble(t)
+	path := testPath(t)
+	admin := connect(t, e.Addrs())
+	ensurePath(t, admin, path)
+	ctx := testCtx(t, time.Minute)
+	cur := newCurator55(t, connect(t, e.Addrs()), path)
+	g := queue(t, e.Addrs(), path, ctx, true)
+
+	snap := g.c.Snapshot()
+	cur.downgrade()
+	if g.settledOrReturned(t, snap, 1) {
+		t.Fatalf("Go writer returned from Lock (%v) while Curator's downgraded read node %s exists", <-g.done, cur.read)
+	}
+	cur.runlock()
+	if err := recv(t, g.done, waitLong, "Go writer after the read node went"); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWritersBehindCurator55Downgrade: the same with two Go writers queued
+// behind the Curator writer. The second one has two nodes ahead of it; when
+// the first gives up (ctx cancelled) while the read node exists, the second
+// is woken with a list that no longer shows anything ahead of it but the
+// (departed) Curator write node, and still must not take the lock.
+func TestWritersBehindCurator55Downgrade(t *testing.T) {
+	e := ensemble(t)
+	path := testPath(t)
+	admin := connect(t, e.Addrs())
+	ensurePath(t, admin, path)
+	ctx := testCtx(t, time.Minute)
+	cur := newCurator55(t, connect(t, e.Addrs()), path)
+	ctx1, cancel1 := context.WithCancel(ctx)
+	defer cancel1()
+	g1 := queue(t, e.Addrs(), path, ctx1, true)
+	g2 := queue(t, e.Addrs(), path, ctx, true)
+
+	snap1 := g1.c.Snapshot()
+	cur.downgrade()
+	if g1.settledOrReturned(t, snap1, 1) {
+		t.Fatalf("first Go writer returned from Lock (%v) while Curator's read node %s exists", <-g1.done, cur.read)
+	}
+	snap2 := g2.c.Snapshot()
+	cancel1()
+	if err := recv(t, g1.done, waitLong, "first Go writer giving up"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("first Go writer: Lock = %v, want context.Canceled", err)
+	}
+	if g2.settledOrReturned(t, snap2, 2) {
+		t.Fatalf("second Go writer returned from Lock (%v) while Curator's read node %s exists", <-g2.done, cur.read)
+	}
+	cur.runlock()
+	if err := recv(t, g2.done, waitLong, "second Go writer after the read node went"); err != nil {
+		t.Fatal(err)
+	}
+	if err := g2.m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReaderAndWriterBehindCurator55Downgrade: a Go reader and then a Go
+// writer queue behind the Curator writer. The downgrade lets the reader in
+// (readers share); the reader's release wakes the writer, whose list then
+// shows nothing ahead but the departed Curator write node: it must still
+// wait for Curator's read node.
+func TestReaderAndWriterBehindCurator55Downgrade(t *testing.T) {
+	e := ensemble(t)
+	path := testPath(t)
+	admin := connect(t, e.Addrs())
+	ensurePath(t, admin, path)
+	ctx := testCtx(t, time.Minute)
+	cur := newCurator55(t, connect(t, e.Addrs()), path)
+	r := queue(t, e.Addrs(), path, ctx, false)
+	w := queue(t, e.Addrs(), path, ctx, true)
+
+	cur.downgrade()
+	if err := recv(t, r.done, waitLong, "Go reader beside Curator's read holder"); err != nil {
+		t.Fatal(err)
+	}
+	snap := w.c.Snapshot()
+	if err := r.m.RUnlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if w.settledOrReturned(t, snap, 2) {
+		t.Fatalf("Go writer returned from Lock (%v) while Curator's read node %s exists", <-w.done, cur.read)
+	}
+	cur.runlock()
+	if err := recv(t, w.done, waitLong, "Go writer after the read node went"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

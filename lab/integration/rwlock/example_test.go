@@ -1,0 +1,110 @@
+package rwlock_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/rwlock"
+)
+
+// Readers share the lock; a writer waits for them, and a reader arriving
+// after the writer waits for the writer.
+func ExampleRWMutex() {
+	ctx := context.Background()
+	a, _ := recipes.Connect(ctx, zkServers())
+	b, _ := recipes.Connect(ctx, zkServers())
+	defer a.Close(ctx)
+	defer b.Close(ctx)
+
+	reader1 := rwlock.New(a, "/examples/rwlock") // Curator's InterProcessReadWriteLock names
+	reader2 := rwlock.New(b, "/examples/rwlock")
+	writer := rwlock.New(b, "/examples/rwlock")
+	fmt.Println("reader1:", reader1.RLock(ctx))
+	fmt.Println("reader2:", reader2.RLock(ctx))
+	fmt.Println("writer (try):", writer.TryLock(ctx))
+
+	done := make(chan error)
+	go func() { done <- writer.Lock(ctx) }()
+	_ = reader1.RUnlock(ctx)
+	_ = reader2.RUnlock(ctx)
+	fmt.Println("writer:", <-done)
+	held := writer.Held() // cancelled the moment the write lock may be lost
+	fmt.Println("write held:", held.Err() == nil)
+	_ = writer.Unlock(ctx)
+	fmt.Println("after Unlock:", context.Cause(held))
+	// Output:
+	// reader1: <nil>
+	// reader2: <nil>
+	// writer (try): rwlock: lock: locked: /examples/rwlock
+	// writer: <nil>
+	// write held: true
+	// after Unlock: recipes: released
+}
+
+// Downgrade: write, then read without letting a writer in between, then let
+// other readers in. Upgrading returns ErrUpgrade.
+func ExampleRWMutex_downgrade() {
+	ctx := context.Background()
+	s, err := recipes.Connect(ctx, zkServers())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close(ctx)
+	_, _ = s.Conn().Create("/example-rw-config", nil, 0, zk.WorldACL(zk.PermAll))
+
+	m := rwlock.New(s, "/examples/rwlock-downgrade")
+	if err := m.Lock(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	// A fenced write: ZooKeeper rejects it if the write holding is gone.
+	_, err = m.FencedMulti(ctx, &zk.SetDataRequest{Path: "/example-rw-config", Data: []byte("v2"), Version: -1})
+	fmt.Println("fenced write:", err)
+	fmt.Println("RLock while writing:", m.RLock(ctx))
+	fmt.Println("Unlock:", m.Unlock(ctx))
+	fmt.Println("still reading:", m.RHeld().Err() == nil)
+	fmt.Println("upgrade:", m.Lock(ctx))
+	fmt.Println("RUnlock:", m.RUnlock(ctx))
+	// Output:
+	// fenced write: <nil>
+	// RLock while writing: <nil>
+	// Unlock: <nil>
+	// still reading: true
+	// upgrade: rwlock: cannot upgrade a read holding to write: /examples/rwlock-downgrade
+	// RUnlock: <nil>
+}
+
+// Revocation: a writer asks the reader holding the lock to let go.
+func ExampleRevoke() {
+	ctx := context.Background()
+	a, _ := recipes.Connect(ctx, zkServers())
+	b, _ := recipes.Connect(ctx, zkServers())
+	defer a.Close(ctx)
+	defer b.Close(ctx)
+
+	reader := rwlock.New(a, "/examples/rwlock-revoke", rwlock.WithRevocation())
+	if err := reader.RLock(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	go func() {
+		<-reader.RRevoked() // asked to release
+		_ = reader.RUnlock(ctx)
+	}()
+
+	writer := rwlock.New(b, "/examples/rwlock-revoke")
+	ps, _ := writer.Participants(ctx)
+	for _, p := range ps {
+		if p.Role == recipes.RoleRead {
+			fmt.Println("revoke reader:", rwlock.Revoke(ctx, b, p.Node))
+		}
+	}
+	fmt.Println("writer:", writer.Lock(ctx))
+	_ = writer.Unlock(ctx)
+	// Output:
+	// revoke reader: <nil>
+	// writer: <nil>
+}

@@ -1,0 +1,206 @@
+package zkcount
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"reflect"
+	"sync"
+	"testing"
+)
+
+// frame builds one length-prefixed frame from big-endian int32 fields
+// followed by pad filler bytes.
+func frame(fields []int32, pad int) []byte {
+	body := make([]byte, 0, 4*len(fields)+pad)
+	for _, f := range fields {
+		body = binary.BigEndian.AppendUint32(body, uint32(f))
+	}
+	body = append(body, make([]byte, pad)...)
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(body))), body...)
+}
+
+// reply builds a server frame: xid, zxid, err, then extra int32 fields.
+func reply(xid int32, zxid int64, errc int32, extra ...int32) []byte {
+	body := binary.BigEndian.AppendUint32(nil, uint32(xid))
+	body = binary.BigEndian.AppendUint64(body, uint64(zxid))
+	body = binary.BigEndian.AppendUint32(body, uint32(errc))
+	for _, e := range extra {
+		body = binary.BigEndian.AppendUint32(body, uint32(e))
+	}
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(body))), body...)
+}
+
+func cat(bs ...[]byte) []byte {
+	var out []byte
+	for _, b := range bs {
+		out = append(out, b...)
+	}
+	return out
+}
+
+func parseAll(t testing.TB, dir Direction, stream []byte, chunk int) ([]Frame, error) {
+	t.Helper()
+	p := NewParser(dir)
+	var got []Frame
+	var firstErr error
+	for len(stream) > 0 {
+		n := min(chunk, len(stream))
+		if err := p.Feed(stream[:n], func(f Frame) { got = append(got, f) }); err != nil && firstErr == nil {
+			firstErr = err
+		}
+		stream = stream[n:]
+	}
+	return got, firstErr
+}
+
+func TestParseFrames(t *testing.T) {
+	connect := frame([]int32{0, 0, 0}, 28) // connect request: no header
+	tests := []struct {
+		name    string
+		dir     Direction
+		stream  []byte
+		want    []Frame
+		wantErr error
+	}{
+		{
+			name:   "connect then create and getChildren2",
+			dir:    ClientToServer,
+			stream: cat(connect, frame([]int32{1, int32(OpCreate)}, 30), frame([]int32{2, int32(OpGetChildren2)}, 9)),
+			want: []Frame{
+				{Connect: true, Len: 40},
+				{Len: 38, Xid: 1, Op: OpCreate},
+				{Len: 17, Xid: 2, Op: OpGetChildren2},
+			},
+		},
+		{
+			name:   "ping",
+			dir:    ClientToServer,
+			stream: cat(connect, frame([]int32{-2, int32(OpPing)}, 0)),
+			want:   []Frame{{Connect: true, Len: 40}, {Len: 8, Xid: -2, Op: OpPing}},
+		},
+		{
+			name:   "reply, notification, ping reply",
+			dir:    ServerToClient,
+			stream: cat(frame([]int32{0, 4000}, 28), reply(7, 99, -101), reply(-1, -1, 0, 2, 3, 0), reply(-2, 5, 0)),
+			want: []Frame{
+				{Connect: true, Len: 36},
+				{Len: 16, Xid: 7, Err: -101},
+				{Len: 28, Xid: -1, Event: 2},
+				{Len: 16, Xid: -2},
+			},
+		},
+		{
+			name:    "request too short for a header",
+			dir:     ClientToServer,
+			stream:  cat(connect, frame([]int32{1}, 0)),
+			want:    []Frame{{Connect: true, Len: 40}},
+			wantErr: ErrCorrupt,
+		},
+		{
+			name:    "absurd length",
+			dir:     ServerToClient,
+			stream:  []byte{0x7f, 0xff, 0xff, 0xff, 1, 2, 3},
+			wantErr: ErrCorrupt,
+		},
+		{
+			name:   "empty connect frame",
+			dir:    ClientToServer,
+			stream: []byte{0, 0, 0, 0},
+			want:   []Frame{{Connect: true}},
+		},
+		{
+			name:   "incomplete frame is held back",
+			dir:    ClientToServer,
+			stream: cat(connect, frame([]int32{1, int32(OpDelete)}, 10)[:12]),
+			want:   []Frame{{Connect: true, Len: 40}},
+		},
+	}
+	for _, tt := range tests {
+		for _, chunk := range []int{1, 3, 7, 1 << 20} {
+			got, err := parseAll(t, tt.dir, tt.stream, chunk)
+			if !errors.Is(err, tt.wantErr) {
+				t.Errorf("%s (chunk %d): err = %v, want %v", tt.name, chunk, err, tt.wantErr)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("%s (chunk %d):\n got %+v\nwant %+v", tt.name, chunk, got, tt.want)
+			}
+		}
+	}
+}
+
+func TestOpString(t *testing.T) {
+	for op, want := range map[Op]string{OpCreate: "create", OpGetChildren2: "getChildren2", OpClose: "close", Op(77): "op(77)"} {
+		if got := op.String(); got != want {
+			t.Errorf("Op(%d).String() = %q, want %q", int32(op), got, want)
+		}
+	}
+}
+
+// FuzzParse checks that the parser never panics and that how the stream is
+// split into reads never changes what it reports.
+func FuzzParse(f *testing.F) {
+	f.Add(cat(frame([]int32{0, 0}, 20), frame([]int32{1, 1}, 3)), uint8(1), false)
+	f.Add(cat(frame([]int32{0}, 30), reply(-1, 0, 0, 1)), uint8(5), true)
+	f.Add([]byte{0, 0, 0}, uint8(2), false)
+	f.Fuzz(func(t *testing.T, stream []byte, chunk uint8, server bool) {
+		dir := ClientToServer
+		if server {
+			dir = ServerToClient
+		}
+		whole, werr := parseAll(t, dir, stream, len(stream)+1)
+		split, serr := parseAll(t, dir, stream, int(chunk%16)+1)
+		if !reflect.DeepEqual(whole, split) || !errors.Is(werr, serr) {
+			t.Fatalf("split changed the result: %+v %v vs %+v %v", whole, werr, split, serr)
+		}
+		for _, fr := range whole[min(1, len(whole)):] {
+			if fr.Connect {
+				t.Fatalf("connect reported after the first frame: %+v", whole)
+			}
+		}
+	})
+}
+
+func TestCounterWrap(t *testing.T) {
+	client, server := net.Pipe()
+	c := New()
+	wrapped := c.Wrap(client)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		// The fake server reads everything and answers with a connect
+		// response, one reply and two notifications.
+		go func() { _, _ = io.Copy(io.Discard, server) }()
+		_, _ = server.Write(cat(frame([]int32{0, 4000}, 28), reply(1, 1, 0), reply(-1, -1, 0, 2), reply(-1, -1, 0, 3)))
+	}()
+	stream := cat(frame([]int32{0}, 40), frame([]int32{1, int32(OpCreate)}, 5), frame([]int32{-2, int32(OpPing)}, 0), frame([]int32{2, int32(OpCreate)}, 1))
+	for len(stream) > 0 { // write in uneven pieces
+		n := min(5, len(stream))
+		if _, err := wrapped.Write(stream[:n]); err != nil {
+			t.Fatal(err)
+		}
+		stream = stream[n:]
+	}
+	buf := make([]byte, 3)
+	want := len(cat(frame([]int32{0, 4000}, 28), reply(1, 1, 0), reply(-1, -1, 0, 2), reply(-1, -1, 0, 3)))
+	for read := 0; read < want; {
+		n, err := wrapped.Read(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read += n
+	}
+	_ = wrapped.Close()
+	_ = server.Close()
+	wg.Wait()
+	got := c.Snapshot()
+	if got.Connects != 1 || got.Pings != 1 || got.Req(OpCreate) != 2 || got.Total() != 2 || got.Notifications != 2 || got.Replies != 1 {
+		t.Fatalf("counts = %+v", got)
+	}
+	d := got.Sub(Counts{Requests: map[Op]int64{OpCreate: 1}, Notifications: 1, Replies: 1})
+	if d.Req(OpCreate) != 1 || d.Notifications != 1 || d.Replies != 0 {
+		t.Fatalf("Sub = %+v", d)
+	}
+}

@@ -1,0 +1,420 @@
+package testenv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/google/uuid"
+	"github.com/rs/zerolog"
+	zlog "github.com/rs/zerolog/log"
+)
+
+// backend runs the servers of one ensemble. Indexes are 0-based.
+type backend interface {
+	// start brings every server up (not necessarily serving yet).
+	start(ctx context.Context) error
+	// clientAddr is server i's client port as reachable from this process.
+	clientAddr(i int) string
+	kill(ctx context.Context, i int) error
+	stop(ctx context.Context, i int) error
+	startServer(ctx context.Context, i int) error
+	pause(ctx context.Context, i int) error
+	resume(ctx context.Context, i int) error
+	isolate(ctx context.Context, i int) error
+	rejoin(ctx context.Context, i int) error
+	// exited reports whether server i's process is known to have ended.
+	exited(ctx context.Context, i int) bool
+	// logs returns the tail of server i's log, for failure messages.
+	logs(ctx context.Context, i int) string
+	close(ctx context.Context) error
+}
+
+// serverState is what the ensemble did to a server, for WaitQuorum.
+type serverState int
+
+const (
+	running serverState = iota
+	down                // killed or stopped
+	paused
+	isolated
+)
+
+// Ensemble is a running ZooKeeper ensemble. Its embedded *Link is the
+// default link: Cut, Blackhole, ExpireSession and the other link faults on an
+// Ensemble act on it. Safe for concurrent use.
+type Ensemble struct {
+	*Link
+
+	cfg     Config
+	id      string
+	backend Backend
+	b       backend
+	tp      *toxiproxy.ApiServer
+
+	mu     sync.Mutex
+	state  []serverState
+	links  []*Link
+	closed bool
+}
+
+// Start starts an ensemble as cfg describes, waits until a quorum serves, and
+// returns it. The caller must Close it. With the containers backend and the
+// default image, Start first builds the image if it is missing (EnsureImage).
+func Start(ctx context.Context, cfg Config) (*Ensemble, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Backend == BackendAuto {
+		cfg.Backend = BackendProcesses
+		if dockerAnswers(ctx) {
+			cfg.Backend = BackendContainers
+		}
+	}
+	Reap(ctx, cfg.Logger) // what killed test binaries left behind
+	if cfg.Backend == BackendContainers {
+		if err := EnsureImage(ctx, cfg.Image, cfg.Logger); err != nil {
+			return nil, err
+		}
+	}
+	// A port picked free can be taken by another process before the server
+	// binds it; such a start fails fast and is tried again on new ports.
+	for attempt := 1; ; attempt++ {
+		e, err := startOnce(ctx, cfg)
+		if err == nil || attempt == 3 || !errors.Is(err, errRetryStart) || ctx.Err() != nil {
+			return e, err
+		}
+		cfg.Logger.Warn("testenv: start failed, trying again", "attempt", attempt, "err", err)
+	}
+}
+
+// errRetryStart marks a start that failed early enough to try again.
+var errRetryStart = errors.New("testenv: start failed early")
+
+// quietToxics silences zerolog's global logger, through which Toxiproxy's
+// toxics write trace lines (the bandwidth toxic's "interrupted during
+// writing data") to stderr, in the middle of test output.
+var quietToxics sync.Once
+
+func startOnce(ctx context.Context, cfg Config) (*Ensemble, error) {
+	quietToxics.Do(func() { zlog.Logger = zerolog.Nop() })
+	e := &Ensemble{
+		cfg:     cfg,
+		id:      uuid.NewString()[:8],
+		backend: cfg.Backend,
+		state:   make([]serverState, cfg.Servers),
+		tp:      toxiproxy.NewServer(toxiproxy.NewMetricsContainer(nil), zerolog.Nop()),
+	}
+	var err error
+	switch cfg.Backend {
+	case BackendContainers:
+		e.b, err = newContainerBackend(e)
+	case BackendProcesses:
+		e.b, err = newProcessBackend(e)
+	}
+	if err != nil {
+		return nil, err
+	}
+	sctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
+	defer cancel()
+	began := time.Now()
+	if err := e.start(sctx); err != nil {
+		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer ccancel()
+		_ = e.Close(cctx)
+		return nil, err
+	}
+	cfg.Logger.Info("testenv: ensemble ready", "id", e.id, "backend", cfg.Backend,
+		"servers", cfg.Servers, "took", time.Since(began).Round(time.Millisecond), "connect", e.ConnectString())
+	return e, nil
+}
+
+func (e *Ensemble) start(ctx context.Context) error {
+	if err := e.b.start(ctx); err != nil {
+		return fmt.Errorf("%w: %w", errRetryStart, err)
+	}
+	ups := make([]string, e.cfg.Servers)
+	for i := range ups {
+		ups[i] = e.b.clientAddr(i)
+	}
+	l, err := newLink(e, "default", ups)
+	if err != nil {
+		return err
+	}
+	e.Link = l
+	if err := e.waitStarted(ctx); err != nil {
+		var tails []string
+		for i := range e.cfg.Servers {
+			tails = append(tails, fmt.Sprintf("--- server %d log ---\n%s", i, e.b.logs(context.WithoutCancel(ctx), i)))
+		}
+		return fmt.Errorf("%w\n%s", err, strings.Join(tails, "\n"))
+	}
+	return nil
+}
+
+// ID returns the ensemble's short random id, part of its resource names.
+func (e *Ensemble) ID() string { return e.id }
+
+// Backend returns the backend the ensemble runs on.
+func (e *Ensemble) Backend() Backend { return e.backend }
+
+// Servers returns the number of servers.
+func (e *Ensemble) Servers() int { return e.cfg.Servers }
+
+// Config returns the ensemble's configuration with defaults filled in.
+func (e *Ensemble) Config() Config { return e.cfg }
+
+// DirectAddrs returns the servers' client addresses without any proxy.
+func (e *Ensemble) DirectAddrs() []string {
+	out := make([]string, e.cfg.Servers)
+	for i := range out {
+		out[i] = e.b.clientAddr(i)
+	}
+	return out
+}
+
+// DirectConnectString returns DirectAddrs joined with commas.
+func (e *Ensemble) DirectConnectString() string { return strings.Join(e.DirectAddrs(), ",") }
+
+// NewLink makes a private set of proxies to every server, for one client
+// whose faults must not reach the others. Ensemble.Close closes it too.
+func (e *Ensemble) NewLink(name string) (*Link, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil, ErrClosed
+	}
+	l, err := newLink(e, fmt.Sprintf("%s-%d", name, len(e.links)+1), e.DirectAddrs())
+	if err != nil {
+		return nil, err
+	}
+	e.links = append(e.links, l)
+	return l, nil
+}
+
+// Mode asks server i for its mode with the srvr four-letter word: one of
+// ModeLeader, ModeFollower, ModeStandalone, ModeObserver, or an error when it
+// does not answer or does not serve.
+func (e *Ensemble) Mode(ctx context.Context, i int) (string, error) {
+	if _, err := pick(e.cfg.Servers, []int{i}); err != nil {
+		return "", err
+	}
+	out, err := fourLetter(ctx, e.b.clientAddr(i), "srvr")
+	if err != nil {
+		return "", err
+	}
+	return parseMode(out)
+}
+
+// Leader returns the index of the server that leads now (for one server,
+// the standalone one), or ErrNoLeader.
+func (e *Ensemble) Leader(ctx context.Context) (int, error) {
+	for i := range e.cfg.Servers {
+		if e.serverState(i) != running {
+			continue
+		}
+		m, err := e.Mode(ctx, i)
+		if err == nil && (m == ModeLeader || m == ModeStandalone) {
+			return i, nil
+		}
+	}
+	return -1, ErrNoLeader
+}
+
+// waitStarted is WaitQuorum that gives up early, with errRetryStart, when a
+// server exits (typically because its port was taken).
+func (e *Ensemble) waitStarted(ctx context.Context) error {
+	for {
+		if ok, _ := e.quorumNow(ctx); ok {
+			return nil
+		}
+		for i := range e.cfg.Servers {
+			if e.b.exited(ctx, i) {
+				return fmt.Errorf("%w: server %d exited", errRetryStart, i)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return e.WaitQuorum(ctx) // says which servers do what
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// WaitQuorum waits until every server that testenv has not killed, stopped,
+// paused or isolated serves as leader or follower and exactly one of them
+// leads. It returns ctx's error, with the servers' modes, when that does not
+// happen in time (also when too few servers are up to form a quorum).
+func (e *Ensemble) WaitQuorum(ctx context.Context) error {
+	var last string
+	for {
+		ok, status := e.quorumNow(ctx)
+		if ok {
+			return nil
+		}
+		last = status
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("testenv: no quorum (%s): %w", last, context.Cause(ctx))
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+func (e *Ensemble) quorumNow(ctx context.Context) (bool, string) {
+	leaders, serving, up := 0, 0, 0
+	var status []string
+	for i := range e.cfg.Servers {
+		if st := e.serverState(i); st != running {
+			status = append(status, fmt.Sprintf("%d:%s", i, st))
+			continue
+		}
+		up++
+		m, err := e.Mode(ctx, i)
+		if err != nil {
+			status = append(status, fmt.Sprintf("%d:%v", i, err))
+			continue
+		}
+		status = append(status, fmt.Sprintf("%d:%s", i, m))
+		switch m {
+		case ModeLeader, ModeStandalone:
+			leaders++
+			serving++
+		case ModeFollower:
+			serving++
+		}
+	}
+	ok := leaders == 1 && serving == up && 2*serving > e.cfg.Servers
+	return ok, strings.Join(status, " ")
+}
+
+func (s serverState) String() string {
+	return [...]string{"running", "down", "paused", "isolated"}[s]
+}
+
+func (e *Ensemble) serverState(i int) serverState {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.state[i]
+}
+
+// act runs a server-side fault and records the server's new state.
+func (e *Ensemble) act(ctx context.Context, i int, what string, to serverState, fn func(context.Context, int) error) error {
+	if _, err := pick(e.cfg.Servers, []int{i}); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	closed := e.closed
+	e.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	if err := fn(ctx, i); err != nil {
+		return fmt.Errorf("testenv: %s server %d: %w", what, i, err)
+	}
+	e.mu.Lock()
+	e.state[i] = to
+	e.mu.Unlock()
+	e.cfg.Logger.Info("testenv: "+what, "server", i)
+	return nil
+}
+
+// Kill ends server i at once (SIGKILL): its connections drop without a FIN
+// from ZooKeeper, clients move to another server, and if it led, the others
+// elect a new leader. Its data stays for StartServer.
+func (e *Ensemble) Kill(ctx context.Context, i int) error {
+	return e.act(ctx, i, "kill", down, e.b.kill)
+}
+
+// Stop shuts server i down gracefully (SIGTERM, then SIGKILL after 10 s).
+func (e *Ensemble) Stop(ctx context.Context, i int) error {
+	return e.act(ctx, i, "stop", down, e.b.stop)
+}
+
+// StartServer starts server i again after Kill or Stop, with its data; it
+// rejoins the quorum as a follower (WaitQuorum waits for that).
+func (e *Ensemble) StartServer(ctx context.Context, i int) error {
+	return e.act(ctx, i, "start", running, e.b.startServer)
+}
+
+// Pause freezes server i's process (cgroup freezer or SIGSTOP): its sockets
+// stay open but nothing answers, so clients and peers see only timeouts.
+func (e *Ensemble) Pause(ctx context.Context, i int) error {
+	return e.act(ctx, i, "pause", paused, e.b.pause)
+}
+
+// Resume thaws server i after Pause.
+func (e *Ensemble) Resume(ctx context.Context, i int) error {
+	return e.act(ctx, i, "resume", running, e.b.resume)
+}
+
+// Isolate cuts server i off from the other servers (quorum and election
+// traffic) while its client port stays reachable: clients connected to it
+// see it stop serving once it loses the quorum, and if it led, the others
+// elect a new leader after syncLimit.
+func (e *Ensemble) Isolate(ctx context.Context, i int) error {
+	return e.act(ctx, i, "isolate", isolated, e.b.isolate)
+}
+
+// Rejoin reconnects server i to the others after Isolate.
+func (e *Ensemble) Rejoin(ctx context.Context, i int) error {
+	return e.act(ctx, i, "rejoin", running, e.b.rejoin)
+}
+
+// sessionKnown reports whether the leader's session tracker still lists id.
+func (e *Ensemble) sessionKnown(ctx context.Context, id int64) (bool, error) {
+	li, err := e.Leader(ctx)
+	if err != nil {
+		return false, err
+	}
+	out, err := fourLetter(ctx, e.b.clientAddr(li), "dump")
+	if err != nil {
+		return false, err
+	}
+	if !strings.Contains(out, "Session") {
+		return false, fmt.Errorf("testenv: unexpected dump answer %q", out)
+	}
+	return parseDumpSessions(out)[id], nil
+}
+
+// Close tears the ensemble down: every link, every server, the network and
+// temporary files. It is idempotent and returns the first error met.
+func (e *Ensemble) Close(ctx context.Context) error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	links := e.links
+	e.mu.Unlock()
+	for _, l := range links {
+		_ = l.Close()
+	}
+	if e.Link != nil {
+		_ = e.Link.Close()
+	}
+	var err error
+	if e.b != nil {
+		err = e.b.close(ctx)
+	}
+	if err != nil {
+		return fmt.Errorf("testenv: close ensemble %s: %w", e.id, err)
+	}
+	e.cfg.Logger.Info("testenv: ensemble closed", "id", e.id)
+	return nil
+}
+
+// ownerLabel names this process for resources that outlive a crash.
+func ownerLabel() string {
+	h, _ := os.Hostname()
+	return fmt.Sprintf("%s:%d", h, os.Getpid())
+}
+
+var errNotRunning = errors.New("not running")

@@ -1,0 +1,259 @@
+package testenv
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestZooCfgRender(t *testing.T) {
+	three := []peer{{"zk1", 2888, 3888}, {"zk2", 2888, 3888}, {"zk3", 2888, 3888}}
+	tests := []struct {
+		name    string
+		cfg     zooCfg
+		want    []string
+		wantNot []string
+	}{
+		{
+			name: "standalone has no server lines",
+			cfg:  zooCfg{tick: 200 * time.Millisecond, maxSession: time.Minute, dataDir: "/d", clientPort: 2181, peers: three[:1]},
+			want: []string{"tickTime=200\n", "dataDir=/d\n", "clientPort=2181\n", "maxSessionTimeout=60000\n",
+				"4lw.commands.whitelist=*\n", "admin.enableServer=false\n"},
+			wantNot: []string{"server.1=", "standaloneEnabled", "clientPortAddress"},
+		},
+		{
+			name: "ensemble lists every server as participant",
+			cfg:  zooCfg{tick: time.Second, maxSession: 4 * time.Second, dataDir: "/zk/data", clientPort: 2181, peers: three, listenAll: true},
+			want: []string{"tickTime=1000\n", "server.1=zk1:2888:3888:participant\n", "server.3=zk3:2888:3888:participant\n",
+				"standaloneEnabled=false\n", "quorumListenOnAllIPs=true\n", "maxSessionTimeout=4000\n"},
+		},
+		{
+			name: "loopback servers bind the client address",
+			cfg: zooCfg{tick: 200 * time.Millisecond, maxSession: time.Minute, dataDir: "/tmp/x", clientAddr: "127.0.0.1", clientPort: 40001,
+				peers: []peer{{"127.0.0.1", 1, 2}, {"127.0.0.1", 3, 4}}},
+			want: []string{"clientPortAddress=127.0.0.1\n", "clientPort=40001\n", "server.2=127.0.0.1:3:4:participant\n", "quorumListenOnAllIPs=false\n"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.cfg.render()
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("missing %q in\n%s", w, got)
+				}
+			}
+			for _, w := range tt.wantNot {
+				if strings.Contains(got, w) {
+					t.Errorf("unexpected %q in\n%s", w, got)
+				}
+			}
+		})
+	}
+}
+
+func TestParseMode(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    string
+		wantErr bool
+	}{
+		{"Zookeeper version: 3.8.0\nLatency min/avg/max: 0/0.0/0\nMode: leader\nNode count: 5\n", ModeLeader, false},
+		{"Mode: follower\n", ModeFollower, false},
+		{"Mode: standalone \r\n", ModeStandalone, false},
+		{"This ZooKeeper instance is not currently serving requests\n", "", true},
+		{"", "", true},
+		{"Mode:leader", "", true},
+	}
+	for _, tt := range tests {
+		got, err := parseMode(tt.in)
+		if (err != nil) != tt.wantErr || got != tt.want {
+			t.Errorf("parseMode(%q) = %q, %v; want %q, err %v", tt.in, got, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+// dump38 is what a ZooKeeper 3.8 leader answers to dump, with two sessions.
+const dump38 = `SessionTracker dump:
+Session Sets (3)/(2):
+0 expire at Sun Nov 22 03:20:01 UTC 2026:
+1 expire at Sun Nov 22 03:20:02 UTC 2026:
+	0x10000a1b2c30000
+1 expire at Sun Nov 22 03:20:04 UTC 2026:
+	0x2000000000001f
+ephemeral nodes dump:
+Sessions with Ephemerals (1):
+0x10000a1b2c30000:
+	/lock/_c_x-lock-0000000001
+Connections dump:
+Connections Sets (1)/(1):
+`
+
+func TestParseDumpSessions(t *testing.T) {
+	got := parseDumpSessions(dump38)
+	want := map[int64]bool{0x10000a1b2c30000: true, 0x2000000000001f: true}
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for id := range want {
+		if !got[id] {
+			t.Errorf("missing 0x%x in %v", id, got)
+		}
+	}
+	if n := len(parseDumpSessions("SessionTracker dump:\nSession Sets (0)/(0):\n")); n != 0 {
+		t.Errorf("empty dump gave %d sessions", n)
+	}
+}
+
+func FuzzParseDumpSessions(f *testing.F) {
+	f.Add(dump38)
+	f.Add("0x")
+	f.Add("\t0xffffffffffffffff:\n0xzz")
+	f.Fuzz(func(t *testing.T, s string) {
+		for id := range parseDumpSessions(s) {
+			// Every id found must be written in the input in lower-case hex.
+			if !strings.Contains(strings.ToLower(s), strconv.FormatUint(uint64(id), 16)) {
+				t.Fatalf("id 0x%x not in input %q", id, s)
+			}
+		}
+	})
+}
+
+func FuzzParseMode(f *testing.F) {
+	f.Add("Mode: leader\n")
+	f.Add("not currently serving")
+	f.Fuzz(func(t *testing.T, s string) {
+		m, err := parseMode(s)
+		if err == nil && !strings.Contains(s, "Mode: "+m) {
+			t.Fatalf("mode %q not in input %q", m, s)
+		}
+	})
+}
+
+func TestPick(t *testing.T) {
+	tests := []struct {
+		n       int
+		in      []int
+		want    []int
+		wantErr bool
+	}{
+		{3, nil, []int{0, 1, 2}, false},
+		{3, []int{2}, []int{2}, false},
+		{3, []int{0, 2}, []int{0, 2}, false},
+		{3, []int{3}, nil, true},
+		{3, []int{-1}, nil, true},
+		{1, nil, []int{0}, false},
+	}
+	for _, tt := range tests {
+		got, err := pick(tt.n, tt.in)
+		if tt.wantErr {
+			if !errors.Is(err, ErrServer) {
+				t.Errorf("pick(%d, %v) err = %v, want ErrServer", tt.n, tt.in, err)
+			}
+			continue
+		}
+		if err != nil || !equalInts(got, tt.want) {
+			t.Errorf("pick(%d, %v) = %v, %v; want %v", tt.n, tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestConfigDefaults(t *testing.T) {
+	t.Setenv(EnvBackend, "")
+	t.Setenv(EnvImage, "")
+	c, err := Config{}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Servers != 3 || c.TickTime != 200*time.Millisecond || c.Image != DefaultImage || c.Backend != BackendAuto ||
+		c.MaxSessionTimeout != time.Minute || c.JavaHeap != "128m" || c.Logger == nil {
+		t.Errorf("defaults = %+v", c)
+	}
+	t.Setenv(EnvBackend, "processes")
+	t.Setenv(EnvImage, "example/zk:1")
+	c, err = Config{}.withDefaults()
+	if err != nil || c.Backend != BackendProcesses || c.Image != "example/zk:1" {
+		t.Errorf("env overrides: %+v, %v", c, err)
+	}
+	bad := []Config{
+		{Servers: -1}, {Servers: 6}, {TickTime: time.Millisecond},
+		{Backend: "vm"}, {TickTime: time.Second, MaxSessionTimeout: time.Second},
+	}
+	for _, b := range bad {
+		if _, err := b.withDefaults(); !errors.Is(err, ErrConfig) {
+			t.Errorf("%+v: err = %v, want ErrConfig", b, err)
+		}
+	}
+}
+
+func TestOwnerGone(t *testing.T) {
+	if ownerGone(ownerLabel()) {
+		t.Error("this process reported gone")
+	}
+	if ownerGone("some-other-host:1") {
+		t.Error("a process on another host reported gone")
+	}
+	if ownerGone("garbage") || ownerGone("") {
+		t.Error("a malformed label reported gone")
+	}
+}
+
+// TestFrameWalk: the cut-after-frame toxic finds the end of the first frame
+// however the stream is chunked.
+func TestFrameWalk(t *testing.T) {
+	frame := func(n int) []byte {
+		b := []byte{0, 0, byte(n >> 8), byte(n)}
+		return append(b, make([]byte, n)...)
+	}
+	stream := append(frame(20), frame(3)...)
+	tests := []struct {
+		name   string
+		chunks [][]byte
+		want   int // index of the chunk where the first frame ends
+		wantN  int // bytes of that chunk up to the frame's end
+	}{
+		{"whole stream in one chunk", [][]byte{stream}, 0, 24},
+		{"frame alone", [][]byte{frame(20)}, 0, 24},
+		{"split in the length", [][]byte{stream[:2], stream[2:]}, 1, 22},
+		{"split in the payload", [][]byte{stream[:10], stream[10:30]}, 1, 14},
+		{"byte by byte", nil, 23, 1},
+		{"empty frame", [][]byte{append(frame(0), frame(5)...)}, 0, 4},
+	}
+	for i := range stream {
+		tests[4].chunks = append(tests[4].chunks, stream[i:i+1])
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var st frameState
+			for i, c := range tt.chunks {
+				n, done := st.walk(c)
+				if done != (i == tt.want) {
+					t.Fatalf("chunk %d: done = %v", i, done)
+				}
+				if done {
+					if n != tt.wantN {
+						t.Fatalf("chunk %d: frame ends at %d, want %d", i, n, tt.wantN)
+					}
+					return
+				}
+				if n != len(c) {
+					t.Fatalf("chunk %d: consumed %d of %d", i, n, len(c))
+				}
+			}
+			t.Fatal("no frame end found")
+		})
+	}
+}
