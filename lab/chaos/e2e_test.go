@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,14 +45,14 @@ func testSeed(flagSeed uint64, env string) (seed uint64, fixed bool, err error) 
 // e2eConfig is the quick tier shrunk for the test suite: a 2 s session
 // timeout and no minimum duration, so a scenario ends as soon as the
 // workload progressed after its fault healed.
-func e2eConfig(t *testing.T, seed uint64) Config {
+func e2eConfig(t testing.TB, seed uint64) Config {
 	return Config{
 		Tier: TierQuick, Seed: seed, SessionTimeout: 2 * time.Second, Clients: 3,
 		Duration: time.Millisecond, Out: t.TempDir(), Progress: testWriter{t},
 	}
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSuffix(string(p), "\n"))
@@ -86,9 +87,18 @@ func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a ZooKeeper ensemble")
 	}
+	// o is the test's own checks (its subtests' too); its attestation is
+	// registered first so that it runs last, after the ensemble's close.
+	o := &ownChecks{TB: t}
+	reachedEnd := false
+	t.Cleanup(func() {
+		if reachedEnd && !o.failed.Load() {
+			t.Log(raceretryAttest)
+		}
+	})
 	seed, fixed, err := testSeed(*seedFlag, os.Getenv(SeedEnv))
 	if err != nil {
-		t.Fatal(err)
+		o.Fatal(err)
 	}
 	how := "new random seed"
 	if fixed {
@@ -97,21 +107,13 @@ func TestEndToEnd(t *testing.T) {
 	fmt.Printf("chaos: TestEndToEnd seed %d (%s; replay with %s=%d or -zkchaos.seed %d)\n", seed, how, SeedEnv, seed, seed)
 	t.Logf("seed %d (%s)", seed, how)
 	defer func() {
-		if t.Failed() {
+		if !reachedEnd || o.failed.Load() {
 			t.Logf("failed with seed %d: replay with %s=%d", seed, SeedEnv, seed)
 		}
 	}()
-	e := testenv.New(t, testenv.Config{})
+	e := testenv.New(o, testenv.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
-	// The parent's own checks: it ran to its end (no Fatal) and the
-	// goroutine check below passed; its subtests attest for themselves.
-	reachedEnd, leaksOK := false, true
-	defer func() {
-		if reachedEnd && leaksOK {
-			t.Log(raceretryAttest)
-		}
-	}()
 	before, _ := ownGoroutines()
 	defer func() { // every session, worker reader and link of the scenarios is gone
 		deadline := time.Now().Add(30 * time.Second)
@@ -121,13 +123,13 @@ func TestEndToEnd(t *testing.T) {
 			n, stacks = ownGoroutines()
 		}
 		if n > before+5 {
-			leaksOK = false
-			t.Errorf("%d goroutines after the scenarios, %d before:\n%s", n, before, stacks)
+			o.Errorf("%d goroutines after the scenarios, %d before:\n%s", n, before, stacks)
 		}
 	}()
 
-	t.Run("quick tier passes", func(t *testing.T) {
-		defer attest(t)
+	t.Run("quick tier passes", func(tt *testing.T) {
+		t := o.sub(tt)
+		defer t.attest()
 		cfg := e2eConfig(t, seed)
 		scs := quickScenarios()
 		if filter := os.Getenv("ZKCHAOS_SCENARIOS"); filter != "" {
@@ -169,8 +171,9 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
-	t.Run("broken workloads are caught", func(t *testing.T) {
-		defer attest(t)
+	t.Run("broken workloads are caught", func(tt *testing.T) {
+		t := o.sub(tt)
+		defer t.attest()
 		cfg := e2eConfig(t, seed)
 		r, err := NewRunner(e, cfg)
 		if err != nil {
@@ -199,8 +202,9 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
-	t.Run("mutants are caught only under their faults", func(t *testing.T) {
-		defer attest(t)
+	t.Run("mutants are caught only under their faults", func(tt *testing.T) {
+		t := o.sub(tt)
+		defer t.attest()
 		// Two mutants that only a fault exposes (TestMutants runs them
 		// all): each must be caught under its fault by its checker, pass
 		// under a mild fault, and its twin must pass under the same fault
@@ -229,13 +233,48 @@ func TestEndToEnd(t *testing.T) {
 // detector saw go-zookeeper's own lastZxid race may then run once more.
 const raceretryAttest = "raceretry: none of this test's own checks failed"
 
-// attest logs raceretryAttest when none of t's checks has failed so far.
-// Deferred at the top of a test function, it runs before the testing
-// package's own race check (which fails the test after the function
-// returns), so it speaks only of the test's own checks.
-func attest(t *testing.T) {
-	if !t.Failed() {
-		t.Log(raceretryAttest)
+// ownChecks is a test's testing.TB that remembers whether any of the
+// test's own checks failed (or those of its subtests made with sub).
+// testing.T's Failed cannot say: it also counts the race detector's reports,
+// and fails the test for them when asked, so a test that consulted it would
+// never attest after go-zookeeper's race.
+type ownChecks struct {
+	testing.TB
+	parent *ownChecks
+	failed atomic.Bool
+}
+
+// sub returns the own checks of a subtest of o's test.
+func (o *ownChecks) sub(t *testing.T) *ownChecks { return &ownChecks{TB: t, parent: o} }
+
+func (o *ownChecks) fail() {
+	for c := o; c != nil; c = c.parent {
+		c.failed.Store(true)
+	}
+}
+
+func (o *ownChecks) Fail()             { o.TB.Helper(); o.fail(); o.TB.Fail() }
+func (o *ownChecks) FailNow()          { o.TB.Helper(); o.fail(); o.TB.FailNow() }
+func (o *ownChecks) Error(args ...any) { o.TB.Helper(); o.fail(); o.TB.Error(args...) }
+func (o *ownChecks) Errorf(format string, a ...any) {
+	o.TB.Helper()
+	o.fail()
+	o.TB.Errorf(format, a...)
+}
+func (o *ownChecks) Fatal(args ...any) { o.TB.Helper(); o.fail(); o.TB.Fatal(args...) }
+func (o *ownChecks) Fatalf(format string, a ...any) {
+	o.TB.Helper()
+	o.fail()
+	o.TB.Fatalf(format, a...)
+}
+
+// attest logs raceretryAttest when none of o's checks failed. Deferred at
+// the top of a test function, it runs before the testing package's own
+// race check (which fails the test after the function returns); a Fatal
+// marks o failed before it unwinds, so a test cut short does not attest.
+func (o *ownChecks) attest() {
+	if !o.failed.Load() {
+		o.TB.Log(raceretryAttest)
 	}
 }
 

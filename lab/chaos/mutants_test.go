@@ -16,7 +16,7 @@ import (
 // through t, every mutant scenario that no expected checker caught and
 // every twin or mild scenario that failed. It returns
 // one line per scenario: name, verdict, checkers that fired, violations.
-func mutantVerdicts(ctx context.Context, t *testing.T, r *Runner, cases []MutantCase) []string {
+func mutantVerdicts(ctx context.Context, t testing.TB, r *Runner, cases []MutantCase) []string {
 	t.Helper()
 	var scs []Scenario
 	catch := map[string][]string{}
@@ -93,7 +93,7 @@ func mutantVerdicts(ctx context.Context, t *testing.T, r *Runner, cases []Mutant
 // session timeouts): a target that holds for three session timeouts
 // without a fault (lock-stepdown, leader-owner) must let the bystanders
 // progress after the heal before the scenario ends.
-func mutantConfig(t *testing.T, seed uint64) Config {
+func mutantConfig(t testing.TB, seed uint64) Config {
 	cfg := e2eConfig(t, seed)
 	cfg.Duration = 4 * cfg.SessionTimeout
 	return cfg

@@ -41,9 +41,11 @@ const Signature = "zk.(*Conn).sendSetWatches"
 // Attest is the line (logged by the test with t.Log) by which a test that
 // logs as it goes says that none of its own checks failed: lab/chaos's
 // TestEndToEnd logs every scenario's verdict, so its output is never
-// "nothing but the race". The test logs it only when t.Failed() is still
-// false at the end of its function, which is before the testing package's
-// race check fails it. Only race-only lines may follow it.
+// "nothing but the race". The test logs it only when none of its own checks
+// failed, which it must track itself: testing.T's Failed also counts the
+// race detector's reports (and fails the test for them), so a test that
+// asked it would never attest after a race. Only race-only lines may
+// follow it.
 const Attest = "raceretry: none of this test's own checks failed"
 
 // seedLine is the one line a test binary may print outside its tests: the

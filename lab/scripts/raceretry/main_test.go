@@ -28,8 +28,10 @@ func TestAnalyze(t *testing.T) {
 		{"error_and_race.log", []verdict{{mod + "lock", false, `something else than a race: "lock_test.go:88: two holders`}}},
 		{"build_failed.log", []verdict{{mod + "lock", false, "[build failed]"}}},
 		{"timeout.log", []verdict{{mod + "chaos", false, `output outside any failing test: "panic: test timed out`}}},
-		// The real shape of a chaos run hit by the race: the seed line
-		// outside the tests, verdicts logged, then each test's attestation.
+		// A real chaos run's output (a race planted in the quick tier,
+		// its report then swapped for a lastZxid one): the seed line
+		// outside the tests, verdicts logged, each test's attestation,
+		// the parent's after the ensemble's close.
 		{"attested_race.log", []verdict{{mod + "lab/chaos", true, "TestEndToEnd/quick_tier_passes failed only"}}},
 		{"attested_then_error.log", []verdict{{mod + "lab/chaos", false, `TestEndToEnd failed with more than its subtests: "testenv.go:40: close ensemble`}}},
 		{"log_without_attestation.log", []verdict{{mod + "lab/chaos", false, `something else than a race: "e2e_test.go:57: [1/39] PASS`}}},
