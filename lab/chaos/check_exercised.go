@@ -21,7 +21,9 @@ const (
 	// the ZooKeeper leader changed across the window.
 	TraceDisruption Trace = "disruption"
 	// TraceTraffic: a workload client completed something during the
-	// window (slow links disrupt nothing; they must carry traffic).
+	// window (slow links need not disrupt; they must carry traffic), or
+	// went through one of the disruptions above (a link slow enough to
+	// suspend a client was not idle either).
 	TraceTraffic Trace = "traffic"
 )
 
@@ -128,6 +130,9 @@ func traced(h History, w faultWindow, trace Trace, grace time.Duration) string {
 		}
 		switch trace {
 		case TraceTraffic:
+			if disruptive(e) {
+				return fmt.Sprintf("%s %s %s at %s", e.Client, e.Kind, e.Detail, rel(h, e.Time))
+			}
 			if e.Kind == KindInvoke && e.Time <= w.end {
 				invokedIn[e.Client] = true
 			}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,7 +45,34 @@ type Client struct {
 	conn    atomic.Pointer[zk.Conn]
 	session atomic.Int64
 	pid     atomic.Int64
+	// server is 1 + the index of the server of the client's latest
+	// connection (see Dial); 0 before the first.
+	server atomic.Int64
+	dialed atomic.Bool
 }
+
+// Dial is go-zookeeper's dialer for the client's connections (zk.WithDialer,
+// recipes.WithDialer): it records which server each connection reaches
+// (serverOf reads it) and, for every connection after the client's first,
+// a KindSession event "reconnected to server i". A reconnection is the
+// trace a fault leaves on a client that moved to another server within its
+// session, however fast: the runner's 20 ms state sampling misses those.
+func (c *Client) Dial(network, address string, timeout time.Duration) (net.Conn, error) {
+	conn, err := net.DialTimeout(network, address, timeout)
+	if err != nil {
+		return nil, err
+	}
+	i := slices.Index(c.Link.Addrs(), address)
+	c.server.Store(int64(i) + 1)
+	if c.dialed.Swap(true) {
+		c.Log.Event(Event{Kind: KindSession, Detail: fmt.Sprintf("reconnected to server %d", i)})
+	}
+	return conn, nil
+}
+
+// Server returns the index of the server of the client's latest
+// connection (see Dial), or -1.
+func (c *Client) Server() int { return int(c.server.Load()) - 1 }
 
 // SetSession records the client's current session id (ExpireSession needs
 // it). Workloads call it after connecting and whenever the id changes.
@@ -95,7 +124,7 @@ func (e *Env) ClientList() []*Client {
 // The event channel is left undrained on purpose: go-zookeeper drops what
 // does not fit, and the workloads poll state rather than events.
 func (e *Env) Connect(c *Client) (*zk.Conn, error) {
-	conn, _, err := zk.Connect(c.Link.Addrs(), e.SessionTimeout, zk.WithLogger(nopLogger{}))
+	conn, _, err := zk.Connect(c.Link.Addrs(), e.SessionTimeout, zk.WithLogger(nopLogger{}), zk.WithDialer(c.Dial))
 	if err != nil {
 		return nil, fmt.Errorf("chaos: connect %s: %w", c.Name, err)
 	}

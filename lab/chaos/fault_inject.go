@@ -180,6 +180,18 @@ func aimServers(ctx context.Context, env *Env, w Window, aim string, t *Target) 
 	if err != nil {
 		return nil, err
 	}
+	if t.Aim != "" && !serverFits(cs, ldr, aim) {
+		// The aimed client's server is not one this fault may strike (a
+		// follower fault while the holder is on the leader): strike the
+		// server of another workload client that fits, so that the fault
+		// still reaches a client.
+		for _, c := range env.ClientList() {
+			if i := serverOf(ctx, e, c); c.Name != t.Client && serverFits(i, ldr, aim) {
+				cs, t.Client, t.ClientRole = i, c.Name, RoleClient
+				break
+			}
+		}
+	}
 	out := pickServers(e.Servers(), ldr, cs, aim, w.Server)
 	for _, i := range out {
 		t.Servers = append(t.Servers, ServerTarget{Index: i, Role: serverRole(i, ldr)})

@@ -50,6 +50,30 @@ func TestPickClient(t *testing.T) {
 	}
 }
 
+func TestServerFits(t *testing.T) {
+	tests := []struct {
+		i, leader int
+		aim       string
+		want      bool
+	}{
+		{-1, 0, "", false},
+		{-1, 0, RoleFollower, false},
+		{0, 0, RoleFollower, false},
+		{1, 0, RoleFollower, true},
+		{0, 0, aimMinority, false},
+		{2, 0, aimMinority, true},
+		{0, 0, "", true},
+		{0, 0, aimMajority, true},
+		{0, 0, RoleLeader, true},
+		{1, -1, RoleFollower, true},
+	}
+	for _, tt := range tests {
+		if got := serverFits(tt.i, tt.leader, tt.aim); got != tt.want {
+			t.Errorf("serverFits(%d, %d, %q) = %v, want %v", tt.i, tt.leader, tt.aim, got, tt.want)
+		}
+	}
+}
+
 func TestPickServers(t *testing.T) {
 	tests := []struct {
 		name              string
@@ -210,6 +234,10 @@ func TestExercised(t *testing.T) {
 			fault("kill-follower", 1000, 2000).add(Event{Time: 2100 * ms, Client: Nemesis, Kind: KindZKLeader, Value: 1}).build(), TierFull, 1, false},
 		{"slow link carried traffic", newHB(9000).read("c1", "/r", 1100, 1900, 0).fault("latency-low", 1000, 2000).build(), TierFull, 0, false},
 		{"slow link carried nothing", newHB(9000).read("c1", "/r", 2100, 2200, 0).fault("latency-low", 1000, 2000).build(), TierFull, 1, false},
+		{"slow link suspended a client", newHB(9000).read("c1", "/r", 2100, 2200, 0).session("c2", 1800, "suspended").
+			fault("latency-near", 1000, 2000).build(), TierFull, 0, false},
+		{"a client that moved to another server is a trace", newHB(9000).session("c3", 1010, "reconnected to server 2").
+			fault("kill-follower", 1000, 2000).build(), TierFull, 0, false},
 		{"an operation invoked under the latency, done just after the heal", newHB(9000).read("c1", "/r", 1900, 2001, 0).fault("latency-near", 1000, 2000).build(), TierFull, 0, false},
 		{"an operation invoked after the heal is no trace", newHB(9000).read("c1", "/r", 2001, 2100, 0).fault("latency-near", 1000, 2000).build(), TierFull, 1, false},
 		{"not injected: skipped", newHB(9000).add(Event{Time: ms, Client: Nemesis, Kind: KindFaultStart, Key: "kill-leader"}).

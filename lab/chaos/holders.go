@@ -124,7 +124,7 @@ func recordQuiesced(env *Env, conn *zk.Conn, p string) {
 // scenario's session timeout; c.Session follows it. A nil session with a
 // nil error means ctx ended first.
 func connectRecipes(ctx context.Context, env *Env, c *Client) (*recipes.Session, error) {
-	s, err := recipes.Connect(ctx, c.Link.Addrs(), recipes.WithSessionTimeout(env.SessionTimeout), recipes.WithLogger(slog.New(slog.DiscardHandler)))
+	s, err := recipes.Connect(ctx, c.Link.Addrs(), recipes.WithSessionTimeout(env.SessionTimeout), recipes.WithLogger(slog.New(slog.DiscardHandler)), recipes.WithDialer(c.Dial))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil

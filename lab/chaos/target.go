@@ -149,6 +149,20 @@ func pickClient(clients []string, holding map[string]bool, hasHoldings bool, aim
 	return victim, RoleClient
 }
 
+// serverFits reports whether server i (-1 unknown) can be the first that
+// a fault aimed at aim strikes, given the leader: a follower fault cannot
+// strike the leader.
+func serverFits(i, leader int, aim string) bool {
+	if i < 0 {
+		return false
+	}
+	switch aim {
+	case RoleFollower, aimMinority:
+		return i != leader
+	}
+	return true
+}
+
 // pickServers chooses the servers a server fault strikes, given the
 // ensemble's size n, its leader (-1 unknown), the server the aimed client
 // is connected to (-1 unknown), and the draw d:
@@ -279,12 +293,16 @@ func (r *Recorder) holdingNow(clients []string) (map[string]bool, bool) {
 	return holding, has
 }
 
-// serverOf returns the index of the server c is connected to, or -1: from
-// its connection when the client runs in this process, else by asking each
-// server which sessions it serves ("cons").
+// serverOf returns the index of the server c is connected to, or -1: the
+// server its dialer reached last (Client.Dial), else its connection's,
+// else (a worker process) by asking each server which sessions it serves
+// ("cons").
 func serverOf(ctx context.Context, e *testenv.Ensemble, c *Client) int {
 	if c == nil {
 		return -1
+	}
+	if i := c.Server(); i >= 0 {
+		return i
 	}
 	if conn := c.conn.Load(); conn != nil {
 		srv := conn.Server()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -135,18 +136,23 @@ func (w *Lock) client(ctx context.Context, env *Env, c *Client, lockPath, counte
 		once()
 		<-release
 	}()
-	return w.loop(ctx, c.Link.Addrs(), env.SessionTimeout, c.Log, lockPath, counter, c.SetConn, func() {
+	return w.loop(ctx, c.Link.Addrs(), env.SessionTimeout, c.Log, lockPath, counter, c.Dial, c.SetConn, func() {
 		once()
 		<-release // keep the session open until the quiesced check is done
 	})
 }
 
-// loop connects a recipes.Session to addrs and runs Lock, fenced
-// increments and Unlock until ctx is done; then it calls quiesce (if not
-// nil) and closes the session. Used in-process and by worker processes.
+// loop connects a recipes.Session to addrs (through dial, when not nil)
+// and runs Lock, fenced increments and Unlock until ctx is done; then it
+// calls quiesce (if not nil) and closes the session. Used in-process and by
+// worker processes.
 func (w *Lock) loop(ctx context.Context, addrs []string, st time.Duration, log *ClientLog, lockPath, counter string,
-	onConn func(*zk.Conn), quiesce func()) error {
-	s, err := recipes.Connect(ctx, addrs, recipes.WithSessionTimeout(st), recipes.WithLogger(slog.New(slog.DiscardHandler)))
+	dial func(network, address string, timeout time.Duration) (net.Conn, error), onConn func(*zk.Conn), quiesce func()) error {
+	opts := []recipes.Option{recipes.WithSessionTimeout(st), recipes.WithLogger(slog.New(slog.DiscardHandler))}
+	if dial != nil {
+		opts = append(opts, recipes.WithDialer(dial))
+	}
+	s, err := recipes.Connect(ctx, addrs, opts...)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
