@@ -3,9 +3,11 @@ package chaos
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // QueueDelivery proves the delivery invariants of a claim-and-ack queue
@@ -20,6 +22,10 @@ import (
 //     acking must therefore be delivered again and acked (the workload
 //     drains the queue before it stops);
 //   - no two claims of one item are live at the same instant;
+//   - a claim ends by its owner's ack or release, or with its owner's
+//     session: one lost to a delete (recipes.ErrNodeDeleted in the loss)
+//     before its owner asked to ack it was deleted by someone else while it
+//     lived, and its item may be delivered again under it;
 //   - nothing is taken that was never put;
 //   - no item is acknowledged twice, and no item is taken again after it
 //     was acknowledged;
@@ -29,7 +35,7 @@ import (
 func QueueDelivery() Checker {
 	return Checker{
 		Name:      "queue-delivery",
-		Invariant: "every acked put and every claimed item is acked; one live claim per item; none twice after ack, none invented, in order per producer",
+		Invariant: "every acked put and every claimed item is acked; one live claim per item, ended only by its owner or its session; none twice after ack, none invented, in order per producer",
 		Check:     checkQueue,
 	}
 }
@@ -92,6 +98,7 @@ func checkQueue(h History) Result {
 			}
 		}
 	}
+	stolenClaims(h, &v)
 	var claims []Holding
 	for _, x := range Holdings(h) {
 		if x.Mode == "claim" {
@@ -146,6 +153,30 @@ func checkQueue(h History) Result {
 		}
 	}
 	return v.result(len(ops))
+}
+
+// stolenClaims adds a violation for every claim lost to a delete
+// (recipes.ErrNodeDeleted in the loss's detail) while its owner held it and
+// had not invoked its ack: no client but the owner may delete a live claim
+// node, and the owner's own delete is its ack or its release, which
+// ends the holding first.
+func stolenClaims(h History, v *violations) {
+	type ck struct{ client, key string }
+	live := map[ck]bool{}
+	for _, e := range h.Events {
+		k := ck{e.Client, e.Key}
+		switch {
+		case e.Kind == KindAcquired && e.Mode == "claim":
+			live[k] = true
+		case e.Kind == KindInvoke && e.Fn == FnAck, e.Kind == KindReleased:
+			delete(live, k)
+		case e.Kind == KindLost:
+			if live[k] && strings.Contains(e.Detail, recipes.ErrNodeDeleted.Error()) {
+				v.add(e.Time, e.Client, "claim on %s deleted by another client while %s held it (%s)", e.Key, e.Client, e.Detail)
+			}
+			delete(live, k)
+		}
+	}
 }
 
 // QueueLinearizable proves, with porcupine, that put and take operations
