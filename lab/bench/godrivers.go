@@ -153,7 +153,10 @@ func (d *zkrecipesDriver) Open(ctx context.Context, n int) error {
 func (d *zkrecipesDriver) SessionID() int64 { return d.ss[0].ID() }
 
 func (d *zkrecipesDriver) Uncontended(ctx context.Context, path string, n int) ([]time.Duration, error) {
-	m := lock.New(d.ss[0], path)
+	m, err := lock.New(d.ss[0], path)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]time.Duration, 0, n)
 	for range n {
 		t0 := time.Now()
@@ -174,7 +177,11 @@ func (d *zkrecipesDriver) Contend(ctx context.Context, path string, dur time.Dur
 	}
 	ms := make([]*lock.Mutex, k)
 	for i, s := range d.ss[:k] {
-		ms[i] = lock.New(s, path)
+		m, err := lock.New(s, path)
+		if err != nil {
+			return 0, 0, err
+		}
+		ms[i] = m
 	}
 	return loop(ctx, len(ms), dur, func(ctx context.Context, i, _ int) error {
 		if err := ms[i].Lock(ctx); err != nil {
@@ -190,7 +197,11 @@ func (d *zkrecipesDriver) RWMix(ctx context.Context, path string, dur time.Durat
 	}
 	ms := make([]*rwlock.RWMutex, k)
 	for i, s := range d.ss[:k] {
-		ms[i] = rwlock.New(s, path)
+		m, err := rwlock.New(s, path)
+		if err != nil {
+			return 0, 0, err
+		}
+		ms[i] = m
 	}
 	return loop(ctx, len(ms), dur, func(ctx context.Context, i, j int) error {
 		m := ms[i]

@@ -14,16 +14,19 @@ import (
 
 // electionAcquire makes Go participants that campaign, hold a term, and
 // resign.
-func electionAcquire(path string, opts ...leader.Option) func(*recipes.Session) acquireFunc {
-	return func(s *recipes.Session) acquireFunc {
+func electionAcquire(path string, opts ...leader.Option) func(*recipes.Session) (acquireFunc, error) {
+	return func(s *recipes.Session) (acquireFunc, error) {
 		e := leader.New(s, path, opts...)
+		if err := e.Err(); err != nil {
+			return nil, err
+		}
 		return func(ctx context.Context) (func(context.Context) error, error) {
 			term, err := e.Campaign(ctx)
 			if err != nil {
 				return nil, err
 			}
 			return term.Resign, nil
-		}
+		}, nil
 	}
 }
 
