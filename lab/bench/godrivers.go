@@ -245,7 +245,10 @@ func (d *zkrecipesDriver) Take(ctx context.Context, path string, n, k int) (time
 }
 
 func (d *zkrecipesDriver) ElectStart(ctx context.Context, path string) error {
-	e := leader.New(d.ss[0], path)
+	e, err := leader.New(d.ss[0], path)
+	if err != nil {
+		return err
+	}
 	d.elect = startCampaign(func() (func(context.Context) error, error) {
 		t, err := e.Campaign(ctx)
 		if err != nil {
