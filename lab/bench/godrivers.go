@@ -219,7 +219,10 @@ func (d *zkrecipesDriver) RWMix(ctx context.Context, path string, dur time.Durat
 }
 
 func (d *zkrecipesDriver) Put(ctx context.Context, path string, n int) (time.Duration, error) {
-	q := queue.New(d.ss[0], path)
+	q, err := queue.New(d.ss[0], path)
+	if err != nil {
+		return 0, err
+	}
 	item := make([]byte, 100)
 	t0 := time.Now()
 	for range n {
@@ -236,7 +239,11 @@ func (d *zkrecipesDriver) Take(ctx context.Context, path string, n, k int) (time
 	}
 	qs := make([]*queue.Queue, k)
 	for i, s := range d.ss[:k] {
-		qs[i] = queue.New(s, path)
+		q, err := queue.New(s, path)
+		if err != nil {
+			return 0, err
+		}
+		qs[i] = q
 	}
 	return takeAll(ctx, len(qs), n, func(ctx context.Context, i int) error {
 		_, err := qs[i].Take(ctx)
