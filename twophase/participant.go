@@ -35,14 +35,14 @@ type Participant struct {
 // (recipes.ErrNilSession), a root NewCoordinator refuses
 // (recipes.ErrInvalidPath, recipes.ErrDataTooLarge), or a site that is not
 // a single valid path segment or is the reserved name "decision"
-// (ErrBadSite).
+// (ErrBadSite and recipes.ErrBadArgument).
 // Option: WithDeadline.
 func NewParticipant(s *recipes.Session, root, site string, opts ...ParticipantOption) (*Participant, error) {
 	if err := checkSessionRoot(s, root); err != nil {
 		return nil, err
 	}
 	if err := validateSite(site); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w (%w)", err, recipes.ErrBadArgument)
 	}
 	return &Participant{s: s, root: root, site: site, cfg: newParticipantConfig(opts)}, nil
 }

@@ -241,11 +241,11 @@ func TestNewValidates(t *testing.T) {
 		{"root too long", s, "/" + strings.Repeat("r", recipes.DefaultMaxData-26), "bank-a",
 			[]error{recipes.ErrDataTooLarge}, []error{recipes.ErrDataTooLarge}},
 		{"root at the limit", s, "/" + strings.Repeat("r", recipes.DefaultMaxData-27), "bank-a", nil, nil},
-		{"empty site", s, "/app/tx", "", nil, []error{ErrBadSite}},
-		{"site with slash", s, "/app/tx", "a/b", nil, []error{ErrBadSite}},
-		{"dot site", s, "/app/tx", "..", nil, []error{ErrBadSite, recipes.ErrInvalidPath}},
-		{"reserved site", s, "/app/tx", decisionNode, nil, []error{ErrBadSite}},
-		{"site with NUL", s, "/app/tx", "a\x00", nil, []error{ErrBadSite, recipes.ErrInvalidPath}},
+		{"empty site", s, "/app/tx", "", nil, []error{ErrBadSite, recipes.ErrBadArgument}},
+		{"site with slash", s, "/app/tx", "a/b", nil, []error{ErrBadSite, recipes.ErrBadArgument}},
+		{"dot site", s, "/app/tx", "..", nil, []error{ErrBadSite, recipes.ErrBadArgument, recipes.ErrInvalidPath}},
+		{"reserved site", s, "/app/tx", decisionNode, nil, []error{ErrBadSite, recipes.ErrBadArgument}},
+		{"site with NUL", s, "/app/tx", "a\x00", nil, []error{ErrBadSite, recipes.ErrBadArgument, recipes.ErrInvalidPath}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := NewCoordinator(tc.s, tc.root, WithVoteTimeout(time.Second), nil)
