@@ -54,11 +54,7 @@ func New(s *recipes.Session, path string, opts ...Option) (*Election, error) {
 	if err := recipes.CheckData(cfg.data, s.MaxData()); err != nil {
 		return nil, fmt.Errorf("leader: participant id: %w", err)
 	}
-	role := cfg.dialect.ElectionRole()
-	if !cfg.dialect.Supports(role) {
-		return nil, fmt.Errorf("leader: %w: dialect %s has no %s nodes", recipes.ErrBadArgument, cfg.dialect, role)
-	}
-	return &Election{s: s, path: path, cfg: cfg, role: role, events: newDispatcher(cfg.events)}, nil
+	return &Election{s: s, path: path, cfg: cfg, role: cfg.dialect.ElectionRole(), events: newDispatcher(cfg.events)}, nil
 }
 
 // Path returns the election's path.

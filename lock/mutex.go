@@ -45,8 +45,8 @@ type Mutex struct {
 // sentinel, on a nil session (recipes.ErrNilSession), an invalid path or
 // one in the reserved /zookeeper tree (recipes.ErrInvalidPath), data
 // (WithData) larger than the session's request limit
-// (recipes.ErrDataTooLarge) or a dialect without lock names
-// (recipes.ErrBadArgument).
+// (recipes.ErrDataTooLarge) or a dialect without lock names (ErrDialect
+// and recipes.ErrBadArgument).
 func New(s *recipes.Session, path string, opts ...Option) (*Mutex, error) {
 	cfg := lockopt.New(opts)
 	if err := checkArgs(s, path, cfg, recipes.RoleLock); err != nil {
