@@ -22,43 +22,35 @@ import (
 type Barrier struct {
 	s    *recipes.Session
 	path string
-	err  error
 }
 
-// New returns a barrier on path. Nothing is sent to ZooKeeper. Bad
-// arguments are reported by every method, which then sends nothing: a nil
-// session (recipes.ErrNilSession), an invalid path or one in the reserved
-// /zookeeper tree (recipes.ErrInvalidPath), a path so long that creating
-// the node would exceed the session's request limit
-// (recipes.ErrDataTooLarge). A closed session is reported by every method
-// as recipes.ErrClosed.
-func New(s *recipes.Session, path string) *Barrier {
-	b := &Barrier{s: s, path: path}
-	switch {
-	case s == nil:
-		b.err = fmt.Errorf("barrier: %w", recipes.ErrNilSession)
-	default:
-		if err := recipes.ValidateWritePath(path); err != nil {
-			b.err = fmt.Errorf("barrier: %w", err)
-		} else if err := recipes.CheckRequest(s.MaxData(), &zk.CreateRequest{Path: path, Acl: s.ACL()}); err != nil {
-			// The largest request a Barrier sends.
-			b.err = fmt.Errorf("barrier: set: %w", err)
-		}
+// New returns a barrier on path. Nothing is sent to ZooKeeper. It fails,
+// wrapping a sentinel, on a nil session (recipes.ErrNilSession), an
+// invalid path or one in the reserved /zookeeper tree
+// (recipes.ErrInvalidPath), or a path so long that creating the node would
+// exceed the session's request limit (recipes.ErrDataTooLarge). A closed
+// session is reported by every method as recipes.ErrClosed.
+func New(s *recipes.Session, path string) (*Barrier, error) {
+	if s == nil {
+		return nil, fmt.Errorf("barrier: %w", recipes.ErrNilSession)
 	}
-	return b
+	if err := recipes.ValidateWritePath(path); err != nil {
+		return nil, fmt.Errorf("barrier: %w", err)
+	}
+	// The largest request a Barrier sends.
+	if err := recipes.CheckRequest(s.MaxData(), &zk.CreateRequest{Path: path, Acl: s.ACL()}); err != nil {
+		return nil, fmt.Errorf("barrier: set: %w", err)
+	}
+	return &Barrier{s: s, path: path}, nil
 }
 
 // Path returns the barrier node's path.
 func (b *Barrier) Path() string { return b.path }
 
-// check reports a nil receiver, a bad argument given to New, or a done ctx
-// (a done ctx sends nothing).
+// check reports a nil receiver or a done ctx (a done ctx sends nothing).
 func (b *Barrier) check(ctx context.Context) error {
 	if b == nil {
 		return ErrNilBarrier
-	}
-	if b.err != nil {
-		return b.err
 	}
 	if err := context.Cause(ctx); err != nil {
 		return fmt.Errorf("barrier %s: %w", b.path, err)

@@ -19,11 +19,13 @@
 // sent is waited for (see package recipes), and Leave still deletes
 // "ready" once everyone has left.
 //
-// Bad input: New and NewDouble never panic and send nothing; a nil session
+// Bad input: New and NewDouble validate their arguments once and return
+// an error wrapping a sentinel instead of a value: a nil session
 // (recipes.ErrNilSession), an invalid or reserved path
 // (recipes.ErrInvalidPath), a path too long for the barrier's requests
-// (recipes.ErrDataTooLarge) or n < 1 (ErrMembers) is reported by every
-// method, which then sends nothing; a closed session by recipes.ErrClosed.
-// A method on a nil receiver returns ErrNilBarrier. A nil context is a
-// programming error and may panic, like a nil receiver in package sync.
+// (recipes.ErrDataTooLarge) or n < 1 (ErrMembers and
+// recipes.ErrBadArgument). They never panic and send nothing. A closed
+// session is reported by every method as recipes.ErrClosed. A method on a
+// nil receiver returns ErrNilBarrier. A nil context is a programming error
+// and may panic, like a nil receiver in package sync.
 package barrier

@@ -39,7 +39,6 @@ type DoubleBarrier struct {
 	path  string
 	n     int
 	cfg   config
-	err   error
 	ready string
 
 	mu      sync.Mutex
@@ -63,39 +62,37 @@ func WithDialect(d recipes.Dialect) Option {
 }
 
 // NewDouble returns a member of the double barrier on path for n members.
-// Nothing is sent to ZooKeeper. Bad arguments are reported by every method,
-// which then sends nothing: a nil session (recipes.ErrNilSession), n < 1
-// (ErrMembers), an invalid path or one in the reserved /zookeeper tree
-// (recipes.ErrInvalidPath), a path so long that creating a member node
-// would exceed the session's request limit (recipes.ErrDataTooLarge). A
-// closed session is reported by every method as recipes.ErrClosed.
-func NewDouble(s *recipes.Session, path string, n int, opts ...Option) *DoubleBarrier {
-	d := &DoubleBarrier{s: s, path: path, n: n, cfg: config{dialect: recipes.Curator}}
+// Nothing is sent to ZooKeeper. It fails, wrapping a sentinel, on a nil
+// session (recipes.ErrNilSession), n < 1 (ErrMembers, also
+// recipes.ErrBadArgument), an invalid path or one in the reserved
+// /zookeeper tree (recipes.ErrInvalidPath), or a path so long that
+// creating a member node would exceed the session's request limit
+// (recipes.ErrDataTooLarge). A closed session is reported by every method
+// as recipes.ErrClosed.
+func NewDouble(s *recipes.Session, path string, n int, opts ...Option) (*DoubleBarrier, error) {
+	cfg := config{dialect: recipes.Curator}
 	for _, o := range opts {
 		if o != nil {
-			o(&d.cfg)
+			o(&cfg)
 		}
 	}
-	switch {
-	case s == nil:
-		d.err = fmt.Errorf("barrier: %w", recipes.ErrNilSession)
-	case n < 1:
-		d.err = fmt.Errorf("%w (%w): %d", ErrMembers, recipes.ErrBadArgument, n)
-	default:
-		if err := recipes.ValidateWritePath(path); err != nil {
-			d.err = fmt.Errorf("barrier: %w", err)
-		} else if err := recipes.CheckRequest(s.MaxData(), &zk.CreateRequest{
-			// The largest request a member sends: its member node's create
-			// (a GUID of at most 36 characters).
-			Path: recipes.JoinPath(path, "00000000-0000-0000-0000-000000000000"), Acl: s.ACL(), Flags: zk.FlagEphemeral,
-		}); err != nil {
-			d.err = fmt.Errorf("barrier: enter: %w", err)
-		}
+	if s == nil {
+		return nil, fmt.Errorf("barrier: %w", recipes.ErrNilSession)
 	}
-	if d.err == nil {
-		d.ready = recipes.JoinPath(path, ReadyNode)
+	if n < 1 {
+		return nil, fmt.Errorf("%w (%w): %d", ErrMembers, recipes.ErrBadArgument, n)
 	}
-	return d
+	if err := recipes.ValidateWritePath(path); err != nil {
+		return nil, fmt.Errorf("barrier: %w", err)
+	}
+	if err := recipes.CheckRequest(s.MaxData(), &zk.CreateRequest{
+		// The largest request a member sends: its member node's create
+		// (a GUID of at most 36 characters).
+		Path: recipes.JoinPath(path, "00000000-0000-0000-0000-000000000000"), Acl: s.ACL(), Flags: zk.FlagEphemeral,
+	}); err != nil {
+		return nil, fmt.Errorf("barrier: enter: %w", err)
+	}
+	return &DoubleBarrier{s: s, path: path, n: n, cfg: cfg, ready: recipes.JoinPath(path, ReadyNode)}, nil
 }
 
 // Path returns the barrier's path.
@@ -115,9 +112,6 @@ func (d *DoubleBarrier) Name() string {
 func (d *DoubleBarrier) begin(enter bool) error {
 	if d == nil {
 		return ErrNilBarrier
-	}
-	if d.err != nil {
-		return d.err
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -9,7 +9,8 @@ import "errors"
 var (
 	// ErrNilBarrier: a method was called on a nil *Barrier or *DoubleBarrier.
 	ErrNilBarrier = errors.New("barrier: nil receiver")
-	// ErrMembers: a double barrier was asked for fewer than 1 member.
+	// ErrMembers: NewDouble was asked for fewer than 1 member. The error
+	// also wraps recipes.ErrBadArgument.
 	ErrMembers = errors.New("barrier: double barrier needs at least 1 member")
 	// ErrNotEntered: Leave on a DoubleBarrier that has not entered.
 	ErrNotEntered = errors.New("barrier: not entered")

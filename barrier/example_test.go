@@ -20,7 +20,10 @@ func ExampleBarrier() {
 	}
 	defer s.Close(ctx)
 
-	b := barrier.New(s, "/app/start")
+	b, err := barrier.New(s, "/app/start")
+	if err != nil {
+		log.Fatal(err)
+	}
 	// Coordinator:
 	if err := b.Set(ctx); err != nil {
 		log.Fatal(err)
@@ -45,7 +48,10 @@ func ExampleDoubleBarrier() {
 	}
 	defer s.Close(ctx)
 
-	d := barrier.NewDouble(s, "/app/round", 5)
+	d, err := barrier.NewDouble(s, "/app/round", 5)
+	if err != nil {
+		log.Fatal(err)
+	}
 	if err := d.Enter(ctx); err != nil { // returns once 5 have entered
 		log.Fatal(err)
 	}
@@ -55,10 +61,10 @@ func ExampleDoubleBarrier() {
 	}
 }
 
-// Bad arguments are reported by every method, with sentinel errors.
+// Bad arguments are reported by the constructor, with sentinel errors,
+// and no DoubleBarrier is made.
 func ExampleNewDouble_badInput() {
-	d := barrier.NewDouble(nil, "/app/round", 0)
-	err := d.Enter(context.Background())
-	fmt.Println(errors.Is(err, recipes.ErrNilSession))
-	// Output: true
+	d, err := barrier.NewDouble(nil, "/app/round", 5)
+	fmt.Println(d == nil, errors.Is(err, recipes.ErrNilSession))
+	// Output: true true
 }

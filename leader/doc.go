@@ -13,11 +13,13 @@
 // many of its waiters wait on it or give up waiting (recipes.Session.WatchData),
 // so abandoned campaigns and observers leave nothing behind that grows.
 // Participants are ordered by serial arithmetic on the sequence suffix,
-// correct across the wrap of the path's counter; WithTextOrder orders as
-// Curator and kazoo do, for elections shared with them. The wire format is
-// Curator's LeaderLatch by default ("_c_<uuid36>-latch-<seq>", data = the
-// participant id), so Go and Java services can share an election; Curator's
-// LeaderSelector (the lock names) and kazoo's Election are options.
+// correct across the wrap of the path's counter; a dialect's TextOrder
+// variant orders as Curator and kazoo do, for elections shared with them.
+// The wire format is Curator's LeaderLatch by default
+// ("_c_<uuid36>-latch-<seq>", data = the participant id), so Go and Java
+// services can share an election; Curator's LeaderSelector
+// (WithDialect(recipes.CuratorSelector), the lock names) and kazoo's
+// Election (WithDialect(recipes.Kazoo)) are options.
 //
 // # Safety
 //
@@ -54,9 +56,11 @@
 // so a hook that never returns keeps it (see WithEvents).
 //
 // Bad input follows the convention of every zkrecipes package (see
-// package recipes): constructors validate and never panic, and an invalid
-// argument (nil or closed session, bad or reserved path, data too large,
-// a count out of range) is reported by the methods, wrapping a sentinel,
-// before anything is sent; a method on a nil receiver, or a nil context,
-// may panic, as in package sync; no other runtime input panics.
+// package recipes): New validates its arguments once and returns an error
+// wrapping a sentinel (recipes.ErrNilSession, recipes.ErrInvalidPath,
+// recipes.ErrDataTooLarge, recipes.ErrBadArgument) instead of an Election
+// (Do returns it); a closed session is reported by the methods as
+// recipes.ErrClosed, before anything is sent; a method on a nil receiver,
+// or a nil context, may panic, as in package sync; no other runtime input
+// panics.
 package leader

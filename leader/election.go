@@ -30,9 +30,7 @@ type Election struct {
 	s      *recipes.Session
 	path   string
 	cfg    config
-	err    error // from New, returned by every call
-	rd     recipes.Dialect
-	role   recipes.Role
+	role   recipes.Role // the dialect's election role
 	events *dispatcher
 
 	mu          sync.Mutex
@@ -40,44 +38,23 @@ type Election struct {
 	term        *Term
 }
 
-// New returns an Election on path for session s. It sends nothing; invalid
-// arguments (nil session, invalid path, unknown dialect, an id larger than
-// the server's limit) are reported by every later call and by Err. It never
-// panics.
-func New(s *recipes.Session, path string, opts ...Option) *Election {
-	e := &Election{s: s, path: path, cfg: newConfig(opts)}
-	e.events = newDispatcher(e.cfg.events)
-	e.err = e.check()
-	return e
-}
-
-func (e *Election) check() error {
-	if e.s == nil {
-		return fmt.Errorf("leader: %w", recipes.ErrNilSession)
+// New returns an Election on path for session s. It sends nothing. It
+// fails, wrapping a sentinel, on a nil session (recipes.ErrNilSession), an
+// invalid path or one in the reserved /zookeeper tree
+// (recipes.ErrInvalidPath), or a participant id (WithData) larger than the
+// session's request limit (recipes.ErrDataTooLarge). It never panics.
+func New(s *recipes.Session, path string, opts ...Option) (*Election, error) {
+	cfg := newConfig(opts)
+	if s == nil {
+		return nil, fmt.Errorf("leader: %w", recipes.ErrNilSession)
 	}
-	if err := recipes.ValidateParentPath(e.path); err != nil {
-		return fmt.Errorf("leader: %w", err)
+	if err := recipes.ValidateParentPath(path); err != nil {
+		return nil, fmt.Errorf("leader: %w", err)
 	}
-	rd, role, err := e.cfg.dialect.wire()
-	if err != nil {
-		return err
+	if err := recipes.CheckData(cfg.data, s.MaxData()); err != nil {
+		return nil, fmt.Errorf("leader: participant id: %w", err)
 	}
-	if e.cfg.textOrder {
-		rd = rd.TextOrder()
-	}
-	e.rd, e.role = rd, role
-	if err := recipes.CheckData([]byte(e.cfg.id), e.s.MaxData()); err != nil {
-		return fmt.Errorf("leader: participant id: %w", err)
-	}
-	return nil
-}
-
-// Err returns the error New found in its arguments, if any.
-func (e *Election) Err() error {
-	if e == nil {
-		return ErrNilElection
-	}
-	return e.err
+	return &Election{s: s, path: path, cfg: cfg, role: cfg.dialect.ElectionRole(), events: newDispatcher(cfg.events)}, nil
 }
 
 // Path returns the election's path.
@@ -88,20 +65,17 @@ func (e *Election) Path() string {
 	return e.path
 }
 
-// ID returns the participant id (our node's data).
+// ID returns the participant id (our node's data, WithData) as a string.
 func (e *Election) ID() string {
 	if e == nil {
 		return ""
 	}
-	return e.cfg.id
+	return string(e.cfg.data)
 }
 
 func (e *Election) usable(ctx context.Context) error {
 	if e == nil {
 		return ErrNilElection
-	}
-	if e.err != nil {
-		return e.err
 	}
 	if ctx == nil {
 		return fmt.Errorf("leader: %w: nil context", recipes.ErrBadArgument)
@@ -195,10 +169,10 @@ func (e *Election) campaign(ctx context.Context) (*Term, error) {
 		e.emit(Event{Type: EventOfferStart})
 		h, err := recipes.Acquire(ctx, e.s, recipes.Spec{
 			Path:      e.path,
-			Dialect:   e.rd,
+			Dialect:   e.cfg.dialect,
 			Role:      e.role,
 			Predicate: tr.predicate,
-			Data:      []byte(e.cfg.id),
+			Data:      e.cfg.data,
 			Policy:    e.policy(),
 		})
 		if err != nil {

@@ -21,7 +21,10 @@ func ExampleElection_Campaign() {
 	}
 	defer s.Close(ctx)
 
-	e := leader.New(s, "/services/billing/leader", leader.WithID("billing-7"))
+	e, err := leader.New(s, "/services/billing/leader", leader.WithData([]byte("billing-7")))
+	if err != nil {
+		log.Fatal(err) // a nil session, a bad path, an id too large
+	}
 	term, err := e.Campaign(ctx)
 	if err != nil {
 		log.Fatal(err)
@@ -45,7 +48,10 @@ func ExampleRun() {
 	}
 	defer s.Close(context.Background())
 
-	e := leader.New(s, "/jobs/compactor/leader")
+	e, err := leader.New(s, "/jobs/compactor/leader")
+	if err != nil {
+		log.Fatal(err)
+	}
 	err = leader.Run(ctx, e, func(ctx context.Context) error {
 		// Work as leader; ctx is done the moment leadership may be lost.
 		for {
@@ -88,7 +94,11 @@ func ExampleElection_Observe() {
 	}
 	defer s.Close(context.Background())
 
-	for p := range leader.New(s, "/services/billing/leader").Observe(ctx) {
+	e, err := leader.New(s, "/services/billing/leader")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for p := range e.Observe(ctx) {
 		if p.IsZero() {
 			fmt.Println("nobody leads")
 			continue
@@ -108,7 +118,10 @@ func ExampleWithEvents() {
 		log.Fatal(err)
 	}
 	defer s.Close(ctx)
-	e := leader.New(s, "/services/billing/leader", leader.WithEvents(hook))
+	e, err := leader.New(s, "/services/billing/leader", leader.WithEvents(hook))
+	if err != nil {
+		log.Fatal(err)
+	}
 	if term, err := e.Campaign(ctx); err == nil {
 		term.Resign(ctx)
 	}

@@ -15,7 +15,7 @@ import (
 // node, in line order. The first one leads. The zero Participant (Node "")
 // stands for "nobody leads" in Observe.
 type Participant struct {
-	ID        string // the node's data: the participant id (WithID)
+	ID        string // the node's data: the participant id (WithData)
 	Node      string // full path of its node
 	SessionID int64  // the node's ephemeral owner
 	// Token is the node's czxid: the fencing token of its term when it
@@ -26,7 +26,7 @@ type Participant struct {
 // IsZero reports whether p is the zero Participant (nobody).
 func (p Participant) IsZero() bool { return p.Node == "" }
 
-func (e *Election) roles() []recipes.Role { return e.rd.Blocking(e.role) }
+func (e *Election) roles() []recipes.Role { return e.cfg.dialect.Blocking(e.role) }
 
 // read returns the participant at node name, or ok=false when the node is
 // gone. Cost: 1 getData. It sets no watch.
@@ -72,7 +72,7 @@ func (e *Election) Leader(ctx context.Context) (Participant, error) {
 		return Participant{}, err
 	}
 	for {
-		cs, err := recipes.Contenders(ctx, e.s, e.rd, e.path, e.roles()...)
+		cs, err := recipes.Contenders(ctx, e.s, e.cfg.dialect, e.path, e.roles()...)
 		if err != nil {
 			return Participant{}, fmt.Errorf("leader: leader of %s: %w", e.path, err)
 		}
@@ -100,7 +100,7 @@ func (e *Election) Participants(ctx context.Context) ([]Participant, error) {
 	if err := e.usable(ctx); err != nil {
 		return nil, err
 	}
-	cs, err := recipes.Contenders(ctx, e.s, e.rd, e.path, e.roles()...)
+	cs, err := recipes.Contenders(ctx, e.s, e.cfg.dialect, e.path, e.roles()...)
 	if err != nil {
 		return nil, fmt.Errorf("leader: participants of %s: %w", e.path, err)
 	}
@@ -182,7 +182,7 @@ func (e *Election) watchHead(ctx context.Context, mb *mailbox) {
 		if err := waitUsable(ctx, e.s); err != nil {
 			return
 		}
-		cs, err := recipes.Contenders(ctx, e.s, e.rd, e.path, e.roles()...)
+		cs, err := recipes.Contenders(ctx, e.s, e.cfg.dialect, e.path, e.roles()...)
 		if err != nil {
 			if errors.Is(err, recipes.ErrClosed) || !e.retry(ctx, err) {
 				return
@@ -248,7 +248,7 @@ func (e *Election) watchEmpty(ctx context.Context) (w *recipes.Watch, err error)
 		return nil, err
 	}
 	for _, c := range children {
-		if _, ok := e.rd.Parse(c, e.roles()...); ok {
+		if _, ok := e.cfg.dialect.Parse(c, e.roles()...); ok {
 			w.Close()
 			return nil, nil
 		}

@@ -1,67 +1,21 @@
 package leader
 
 import (
-	"fmt"
-
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
-
-// Dialect is the wire format of an election's nodes, so that Go and other
-// clients can take part in the same election.
-type Dialect int
-
-const (
-	// LeaderLatch is Apache Curator's LeaderLatch (the default):
-	// "_c_<uuid36>-latch-<seq>", data = participant id, ordered by the
-	// digits after the last "latch-".
-	LeaderLatch Dialect = iota
-	// LeaderSelector is Apache Curator's LeaderSelector, which contends
-	// through an InterProcessMutex: "_c_<uuid36>-lock-<seq>", data =
-	// participant id. It shares a path with lock.Mutex holders.
-	LeaderSelector
-	// KazooElection is kazoo's Election (a kazoo Lock underneath):
-	// "<uuid hex32>__lock__<seq>", data = identifier.
-	KazooElection
-)
-
-func (d Dialect) String() string {
-	switch d {
-	case LeaderLatch:
-		return "curator-leader-latch"
-	case LeaderSelector:
-		return "curator-leader-selector"
-	case KazooElection:
-		return "kazoo-election"
-	}
-	return fmt.Sprintf("dialect(%d)", int(d))
-}
-
-// wire maps d onto the core's dialect and role.
-func (d Dialect) wire() (recipes.Dialect, recipes.Role, error) {
-	switch d {
-	case LeaderLatch:
-		return recipes.Curator, recipes.RoleLatch, nil
-	case LeaderSelector:
-		return recipes.Curator, recipes.RoleLock, nil
-	case KazooElection:
-		return recipes.Kazoo, recipes.RoleLatch, nil
-	}
-	return recipes.Dialect{}, 0, fmt.Errorf("leader: %w: unknown dialect %d", recipes.ErrBadArgument, int(d))
-}
 
 // Option configures an Election (New, Do).
 type Option func(*config)
 
 type config struct {
-	id        string
-	dialect   Dialect
-	textOrder bool
-	policy    *recipes.LossPolicy
-	events    func(Event)
+	data    []byte
+	dialect recipes.Dialect
+	policy  *recipes.LossPolicy
+	events  func(Event)
 }
 
 func newConfig(opts []Option) config {
-	c := config{id: defaultID()}
+	c := config{data: []byte(recipes.ProcessID()), dialect: recipes.Curator}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
@@ -70,32 +24,37 @@ func newConfig(opts []Option) config {
 	return c
 }
 
-// defaultID identifies this process: "host:pid".
-func defaultID() string { return recipes.ProcessID() }
-
-// WithID sets the participant id, stored as our node's data (UTF-8) as
-// Curator and kazoo do, and shown by Leader, Participants and Observe.
-// Default: "host:pid".
-func WithID(id string) Option {
-	return func(c *config) { c.id = id }
+// WithData sets the participant id: the bytes stored in our node, as
+// Curator (LeaderLatch's and LeaderSelector's id, UTF-8) and kazoo (the
+// identifier) store theirs, and shown as Participant.ID by Leader,
+// Participants, Observe and Term.Participant. Default:
+// recipes.ProcessID(), "host:pid". The bytes are copied; more than the
+// session's request limit allows makes New fail with
+// recipes.ErrDataTooLarge.
+func WithData(b []byte) Option {
+	return func(c *config) { c.data = append([]byte(nil), b...) }
 }
 
-// WithDialect selects the wire format (default LeaderLatch).
-func WithDialect(d Dialect) Option {
+// WithDialect selects the wire format (recipes.Dialect.ElectionRole names
+// the nodes): recipes.Curator, the default, is Curator's LeaderLatch
+// ("_c_<uuid36>-latch-<seq>"); recipes.CuratorSelector is Curator's
+// LeaderSelector, which contends through an InterProcessMutex
+// ("_c_<uuid36>-lock-<seq>", sharing a path with lock.Mutex holders);
+// recipes.Kazoo is kazoo's Election, a kazoo Lock underneath
+// ("<uuid hex32>__lock__<seq>").
+//
+// Participants are ordered by serial arithmetic on the sequence suffix by
+// default. When Curator's or kazoo's participants share the election, pass
+// the dialect's TextOrder variant (recipes.Curator.TextOrder(), ...), so
+// that Go and foreign participants agree on the leader: it orders by the
+// suffix's text as they do, which changes nothing until the path's
+// sequence counter wraps after 2^31 creates and deletes, where the foreign
+// order itself puts newcomers ahead of the leader (two leaders at once,
+// and fencing tokens no longer grow from one leader to the next; see
+// recipes.Dialect.TextOrder). Keep serial order on Go-only paths: it stays
+// correct across the wrap.
+func WithDialect(d recipes.Dialect) Option {
 	return func(c *config) { c.dialect = d }
-}
-
-// WithTextOrder orders the line as Curator and kazoo do, by the text of the
-// sequence suffix, instead of by serial arithmetic (the default). Turn it on
-// when Curator's or kazoo's participants share the election, so that Go and
-// foreign participants agree on the leader; it changes nothing until the
-// path's sequence counter wraps after 2^31 creates and deletes, where the
-// foreign order itself puts newcomers ahead of the leader (two leaders at
-// once, and fencing tokens no longer grow from one leader to the next; see
-// recipes.Dialect.TextOrder). Leave it off on Go-only paths:
-// there serial order stays correct across the wrap.
-func WithTextOrder() Option {
-	return func(c *config) { c.textOrder = true }
 }
 
 // WithLossPolicy overrides the session's loss policy for this election's

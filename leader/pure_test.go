@@ -126,23 +126,68 @@ func TestEventTypeStrings(t *testing.T) {
 	}
 }
 
-func TestDialectWire(t *testing.T) {
+// TestNewValidates: New checks its arguments once and fails with a
+// sentinel, returning no Election; a valid Election contends with its
+// dialect's election role. New sends nothing, so an unconnected Session
+// serves as a non-nil one.
+func TestNewValidates(t *testing.T) {
+	s := new(recipes.Session)
 	for _, tc := range []struct {
-		d    Dialect
-		rd   recipes.Dialect
-		role recipes.Role
+		name string
+		s    *recipes.Session
+		path string
+		opts []Option
+		role recipes.Role // on success
+		want []error      // nil: success
 	}{
-		{LeaderLatch, recipes.Curator, recipes.RoleLatch},
-		{LeaderSelector, recipes.Curator, recipes.RoleLock},
-		{KazooElection, recipes.Kazoo, recipes.RoleLatch},
+		{"default latch", s, "/e", nil, recipes.RoleLatch, nil},
+		{"root", s, "/", nil, recipes.RoleLatch, nil},
+		{"zero dialect", s, "/e", []Option{WithDialect(recipes.Dialect{})}, recipes.RoleLatch, nil},
+		{"selector", s, "/e", []Option{WithDialect(recipes.CuratorSelector)}, recipes.RoleLock, nil},
+		{"selector text order", s, "/e", []Option{WithDialect(recipes.CuratorSelector.TextOrder())}, recipes.RoleLock, nil},
+		{"kazoo", s, "/e", []Option{WithDialect(recipes.Kazoo)}, recipes.RoleLatch, nil},
+		{"nil options", s, "/e", []Option{nil, WithData(nil), nil}, recipes.RoleLatch, nil},
+		{"nil session", nil, "/e", nil, 0, []error{recipes.ErrNilSession}},
+		{"empty path", s, "", nil, 0, []error{recipes.ErrInvalidPath}},
+		{"relative path", s, "e", nil, 0, []error{recipes.ErrInvalidPath}},
+		{"dot dot", s, "/a/../e", nil, 0, []error{recipes.ErrInvalidPath}},
+		{"reserved", s, "/zookeeper/e", nil, 0, []error{recipes.ErrInvalidPath}},
+		{"id too large", s, "/e", []Option{WithData(make([]byte, recipes.DefaultMaxData+1))}, 0, []error{recipes.ErrDataTooLarge}},
 	} {
-		rd, role, err := tc.d.wire()
-		if err != nil || rd.String() != tc.rd.String() || role != tc.role {
-			t.Errorf("%v: %v %v %v", tc.d, rd, role, err)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := New(tc.s, tc.path, tc.opts...)
+			if len(tc.want) == 0 {
+				if err != nil || e == nil {
+					t.Fatalf("New = %v, %v; want an Election", e, err)
+				}
+				if e.role != tc.role {
+					t.Errorf("role %v, want %v", e.role, tc.role)
+				}
+				return
+			}
+			if e != nil {
+				t.Errorf("New returned an Election with error %v", err)
+			}
+			for _, w := range tc.want {
+				if !errors.Is(err, w) {
+					t.Errorf("error %v is not %v", err, w)
+				}
+			}
+		})
 	}
-	if _, _, err := Dialect(-1).wire(); !errors.Is(err, recipes.ErrBadArgument) {
-		t.Errorf("bad dialect: %v", err)
+	// WithData copies its bytes; ID reads them back.
+	id := []byte("p-1")
+	e, err := New(s, "/e", WithData(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id[0] = 'x'
+	if e.ID() != "p-1" {
+		t.Errorf("ID() = %q", e.ID())
+	}
+	// Do returns New's error and sends nothing.
+	if err := Do(context.Background(), nil, "/e", func(context.Context) error { return nil }); !errors.Is(err, recipes.ErrNilSession) {
+		t.Errorf("Do(nil session) = %v", err)
 	}
 }
 

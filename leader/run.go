@@ -84,7 +84,7 @@ func OnError(f func(error)) RunOption {
 // returned nil rejoins at once.
 //
 // Run returns ctx's cause once ctx is done, or the first error that
-// campaigning again cannot fix (closed session, bad arguments). fn's errors
+// campaigning again cannot fix (a closed session). fn's errors
 // go to OnError and do not stop the loop. Cost per term: Campaign's and
 // Resign's.
 func Run(ctx context.Context, e *Election, fn func(ctx context.Context) error, opts ...RunOption) error {
@@ -168,9 +168,14 @@ func runTerm(ctx context.Context, t *Term, fn func(ctx context.Context) error) e
 // executeInLeader). It returns fn's error; if fn returned nil but the term's
 // context was done before fn returned (leadership may have been lost while
 // fn ran), an error wrapping ErrLost and the term's cause; otherwise
-// Resign's. opts configure the Election. Cost: Campaign's + 1 delete.
+// Resign's. opts configure the Election; an argument New rejects is
+// returned as New returns it, and nothing is sent. Cost: Campaign's + 1
+// delete.
 func Do(ctx context.Context, s *recipes.Session, path string, fn func(ctx context.Context) error, opts ...Option) error {
-	e := New(s, path, opts...)
+	e, err := New(s, path, opts...)
+	if err != nil {
+		return err
+	}
 	if err := e.usable(ctx); err != nil {
 		return err
 	}

@@ -101,7 +101,7 @@ func (t *Term) Participant() Participant {
 		return Participant{}
 	}
 	f := t.h.Fence()
-	return Participant{ID: t.e.cfg.id, Node: f.Path, SessionID: f.SessionID, Token: f.Token}
+	return Participant{ID: string(t.e.cfg.data), Node: f.Path, SessionID: f.SessionID, Token: f.Token}
 }
 
 // FencedMulti runs ops in one multi together with a version check of our

@@ -44,9 +44,11 @@
 //	Revoke                      1 setData
 //
 // Bad input follows the convention of every zkrecipes package (see
-// package recipes): constructors validate and never panic, and an invalid
-// argument (nil or closed session, bad or reserved path, data too large,
-// a count out of range) is reported by the methods, wrapping a sentinel,
-// before anything is sent; a method on a nil receiver, or a nil context,
-// may panic, as in package sync; no other runtime input panics.
+// package recipes): New and NewSemaphore validate their arguments once and
+// return an error wrapping a sentinel (recipes.ErrNilSession,
+// recipes.ErrInvalidPath, recipes.ErrDataTooLarge, recipes.ErrBadArgument)
+// instead of a value; a closed session is reported by the methods as
+// recipes.ErrClosed, before anything is sent; a method on a nil receiver,
+// or a nil context, may panic, as in package sync; no other runtime input
+// panics.
 package lock

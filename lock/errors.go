@@ -16,9 +16,12 @@ var (
 	ErrAlreadyHeld = errors.New("lock: already held by this Mutex")
 	// ErrNilMutex: a method was called on a nil *Mutex, *Semaphore or *Lease.
 	ErrNilMutex = errors.New("lock: nil receiver")
-	// ErrLeases: a semaphore was asked for fewer than 1 lease.
+	// ErrLeases: NewSemaphore was asked for fewer than 1 lease. The error
+	// also wraps recipes.ErrBadArgument.
 	ErrLeases = errors.New("lock: semaphore needs at least 1 lease")
-	// ErrDialect: the semaphore's wire format exists only in the Curator
-	// dialect.
+	// ErrDialect: the dialect has no names for the recipe: kazoo has no
+	// semaphore in Curator's layout, so NewSemaphore accepts Curator's
+	// dialect only (rwlock.New, a dialect without read and write names).
+	// The error also wraps recipes.ErrBadArgument.
 	ErrDialect = errors.New("lock: dialect not supported")
 )

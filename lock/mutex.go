@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/lockopt"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -33,31 +34,41 @@ import (
 type Mutex struct {
 	s    *recipes.Session
 	path string
-	cfg  config
-	err  error // from New, returned by every call
+	cfg  lockopt.Config
 
 	mu   sync.Mutex
 	busy bool // a Lock or TryLock is in progress
 	h    *recipes.Holding
 }
 
-// New returns a Mutex on path. It sends nothing; invalid arguments (nil
-// session, bad path, data too large) are reported by every later call.
-func New(s *recipes.Session, path string, opts ...Option) *Mutex {
-	m := &Mutex{s: s, path: path, cfg: newConfig(opts)}
-	m.err = checkArgs(s, path, m.cfg)
-	return m
+// New returns a Mutex on path. It sends nothing. It fails, wrapping a
+// sentinel, on a nil session (recipes.ErrNilSession), an invalid path or
+// one in the reserved /zookeeper tree (recipes.ErrInvalidPath), data
+// (WithData) larger than the session's request limit
+// (recipes.ErrDataTooLarge) or a dialect without lock names (ErrDialect
+// and recipes.ErrBadArgument).
+func New(s *recipes.Session, path string, opts ...Option) (*Mutex, error) {
+	cfg := lockopt.New(opts)
+	if err := checkArgs(s, path, cfg, recipes.RoleLock); err != nil {
+		return nil, err
+	}
+	return &Mutex{s: s, path: path, cfg: cfg}, nil
 }
 
-func checkArgs(s *recipes.Session, path string, c config) error {
+// checkArgs validates what New and NewSemaphore share: the session, the
+// path, the data, and the dialect's names for role.
+func checkArgs(s *recipes.Session, path string, c lockopt.Config, role recipes.Role) error {
 	if s == nil {
 		return fmt.Errorf("lock: %w", recipes.ErrNilSession)
 	}
 	if err := recipes.ValidateParentPath(path); err != nil {
 		return fmt.Errorf("lock: %w", err)
 	}
-	if err := recipes.CheckData(c.data, s.MaxData()); err != nil {
-		return fmt.Errorf("lock: %w", err)
+	if err := recipes.CheckData(c.Data, s.MaxData()); err != nil {
+		return fmt.Errorf("lock: data: %w", err)
+	}
+	if !c.Dialect.Supports(role) {
+		return fmt.Errorf("%w (%w): dialect %s has no %s nodes", ErrDialect, recipes.ErrBadArgument, c.Dialect, role)
 	}
 	return nil
 }
@@ -65,12 +76,12 @@ func checkArgs(s *recipes.Session, path string, c config) error {
 func (m *Mutex) spec() recipes.Spec {
 	return recipes.Spec{
 		Path:      m.path,
-		Dialect:   m.cfg.dialect,
+		Dialect:   m.cfg.Dialect,
 		Role:      recipes.RoleLock,
 		Predicate: recipes.Exclusive(),
-		Data:      m.cfg.data,
-		Policy:    m.cfg.lossPolicy(m.s),
-		Revocable: m.cfg.revocable,
+		Data:      m.cfg.Data,
+		Policy:    m.cfg.LossPolicy(m.s),
+		Revocable: m.cfg.Revocable,
 	}
 }
 
@@ -78,9 +89,6 @@ func (m *Mutex) spec() recipes.Spec {
 func (m *Mutex) begin() error {
 	if m == nil {
 		return ErrNilMutex
-	}
-	if m.err != nil {
-		return m.err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -155,9 +163,6 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	if m == nil {
 		return ErrNilMutex
 	}
-	if m.err != nil {
-		return m.err
-	}
 	m.mu.Lock()
 	h := m.h
 	m.h = nil
@@ -228,9 +233,6 @@ func (m *Mutex) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse
 	if m == nil {
 		return nil, ErrNilMutex
 	}
-	if m.err != nil {
-		return nil, m.err
-	}
 	h := m.holding()
 	if h == nil {
 		return nil, ErrNotHeld
@@ -256,10 +258,7 @@ func (m *Mutex) Participants(ctx context.Context) ([]Participant, error) {
 	if m == nil {
 		return nil, ErrNilMutex
 	}
-	if m.err != nil {
-		return nil, m.err
-	}
-	return participants(ctx, m.s, m.cfg.dialect, m.path, m.cfg.dialect.Blocking(recipes.RoleLock))
+	return participants(ctx, m.s, m.cfg.Dialect, m.path, m.cfg.Dialect.Blocking(recipes.RoleLock))
 }
 
 func participants(ctx context.Context, s *recipes.Session, d recipes.Dialect, path string, roles []recipes.Role) ([]Participant, error) {

@@ -1,60 +1,49 @@
 package lock
 
 import (
+	"github.com/zkrecipes/zkrecipes/internal/lockopt"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
-// Option configures a Mutex or a Semaphore.
-type Option func(*config)
+// Option configures a Mutex or a Semaphore (New, NewSemaphore). Package
+// rwlock takes the same options (rwlock.Option is Option), so each option
+// is documented once, here.
+type Option func(*lockopt.Config)
 
-type config struct {
-	dialect   recipes.Dialect
-	data      []byte
-	policy    *recipes.LossPolicy
-	revocable bool
-}
-
-func newConfig(opts []Option) config {
-	c := config{dialect: recipes.Curator, data: defaultData()}
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
-	}
-	return c
-}
-
-func (c config) lossPolicy(s *recipes.Session) recipes.LossPolicy {
-	if c.policy != nil {
-		return *c.policy
-	}
-	return s.LossPolicy()
-}
-
-// defaultData identifies this process: "host:pid".
-func defaultData() []byte { return []byte(recipes.ProcessID()) }
-
-// WithDialect selects the wire format (default recipes.Curator).
+// WithDialect selects the wire format: recipes.Curator (the default;
+// recipes.CuratorSelector is the same for locks) or recipes.Kazoo, and
+// their TextOrder variants. A Mutex uses the dialect's lock names
+// (Curator's InterProcessMutex "_c_<uuid36>-lock-<seq>", kazoo's Lock
+// "<uuid hex32>__lock__<seq>"), an rwlock.RWMutex its read and write names
+// (Curator's InterProcessReadWriteLock "__READ__" / "__WRIT__", kazoo's
+// ReadLock and WriteLock "__rlock__" / "__lock__"). A Semaphore speaks
+// Curator's InterProcessSemaphoreV2 only: NewSemaphore rejects recipes.Kazoo
+// with ErrDialect.
 func WithDialect(d recipes.Dialect) Option {
-	return func(c *config) { c.dialect = d }
+	return func(c *lockopt.Config) { c.Dialect = d }
 }
 
-// WithData sets the data stored in our node (default "host:pid"), shown by
-// Participants.
+// WithData sets the bytes stored in our nodes, the participant's identity
+// (default recipes.ProcessID(), "host:pid"), as Curator stores its own:
+// Participants shows who holds and who waits. The bytes are copied; nil
+// stores none. More than the session's request limit allows makes the
+// constructor fail with recipes.ErrDataTooLarge.
 func WithData(b []byte) Option {
-	return func(c *config) { c.data = append([]byte(nil), b...) }
+	return func(c *lockopt.Config) { c.Data = append([]byte(nil), b...) }
 }
 
-// WithLossPolicy overrides the session's loss policy for this lock's
-// holdings.
+// WithLossPolicy overrides the session's loss policy (see
+// recipes.WithLossPolicy) for the holdings of this lock.
 func WithLossPolicy(p recipes.LossPolicy) Option {
-	return func(c *config) { c.policy = &p }
+	return func(c *lockopt.Config) { c.Policy = &p }
 }
 
 // WithRevocation makes holdings watch their node for Curator's revocation
-// message (cost: 1 getData per acquisition): Revoked() is then closed, and
-// Held() cancelled with recipes.ErrRevoked, when someone calls Revoke on the
-// holder's node.
+// message (cost: 1 getData per acquisition): when someone calls Revoke on
+// the holder's node, the holding's revocation channel is closed
+// (Mutex.Revoked, Lease.Revoked; rwlock's Revoked and RRevoked) and its
+// context cancelled with recipes.ErrRevoked. This is the "recoverable
+// shared lock" of ZooKeeper's recipes.
 func WithRevocation() Option {
-	return func(c *config) { c.revocable = true }
+	return func(c *lockopt.Config) { c.Revocable = true }
 }

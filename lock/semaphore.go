@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/lockopt"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -21,7 +22,8 @@ import (
 // releases the mutex. As in Curator, every child of "<path>/leases" counts
 // as a lease, and n is not stored: all peers must be configured with the
 // same n. kazoo's Semaphore uses a different layout and does not
-// interoperate; WithDialect(recipes.Kazoo) is rejected with ErrDialect.
+// interoperate; NewSemaphore rejects WithDialect(recipes.Kazoo) with
+// ErrDialect.
 //
 // Invariant: at most n leases are held at once, because only the mutex
 // holder can add a lease that counts as held, and it does so only after
@@ -41,23 +43,21 @@ type Semaphore struct {
 	s    *recipes.Session
 	path string
 	n    int
-	cfg  config
-	err  error
+	cfg  lockopt.Config
 }
 
-// NewSemaphore returns a semaphore of n leases at path. It sends nothing;
-// invalid arguments are reported by Acquire.
-func NewSemaphore(s *recipes.Session, path string, n int, opts ...Option) *Semaphore {
-	sem := &Semaphore{s: s, path: path, n: n, cfg: newConfig(opts)}
-	sem.err = checkArgs(s, path, sem.cfg)
-	switch {
-	case sem.err != nil:
-	case n < 1:
-		sem.err = fmt.Errorf("%w: %d", ErrLeases, n)
-	case sem.cfg.dialect.String() != recipes.Curator.String():
-		sem.err = fmt.Errorf("%w: semaphore speaks Curator's format only, not %s", ErrDialect, sem.cfg.dialect)
+// NewSemaphore returns a semaphore of n leases at path. It sends nothing.
+// It fails as New does, and on n < 1 (ErrLeases) or a dialect other than
+// Curator's (ErrDialect); both also wrap recipes.ErrBadArgument.
+func NewSemaphore(s *recipes.Session, path string, n int, opts ...Option) (*Semaphore, error) {
+	cfg := lockopt.New(opts)
+	if err := checkArgs(s, path, cfg, recipes.RoleLease); err != nil {
+		return nil, err
 	}
-	return sem
+	if n < 1 {
+		return nil, fmt.Errorf("%w (%w): %d", ErrLeases, recipes.ErrBadArgument, n)
+	}
+	return &Semaphore{s: s, path: path, n: n, cfg: cfg}, nil
 }
 
 // Lease is one acquired lease. It is safe for concurrent use.
@@ -83,9 +83,6 @@ func (sem *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
 	if sem == nil {
 		return nil, ErrNilMutex
 	}
-	if sem.err != nil {
-		return nil, sem.err
-	}
 	for {
 		l, err := sem.acquire(ctx)
 		if err == nil {
@@ -107,10 +104,10 @@ func retryable(err error) bool {
 }
 
 func (sem *Semaphore) acquire(ctx context.Context) (*Lease, error) {
-	policy := sem.cfg.lossPolicy(sem.s)
+	policy := sem.cfg.LossPolicy(sem.s)
 	mu, err := recipes.Acquire(ctx, sem.s, recipes.Spec{
 		Path: recipes.JoinPath(sem.path, "locks"), Dialect: recipes.Curator, Role: recipes.RoleLock,
-		Data: sem.cfg.data, Policy: policy,
+		Data: sem.cfg.Data, Policy: policy,
 	})
 	if err != nil {
 		return nil, err
@@ -119,7 +116,7 @@ func (sem *Semaphore) acquire(ctx context.Context) (*Lease, error) {
 	leases := recipes.JoinPath(sem.path, "leases")
 	h, err := recipes.Enter(ctx, sem.s, recipes.Spec{
 		Path: leases, Dialect: recipes.Curator, Role: recipes.RoleLease,
-		Data: sem.cfg.data, Policy: policy, Revocable: sem.cfg.revocable,
+		Data: sem.cfg.Data, Policy: policy, Revocable: sem.cfg.Revocable,
 	})
 	if err != nil {
 		return nil, err

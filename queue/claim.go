@@ -239,7 +239,7 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 		}
 		if !ambiguous {
 			sent = id
-			_, err = conn.Create(cpath, q.cfg.claimData, zk.FlagEphemeral, q.s.ACL())
+			_, err = conn.Create(cpath, q.cfg.data, zk.FlagEphemeral, q.s.ACL())
 			switch {
 			case err == nil:
 				// Read it back below: that checks the owner (the session

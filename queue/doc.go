@@ -46,14 +46,14 @@
 // RFC 1982 serial arithmetic (recipes.SortBySeq), so the wrap of the
 // parent's counter after 2^31 items does not reorder the queue.
 //
-// Bad input: New validates its arguments (session, path, claim path,
-// dialect, claim data) and a Queue made from bad ones answers every method
-// with the error (recipes.ErrNilSession for a nil Session,
-// recipes.ErrInvalidPath, ...); a closed Session gives recipes.ErrClosed.
-// Methods on a nil *Queue or *Claim may panic, as in package sync. No
-// runtime input (paths, data, priorities, counts, a ctx, done or even nil,
-// a closed or nil Session handed to New) ever panics: this is the
-// convention of every zkrecipes package (see package recipes), and queue
-// also refuses a nil ctx with recipes.ErrBadArgument. A done ctx sends nothing: every method returns its cause
-// (context.Cause) before any request.
+// Bad input: New validates its arguments once (session, path, claim path,
+// claim data) and returns an error wrapping a sentinel instead of a Queue
+// (recipes.ErrNilSession for a nil Session, recipes.ErrInvalidPath, ...); a
+// closed Session gives recipes.ErrClosed. Methods on a nil *Queue or
+// *Claim may panic, as in package sync. No runtime input (paths, data,
+// priorities, counts, a ctx, done or even nil, a closed or nil Session
+// handed to New) ever panics: this is the convention of every zkrecipes
+// package (see package recipes), and queue also refuses a nil ctx with
+// recipes.ErrBadArgument. A done ctx sends nothing: every method returns
+// its cause (context.Cause) before any request.
 package queue

@@ -23,7 +23,10 @@ func Example() {
 	}
 	defer s.Close(context.Background())
 
-	q := queue.New(s, "/app/jobs")
+	q, err := queue.New(s, "/app/jobs")
+	if err != nil {
+		log.Fatal(err)
+	}
 	if _, err := q.Put(ctx, []byte("resize image 42")); err != nil {
 		log.Fatal(err)
 	}
@@ -45,7 +48,10 @@ func ExampleQueue_Claim() {
 	}
 	defer s.Close(ctx)
 
-	q := queue.New(s, "/app/jobs")
+	q, err := queue.New(s, "/app/jobs", queue.WithData([]byte("resizer-3"))) // shown in our claim nodes
+	if err != nil {
+		log.Fatal(err)
+	}
 	for {
 		c, err := q.Claim(ctx)
 		if err != nil {
@@ -72,7 +78,10 @@ func ExampleQueue_PutPriority() {
 	}
 	defer s.Close(ctx)
 
-	q := queue.New(s, "/app/alerts", queue.WithPriority())
+	q, err := queue.New(s, "/app/alerts", queue.WithPriority())
+	if err != nil {
+		log.Fatal(err)
+	}
 	_, _ = q.PutPriority(ctx, []byte("disk 80% full"), 500)
 	_, _ = q.PutPriority(ctx, []byte("datacenter on fire"), 0)
 	it, err := q.Take(ctx)
@@ -82,13 +91,12 @@ func ExampleQueue_PutPriority() {
 	fmt.Println(string(it.Data)) // datacenter on fire
 }
 
-// Bad arguments are reported, not panicked on, by every method, with
-// sentinel errors for errors.Is.
+// Bad arguments are reported, not panicked on, by New, with sentinel
+// errors for errors.Is; so is a nil receiver, by every method.
 func ExampleNew_badInput() {
 	ctx := context.Background()
-	_, err := queue.New(nil, "/jobs").Put(ctx, []byte("x"))
+	q, err := queue.New(nil, "/jobs")
 	fmt.Println(errors.Is(err, recipes.ErrNilSession))
-	var q *queue.Queue
 	_, err = q.Take(ctx)
 	fmt.Println(errors.Is(err, queue.ErrNilQueue))
 	// Output:

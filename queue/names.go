@@ -8,22 +8,19 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
-// Name prefixes of items in each dialect.
-const (
-	curatorPrefix = "qn-"
-	kazooPrefix   = "entry-"
-)
+// longestPrefix is the length of the longest item prefix of the dialects,
+// kazoo's "entry-" (before the priority), for the size of a create.
+const longestPrefix = len("entry-")
 
-// itemPrefix returns the name to create for an item, to which ZooKeeper
-// appends the sequence. Pure.
-func itemPrefix(d Dialect, priority int, explicit bool) string {
-	if d == Kazoo {
-		return fmt.Sprintf("%s%03d-", kazooPrefix, priority)
+// itemPrefix returns the name to create for an item of dialect d, to which
+// ZooKeeper appends the sequence: "<prefix><ppp>-" when the dialect always
+// names the priority or explicit is set, else "<prefix>". Pure.
+func itemPrefix(d recipes.Dialect, priority int, explicit bool) string {
+	prefix, ranked := d.QueueItem()
+	if !ranked && !explicit {
+		return prefix
 	}
-	if !explicit {
-		return curatorPrefix
-	}
-	return fmt.Sprintf("%s%03d-", curatorPrefix, priority)
+	return fmt.Sprintf("%s%03d-", prefix, priority)
 }
 
 // entry is one parsed item name.
@@ -36,16 +33,13 @@ type entry struct {
 // parseName parses an item name of dialect d: "qn-<seq>" or
 // "qn-<ppp>-<seq>" (Curator), "entry-<ppp>-<seq>" (kazoo). Anything else
 // (claim directories, foreign nodes) is not an item. Pure.
-func parseName(d Dialect, name string) (entry, bool) {
-	prefix := curatorPrefix
-	if d == Kazoo {
-		prefix = kazooPrefix
-	}
+func parseName(d recipes.Dialect, name string) (entry, bool) {
+	prefix, ranked := d.QueueItem()
 	rest, ok := strings.CutPrefix(name, prefix)
 	if !ok {
 		return entry{}, false
 	}
-	if d == Curator {
+	if !ranked {
 		if seq, ok := recipes.ParseSeq(rest); ok {
 			return entry{name: name, priority: DefaultPriority, seq: seq}, true
 		}
@@ -72,7 +66,7 @@ func parseName(d Dialect, name string) (entry, bool) {
 // rest by (priority, sequence), sequences compared with RFC 1982 serial
 // arithmetic (recipes.SortBySeq) so that the wrap of the parent's counter
 // does not put newer items first. Pure.
-func sortNames(d Dialect, names []string) []entry {
+func sortNames(d recipes.Dialect, names []string) []entry {
 	cs := make([]recipes.Contender, 0, len(names))
 	byName := make(map[string]entry, len(names))
 	for _, n := range names {

@@ -10,32 +10,32 @@ import (
 
 func TestParseName(t *testing.T) {
 	for _, tc := range []struct {
-		d    Dialect
+		d    recipes.Dialect
 		name string
 		ok   bool
 		prio int
 		seq  int32
 	}{
-		{Curator, "qn-0000000042", true, DefaultPriority, 42},
-		{Curator, "qn-2147483647", true, DefaultPriority, math.MaxInt32},
-		{Curator, "qn--2147483648", true, DefaultPriority, math.MinInt32},
-		{Curator, "qn--000000005", true, DefaultPriority, -5},
-		{Curator, "qn-007-0000000003", true, 7, 3},
-		{Curator, "qn-999-0000000003", true, 999, 3},
-		{Curator, "qn-", false, 0, 0},
-		{Curator, "qn-42", false, 0, 0},
-		{Curator, "qn-00000000042", false, 0, 0},
-		{Curator, "qn-07-0000000003", false, 0, 0},
-		{Curator, "qn-a07-0000000003", false, 0, 0},
-		{Curator, "qn-007_0000000003", false, 0, 0},
-		{Curator, "taken", false, 0, 0},
-		{Curator, "entry-100-0000000001", false, 0, 0},
-		{Curator, "_c_0f1e2d3c-0000-4000-8000-000000000000-lock-0000000001", false, 0, 0},
-		{Kazoo, "entry-100-0000000001", true, 100, 1},
-		{Kazoo, "entry-000-0000000009", true, 0, 9},
-		{Kazoo, "entry-0000000001", false, 0, 0},
-		{Kazoo, "qn-0000000001", false, 0, 0},
-		{Kazoo, "entry-100-000000001", false, 0, 0},
+		{recipes.Curator, "qn-0000000042", true, DefaultPriority, 42},
+		{recipes.Curator, "qn-2147483647", true, DefaultPriority, math.MaxInt32},
+		{recipes.Curator, "qn--2147483648", true, DefaultPriority, math.MinInt32},
+		{recipes.Curator, "qn--000000005", true, DefaultPriority, -5},
+		{recipes.Curator, "qn-007-0000000003", true, 7, 3},
+		{recipes.Curator, "qn-999-0000000003", true, 999, 3},
+		{recipes.Curator, "qn-", false, 0, 0},
+		{recipes.Curator, "qn-42", false, 0, 0},
+		{recipes.Curator, "qn-00000000042", false, 0, 0},
+		{recipes.Curator, "qn-07-0000000003", false, 0, 0},
+		{recipes.Curator, "qn-a07-0000000003", false, 0, 0},
+		{recipes.Curator, "qn-007_0000000003", false, 0, 0},
+		{recipes.Curator, "taken", false, 0, 0},
+		{recipes.Curator, "entry-100-0000000001", false, 0, 0},
+		{recipes.Curator, "_c_0f1e2d3c-0000-4000-8000-000000000000-lock-0000000001", false, 0, 0},
+		{recipes.Kazoo, "entry-100-0000000001", true, 100, 1},
+		{recipes.Kazoo, "entry-000-0000000009", true, 0, 9},
+		{recipes.Kazoo, "entry-0000000001", false, 0, 0},
+		{recipes.Kazoo, "qn-0000000001", false, 0, 0},
+		{recipes.Kazoo, "entry-100-000000001", false, 0, 0},
 	} {
 		e, ok := parseName(tc.d, tc.name)
 		if ok != tc.ok || (ok && (e.priority != tc.prio || e.seq != tc.seq || e.name != tc.name)) {
@@ -46,16 +46,16 @@ func TestParseName(t *testing.T) {
 
 func TestItemPrefix(t *testing.T) {
 	for _, tc := range []struct {
-		d        Dialect
+		d        recipes.Dialect
 		prio     int
 		explicit bool
 		want     string
 	}{
-		{Curator, DefaultPriority, false, "qn-"},
-		{Curator, 7, true, "qn-007-"},
-		{Curator, DefaultPriority, true, "qn-100-"},
-		{Kazoo, DefaultPriority, false, "entry-100-"},
-		{Kazoo, 0, true, "entry-000-"},
+		{recipes.Curator, DefaultPriority, false, "qn-"},
+		{recipes.Curator, 7, true, "qn-007-"},
+		{recipes.Curator, DefaultPriority, true, "qn-100-"},
+		{recipes.Kazoo, DefaultPriority, false, "entry-100-"},
+		{recipes.Kazoo, 0, true, "entry-000-"},
 	} {
 		if got := itemPrefix(tc.d, tc.prio, tc.explicit); got != tc.want {
 			t.Errorf("itemPrefix(%s, %d, %v) = %q, want %q", tc.d, tc.prio, tc.explicit, got, tc.want)
@@ -74,24 +74,24 @@ func names(es []entry) []string {
 func TestSortNames(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		d    Dialect
+		d    recipes.Dialect
 		in   []string
 		want []string
 	}{
-		{"fifo", Curator,
+		{"fifo", recipes.Curator,
 			[]string{"qn-0000000003", "taken", "qn-0000000001", "qn-0000000002"},
 			[]string{"qn-0000000001", "qn-0000000002", "qn-0000000003"}},
-		{"wrap", Curator,
+		{"wrap", recipes.Curator,
 			// The counter wrapped after 2^31 creates: the negative ones are newer.
 			[]string{"qn--2147483647", "qn-2147483646", "qn--2147483648", "qn-2147483647"},
 			[]string{"qn-2147483646", "qn-2147483647", "qn--2147483648", "qn--2147483647"}},
-		{"priority first", Curator,
+		{"priority first", recipes.Curator,
 			[]string{"qn-0000000001", "qn-005-0000000004", "qn-001-0000000003", "qn-005-0000000002"},
 			[]string{"qn-001-0000000003", "qn-005-0000000002", "qn-005-0000000004", "qn-0000000001"}},
-		{"kazoo", Kazoo,
+		{"kazoo", recipes.Kazoo,
 			[]string{"entry-100-0000000002", "entry-050-0000000003", "entry-100-0000000001", "qn-0000000000"},
 			[]string{"entry-050-0000000003", "entry-100-0000000001", "entry-100-0000000002"}},
-		{"empty", Curator, []string{"taken", "x"}, []string{}},
+		{"empty", recipes.Curator, []string{"taken", "x"}, []string{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := names(sortNames(tc.d, tc.in))
@@ -109,12 +109,12 @@ func FuzzName(f *testing.F) {
 	f.Add(int32(math.MinInt32), 0, false, true)
 	f.Add(int32(-1), 999, true, true)
 	f.Fuzz(func(t *testing.T, seq int32, prio int, explicit, kazoo bool) {
-		d := Curator
+		d := recipes.Curator
 		if kazoo {
-			d = Kazoo
+			d = recipes.Kazoo
 		}
 		prio = ((prio % 1000) + 1000) % 1000
-		if !explicit && d == Curator {
+		if !explicit && !kazoo {
 			prio = DefaultPriority
 		}
 		name := itemPrefix(d, prio, explicit) + recipes.FormatSeq(seq)
@@ -140,7 +140,7 @@ func FuzzSortWindow(f *testing.F) {
 			in = append(in, name)
 		}
 		slices.Reverse(in)
-		got := names(sortNames(Curator, in))
+		got := names(sortNames(recipes.Curator, in))
 		if len(want) == 0 {
 			want = []string{}
 		}

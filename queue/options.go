@@ -1,28 +1,6 @@
 package queue
 
-// Dialect is the wire format of item names.
-type Dialect int
-
-const (
-	// Curator (the default) names items "qn-<seq>": ZooKeeper's queue recipe
-	// and Curator's SimpleDistributedQueue, which can share the path. With
-	// WithPriority items are "qn-<ppp>-<seq>" (three-digit priority); only
-	// this package orders those by priority, Curator sorts them by name.
-	Curator Dialect = iota
-	// Kazoo names items "entry-<ppp>-<seq>", as kazoo's Queue and
-	// LockingQueue do (kazoo's LockingQueue keeps them under <path>/entries
-	// and its claims under <path>/taken: use New(s, path+"/entries",
-	// WithDialect(Kazoo), WithClaimPath(path+"/taken"))).
-	Kazoo
-)
-
-// String returns the dialect's name.
-func (d Dialect) String() string {
-	if d == Kazoo {
-		return "kazoo"
-	}
-	return "curator"
-}
+import "github.com/zkrecipes/zkrecipes/recipes"
 
 // Priorities: lower values are taken first (kazoo's convention).
 const (
@@ -35,14 +13,22 @@ const (
 type Option func(*config)
 
 type config struct {
-	dialect   Dialect
+	dialect   recipes.Dialect
 	priority  bool
 	claimPath string
-	claimData []byte
+	data      []byte
 }
 
-// WithDialect selects the item name format (default Curator).
-func WithDialect(d Dialect) Option {
+// WithDialect selects the item names (recipes.Dialect.QueueItem):
+// recipes.Curator, the default, names items "qn-<seq>", ZooKeeper's queue
+// recipe and Curator's SimpleDistributedQueue, which can share the path;
+// with WithPriority they are "qn-<ppp>-<seq>" (three-digit priority), which
+// only this package orders by priority (Curator sorts them by name).
+// recipes.Kazoo names items "entry-<ppp>-<seq>", as kazoo's Queue and
+// LockingQueue do (kazoo's LockingQueue keeps them under <path>/entries and
+// its claims under <path>/taken: use New(s, path+"/entries",
+// WithDialect(recipes.Kazoo), WithClaimPath(path+"/taken"))).
+func WithDialect(d recipes.Dialect) Option {
 	return func(c *config) { c.dialect = d }
 }
 
@@ -57,13 +43,16 @@ func WithPriority() Option {
 
 // WithClaimPath sets the parent of claim nodes (default "<path>/taken",
 // kazoo LockingQueue's name). Claim nodes are named after the item they
-// claim.
+// claim, so the claim path cannot be the queue's path: New rejects that
+// with recipes.ErrBadArgument.
 func WithClaimPath(p string) Option {
 	return func(c *config) { c.claimPath = p }
 }
 
-// WithClaimData sets the data written into our claim nodes (default
-// "host:pid"), to tell who holds an item.
-func WithClaimData(b []byte) Option {
-	return func(c *config) { c.claimData = append([]byte(nil), b...) }
+// WithData sets the consumer's identity: the bytes stored in our claim
+// nodes (default recipes.ProcessID(), "host:pid"), to tell who holds an
+// item. The bytes are copied; nil stores none. More than the session's
+// request limit allows makes New fail with recipes.ErrDataTooLarge.
+func WithData(b []byte) Option {
+	return func(c *config) { c.data = append([]byte(nil), b...) }
 }

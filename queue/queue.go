@@ -47,7 +47,6 @@ type Queue struct {
 	s    *recipes.Session
 	path string
 	cfg  config
-	err  error // from New's argument checks
 
 	listing chan struct{} // token: one goroutine lists at a time
 
@@ -71,51 +70,43 @@ type Item struct {
 }
 
 // New returns a queue on path. Nothing is sent to ZooKeeper; the path is
-// created (as container nodes) by the first Put or blocking Take. Bad
-// arguments (nil session, invalid path or claim path) are reported by every
-// method.
-func New(s *recipes.Session, path string, opts ...Option) *Queue {
-	q := &Queue{s: s, path: path, listing: make(chan struct{}, 1)}
+// created (as container nodes) by the first Put or blocking Take. It fails,
+// wrapping a sentinel, on a nil session (recipes.ErrNilSession), an invalid
+// path or claim path, or one in the reserved /zookeeper tree
+// (recipes.ErrInvalidPath), a claim path equal to the path
+// (recipes.ErrBadArgument), or claim data (WithData) larger than the
+// session's request limit (recipes.ErrDataTooLarge).
+func New(s *recipes.Session, path string, opts ...Option) (*Queue, error) {
+	cfg := config{dialect: recipes.Curator, data: []byte(recipes.ProcessID())}
 	for _, o := range opts {
 		if o != nil {
-			o(&q.cfg)
+			o(&cfg)
 		}
 	}
-	if q.cfg.claimPath == "" && recipes.ValidatePath(path) == nil {
-		q.cfg.claimPath = recipes.JoinPath(path, "taken")
+	if s == nil {
+		return nil, fmt.Errorf("queue: %w", recipes.ErrNilSession)
 	}
-	if q.cfg.claimData == nil {
-		q.cfg.claimData = []byte(recipes.ProcessID())
+	if err := recipes.ValidateParentPath(path); err != nil {
+		return nil, fmt.Errorf("queue: %w", err)
 	}
-	q.err = q.checkArgs()
-	return q
-}
-
-func (q *Queue) checkArgs() error {
-	switch {
-	case q.s == nil:
-		return fmt.Errorf("queue: %w", recipes.ErrNilSession)
-	case q.cfg.dialect != Curator && q.cfg.dialect != Kazoo:
-		return fmt.Errorf("queue: %w: unknown dialect %d", recipes.ErrBadArgument, int(q.cfg.dialect))
+	if cfg.claimPath == "" {
+		cfg.claimPath = recipes.JoinPath(path, "taken")
 	}
-	if err := recipes.ValidateParentPath(q.path); err != nil {
-		return fmt.Errorf("queue: %w", err)
+	if err := recipes.ValidateWritePath(cfg.claimPath); err != nil {
+		return nil, fmt.Errorf("queue: claim path: %w", err)
 	}
-	if err := recipes.ValidateWritePath(q.cfg.claimPath); err != nil {
-		return fmt.Errorf("queue: claim path: %w", err)
+	if cfg.claimPath == path {
+		return nil, fmt.Errorf("queue: %w: claim path %s is the queue's path", recipes.ErrBadArgument, path)
 	}
-	if err := recipes.CheckData(q.cfg.claimData, q.s.MaxData()); err != nil {
-		return fmt.Errorf("queue: claim data: %w", err)
+	if err := recipes.CheckData(cfg.data, s.MaxData()); err != nil {
+		return nil, fmt.Errorf("queue: claim data: %w", err)
 	}
-	return nil
+	return &Queue{s: s, path: path, cfg: cfg, listing: make(chan struct{}, 1)}, nil
 }
 
 func (q *Queue) check(ctx context.Context) error {
 	if q == nil {
 		return ErrNilQueue
-	}
-	if q.err != nil {
-		return q.err
 	}
 	_, err := q.usable(ctx)
 	return err
@@ -138,7 +129,7 @@ func (q *Queue) Put(ctx context.Context, data []byte) (string, error) {
 // PutPriority is Put with a priority (MinPriority..MaxPriority, lower taken
 // first) on a queue made WithPriority.
 func (q *Queue) PutPriority(ctx context.Context, data []byte, priority int) (string, error) {
-	if q != nil && q.err == nil && !q.cfg.priority {
+	if q != nil && !q.cfg.priority {
 		return "", fmt.Errorf("%w: queue %s was not made WithPriority", ErrPriority, q.path)
 	}
 	return q.put(ctx, data, priority, true)
@@ -147,9 +138,6 @@ func (q *Queue) PutPriority(ctx context.Context, data []byte, priority int) (str
 func (q *Queue) put(ctx context.Context, data []byte, priority int, explicit bool) (string, error) {
 	if q == nil {
 		return "", ErrNilQueue
-	}
-	if q.err != nil {
-		return "", q.err
 	}
 	if err := q.checkPut(data, priority); err != nil {
 		return "", err
@@ -189,7 +177,7 @@ func (q *Queue) MaxData() int {
 // the server appends only later, counted anyway), data length, ACLs, flags;
 // plus a small margin.
 func (q *Queue) createOverhead() int {
-	n := 4 + 4 + 4 + len(q.path) + 1 + len(kazooPrefix) + 4 + 11 + 4 + 4 + 4
+	n := 4 + 4 + 4 + len(q.path) + 1 + longestPrefix + 4 + 11 + 4 + 4 + 4
 	for _, a := range q.s.ACL() {
 		n += 4 + 4 + len(a.Scheme) + 4 + len(a.ID)
 	}
@@ -218,9 +206,6 @@ func (q *Queue) createReq(data []byte, priority int, explicit bool) *zk.CreateRe
 func (q *Queue) PutAll(ctx context.Context, items [][]byte) ([]string, error) {
 	if q == nil {
 		return nil, ErrNilQueue
-	}
-	if q.err != nil {
-		return nil, q.err
 	}
 	if len(items) == 0 {
 		return nil, nil

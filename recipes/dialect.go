@@ -36,22 +36,32 @@ func (r Role) String() string {
 	return fmt.Sprintf("role(%d)", int(r))
 }
 
-// Dialect is a wire format for contender node names, so that processes using
-// another client library (Curator, kazoo) can share a path. The two dialects
-// are the package variables Curator (the default) and Kazoo. A Dialect is an
-// immutable value and safe for concurrent use.
+// Dialect is a wire format: the names of contender nodes (locks,
+// semaphores, read/write locks, elections) and of queue items, so that
+// processes using another client library (Curator, kazoo) can share a path.
+// The dialects are the package variables Curator (the default),
+// CuratorSelector and Kazoo, and their TextOrder variants; the zero Dialect
+// is Curator. Every recipe package takes a Dialect (its WithDialect option)
+// and uses the names of the roles it needs. A Dialect is an immutable value
+// and safe for concurrent use.
 type Dialect struct {
 	name      string
 	protected bool            // names start "_c_<uuid36>-" (Curator) instead of "<uuid hex32>" (kazoo)
 	labels    map[Role]string // role -> label before the sequence
 	blocks    map[Role][]Role // role -> roles ordered against it (the ones that can be ahead)
 	text      bool            // order by the suffix's text, as the foreign library does (TextOrder)
+	election  Role            // the role election participants contend as (ElectionRole)
+	item      string          // queue item prefix (QueueItem)
+	ranked    bool            // every queue item names its priority (QueueItem)
 }
 
 // Curator is Apache Curator's wire format: "_c_<uuid36>-<label><seq10>" with
 // labels "lock-" (InterProcessMutex), "__READ__" / "__WRIT__"
 // (InterProcessReadWriteLock), "lease-" (InterProcessSemaphoreV2) and
-// "latch-" (LeaderLatch). Ordering uses the digits after the last label.
+// "latch-" (LeaderLatch, the role of elections in this dialect). Ordering
+// uses the digits after the last label. Queue items are "qn-<seq10>" (ZooKeeper's
+// queue recipe, Curator's SimpleDistributedQueue), "qn-<ppp>-<seq10>" when
+// put with a priority.
 var Curator = Dialect{
 	name:      "curator",
 	protected: true,
@@ -60,20 +70,42 @@ var Curator = Dialect{
 		RoleLock: {RoleLock}, RoleRead: {RoleRead, RoleWrite}, RoleWrite: {RoleRead, RoleWrite},
 		RoleLease: {RoleLease}, RoleLatch: {RoleLatch},
 	},
+	election: RoleLatch,
+	item:     "qn-",
 }
 
+// CuratorSelector is Curator's wire format with elections held as Curator's
+// LeaderSelector holds them: through an InterProcessMutex, so participants
+// are "_c_<uuid36>-lock-<seq10>" nodes (RoleLock) and share a path with
+// Curator's and this toolkit's mutexes. For every other recipe it is
+// Curator, and its String is "curator".
+var CuratorSelector = Curator.withElection(RoleLock)
+
 // Kazoo is the kazoo (Python) wire format: "<uuid hex32><label><seq10>" with
-// "__lock__" for Lock, WriteLock and elections and "__rlock__" for
-// ReadLock. As kazoo does, a lock is blocked by both readers and writers.
+// "__lock__" for Lock, WriteLock and elections (kazoo's Election is a Lock)
+// and "__rlock__" for ReadLock. As kazoo does, a lock is blocked by both
+// readers and writers. Queue items are "entry-<ppp>-<seq10>" (kazoo's Queue
+// and LockingQueue), always with a priority. kazoo's Semaphore has another
+// layout: Kazoo has no lease nodes.
 var Kazoo = Dialect{
 	name:   "kazoo",
 	labels: map[Role]string{RoleLock: "__lock__", RoleWrite: "__lock__", RoleRead: "__rlock__", RoleLatch: "__lock__"},
 	blocks: map[Role][]Role{
 		RoleLock: {RoleLock, RoleRead}, RoleWrite: {RoleLock, RoleRead}, RoleRead: {RoleLock, RoleRead}, RoleLatch: {RoleLock},
 	},
+	election: RoleLatch,
+	item:     "entry-",
+	ranked:   true,
 }
 
-// String returns the dialect's name.
+// withElection returns d with elections contending as role r.
+func (d Dialect) withElection(r Role) Dialect {
+	d.election = r
+	return d
+}
+
+// String returns the dialect's family name: "curator" (Curator,
+// CuratorSelector and the zero Dialect) or "kazoo", whatever the variant.
 func (d Dialect) String() string {
 	if d.name == "" {
 		return "curator"
@@ -117,6 +149,22 @@ func (d Dialect) TextOrder() Dialect {
 
 // OrdersAsText reports whether d orders by the suffix's text (TextOrder).
 func (d Dialect) OrdersAsText() bool { return d.text }
+
+// ElectionRole returns the role whose nodes an election's participants
+// create: RoleLatch for Curator (LeaderLatch's "latch-") and Kazoo (its
+// "__lock__"), RoleLock for CuratorSelector (LeaderSelector's mutex,
+// "lock-"). Pure.
+func (d Dialect) ElectionRole() Role { return d.orDefault().election }
+
+// QueueItem returns the names of the dialect's queue items: an item is
+// "<prefix><seq10>", or "<prefix><ppp>-<seq10>" with a three-digit
+// priority. ranked reports whether every item names its priority (kazoo's
+// "entry-<ppp>-"); otherwise (Curator's "qn-") only items put with a
+// priority do. Pure.
+func (d Dialect) QueueItem() (prefix string, ranked bool) {
+	d = d.orDefault()
+	return d.item, d.ranked
+}
 
 // Supports reports whether the dialect has a name for role r.
 func (d Dialect) Supports(r Role) bool {

@@ -37,11 +37,14 @@
 // # Bad input
 //
 // The convention of every zkrecipes package: constructors validate their
-// arguments and never panic; an invalid argument (a nil session, a bad
-// path, one in the reserved /zookeeper tree, data or a path too large for
-// a request, a count out of range) is reported, wrapping a sentinel, by
-// the constructed value's methods or Err, before anything is sent. A
-// closed session is reported as ErrClosed. A request larger than the
+// arguments once, send nothing and never panic, and return (T, error): an
+// invalid argument is reported by the constructor, with no value, in an
+// error wrapping ErrNilSession (a nil session), ErrInvalidPath (a bad path,
+// or one in the reserved /zookeeper tree), ErrDataTooLarge (data or a path
+// too large for a request) or ErrBadArgument (a count out of range, a
+// dialect without the recipe's names, conflicting options), and possibly a
+// more precise sentinel of the recipe's package. A session that is closed
+// is reported by the methods as ErrClosed. A request larger than the
 // server's limit (Session.MaxData; see RequestSize) is refused with
 // ErrDataTooLarge before it is sent: the server would close the
 // connection on it. A method called on a nil receiver may panic, as in

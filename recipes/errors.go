@@ -48,7 +48,8 @@ var (
 	// ErrNodeNotFound: our own contender node vanished before we held.
 	ErrNodeNotFound = errors.New("recipes: own node not found")
 	// ErrBadArgument: an argument other than a path is invalid (n < 1, nil
-	// predicate, unknown dialect role, an empty or malformed server list).
+	// predicate, unknown dialect role, a dialect without a recipe's names,
+	// conflicting options, an empty or malformed server list).
 	ErrBadArgument = errors.New("recipes: bad argument")
 )
 

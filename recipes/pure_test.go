@@ -289,6 +289,58 @@ func TestDialectNames(t *testing.T) {
 	}
 }
 
+// TestDialectVariants: the names each dialect gives elections and queue
+// items, and what the variants keep of their family.
+func TestDialectVariants(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		d        Dialect
+		family   string
+		election Role
+		label    string // the election role's label
+		prefix   string
+		ranked   bool
+		text     bool
+	}{
+		{"zero", Dialect{}, "curator", RoleLatch, "latch-", "qn-", false, false},
+		{"curator", Curator, "curator", RoleLatch, "latch-", "qn-", false, false},
+		{"selector", CuratorSelector, "curator", RoleLock, "lock-", "qn-", false, false},
+		{"selector text", CuratorSelector.TextOrder(), "curator", RoleLock, "lock-", "qn-", false, true},
+		{"kazoo", Kazoo, "kazoo", RoleLatch, "__lock__", "entry-", true, false},
+		{"kazoo text", Kazoo.TextOrder(), "kazoo", RoleLatch, "__lock__", "entry-", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.d.String(); got != tc.family {
+				t.Errorf("String() = %q, want %q", got, tc.family)
+			}
+			if got := tc.d.ElectionRole(); got != tc.election {
+				t.Errorf("ElectionRole() = %v, want %v", got, tc.election)
+			}
+			guid := tc.d.NewGUID()
+			p, err := tc.d.NodePrefix(guid, tc.d.ElectionRole())
+			if err != nil || !strings.HasSuffix(p, tc.label) {
+				t.Errorf("NodePrefix(election) = %q, %v; want a %q node", p, err, tc.label)
+			}
+			prefix, ranked := tc.d.QueueItem()
+			if prefix != tc.prefix || ranked != tc.ranked {
+				t.Errorf("QueueItem() = %q, %v; want %q, %v", prefix, ranked, tc.prefix, tc.ranked)
+			}
+			if tc.d.OrdersAsText() != tc.text {
+				t.Errorf("OrdersAsText() = %v", tc.d.OrdersAsText())
+			}
+		})
+	}
+	// The selector variant names locks, read/write locks and leases as
+	// Curator does.
+	for _, r := range []Role{RoleLock, RoleRead, RoleWrite, RoleLease} {
+		a, _ := Curator.NodePrefix(guid, r)
+		b, _ := CuratorSelector.NodePrefix(guid, r)
+		if a != b || !slices.Equal(Curator.Blocking(r), CuratorSelector.Blocking(r)) {
+			t.Errorf("%v: selector %q, curator %q", r, b, a)
+		}
+	}
+}
+
 func FuzzDialectParse(f *testing.F) {
 	f.Add("_c_" + guid + "-lock-0000000007")
 	f.Add("lock--2147483648")

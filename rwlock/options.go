@@ -1,64 +1,27 @@
 package rwlock
 
 import (
+	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
-// Option configures an RWMutex.
-type Option func(*config)
+// Option configures an RWMutex. It is lock.Option: package lock's options
+// configure an RWMutex as they do a lock.Mutex, and the functions below are
+// those options under this package's name; their documentation is package
+// lock's.
+type Option = lock.Option
 
-type config struct {
-	dialect   recipes.Dialect
-	data      []byte
-	policy    *recipes.LossPolicy
-	revocable bool
-}
+// WithDialect is lock.WithDialect. An RWMutex uses the dialect's read and
+// write names, and New rejects a dialect without them.
+func WithDialect(d recipes.Dialect) Option { return lock.WithDialect(d) }
 
-func newConfig(opts []Option) config {
-	c := config{dialect: recipes.Curator, data: defaultData()}
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
-	}
-	return c
-}
+// WithData is lock.WithData: the identity stored in our read and write
+// nodes.
+func WithData(b []byte) Option { return lock.WithData(b) }
 
-func (c config) lossPolicy(s *recipes.Session) recipes.LossPolicy {
-	if c.policy != nil {
-		return *c.policy
-	}
-	return s.LossPolicy()
-}
+// WithLossPolicy is lock.WithLossPolicy.
+func WithLossPolicy(p recipes.LossPolicy) Option { return lock.WithLossPolicy(p) }
 
-// defaultData identifies this process: "host:pid".
-func defaultData() []byte { return []byte(recipes.ProcessID()) }
-
-// WithDialect selects the wire format: recipes.Curator (the default,
-// Curator's InterProcessReadWriteLock: "_c_<uuid36>-__READ__<seq>" and
-// "_c_<uuid36>-__WRIT__<seq>") or recipes.Kazoo (kazoo's ReadLock and
-// WriteLock: "<uuid hex32>__rlock__<seq>" and "<uuid hex32>__lock__<seq>").
-func WithDialect(d recipes.Dialect) Option {
-	return func(c *config) { c.dialect = d }
-}
-
-// WithData sets the data stored in our nodes (default "host:pid"), shown by
-// Participants.
-func WithData(b []byte) Option {
-	return func(c *config) { c.data = append([]byte(nil), b...) }
-}
-
-// WithLossPolicy overrides the session's loss policy for this lock's
-// holdings.
-func WithLossPolicy(p recipes.LossPolicy) Option {
-	return func(c *config) { c.policy = &p }
-}
-
-// WithRevocation makes holdings watch their node for Curator's revocation
-// message (cost: 1 getData per acquisition): Revoked() (write) or
-// RRevoked() (read) is then closed, and the holding's context cancelled
-// with recipes.ErrRevoked, when someone calls Revoke on the holder's node.
-// This is the "recoverable shared lock" of ZooKeeper's recipes.
-func WithRevocation() Option {
-	return func(c *config) { c.revocable = true }
-}
+// WithRevocation is lock.WithRevocation: Revoked (write) or RRevoked (read)
+// is closed when someone revokes the holding.
+func WithRevocation() Option { return lock.WithRevocation() }

@@ -28,7 +28,7 @@ func (m *RWMutex) Participants(ctx context.Context) ([]Participant, error) {
 	if err := m.check(); err != nil {
 		return nil, err
 	}
-	d := m.cfg.dialect
+	d := m.cfg.Dialect
 	cs, err := recipes.Contenders(ctx, m.s, d, m.path, recipes.RoleRead, recipes.RoleWrite)
 	if err != nil {
 		return nil, fmt.Errorf("rwlock: participants %s: %w", m.path, err)

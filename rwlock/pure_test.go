@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zkrecipes/zkrecipes/internal/lockopt"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -66,14 +67,14 @@ func nodeName(d recipes.Dialect, code string) string {
 // the contender core would decide with this package's specs: "held" or the
 // code of the node watched. It is the core's evaluation step, run purely.
 func plan(d recipes.Dialect, queue []string) map[string]string {
-	c := config{dialect: d}
+	c := lockopt.Config{Dialect: d}
 	out := make(map[string]string)
 	for _, self := range queue {
 		role := map[byte]recipes.Role{'R': recipes.RoleRead, 'W': recipes.RoleWrite}[self[0]]
 		if role == 0 {
 			continue
 		}
-		spec := c.spec("/p", role, recipes.StepDownOnSuspend)
+		spec := spec(c, "/p", role, recipes.StepDownOnSuspend)
 		var cs []recipes.Contender
 		code := make(map[string]string)
 		for _, q := range queue {
@@ -153,8 +154,8 @@ func TestWireNames(t *testing.T) {
 		{recipes.Kazoo, recipes.RoleWrite, "__lock__", 32},
 	}
 	for _, tt := range tests {
-		c := config{dialect: tt.dialect}
-		spec := c.spec("/p", tt.role, recipes.StepDownOnSuspend)
+		c := lockopt.Config{Dialect: tt.dialect}
+		spec := spec(c, "/p", tt.role, recipes.StepDownOnSuspend)
 		guid := spec.Dialect.NewGUID()
 		got, err := spec.Dialect.NodePrefix(guid, spec.Role)
 		if err != nil {
@@ -174,12 +175,8 @@ func TestWireNames(t *testing.T) {
 	}
 }
 
-func TestCheckArgsNilSession(t *testing.T) {
+func TestNilReceiver(t *testing.T) {
 	ctx := context.Background()
-	m := New(nil, "/p")
-	if err := m.Lock(ctx); !errors.Is(err, recipes.ErrNilSession) {
-		t.Errorf("Lock with nil session = %v", err)
-	}
 	var nilM *RWMutex
 	for name, err := range map[string]error{
 		"Lock": nilM.Lock(ctx), "RLock": nilM.RLock(ctx), "TryLock": nilM.TryLock(ctx),

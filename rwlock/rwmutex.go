@@ -7,6 +7,8 @@ import (
 	"sync"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/lockopt"
+	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -36,8 +38,7 @@ import (
 type RWMutex struct {
 	s    *recipes.Session
 	path string
-	cfg  config
-	err  error // from New, returned by every call
+	cfg  lockopt.Config
 
 	// op serialises the downgrade (RLock while writing) with Unlock and
 	// RUnlock, so that the write node is never released while a downgraded
@@ -84,46 +85,51 @@ func (hd *holding) end(cause error) {
 	}
 }
 
-// New returns an RWMutex on path. It sends nothing; invalid arguments (nil
-// session, bad path, data too large, a dialect without read/write names)
-// are reported by every later call.
-func New(s *recipes.Session, path string, opts ...Option) *RWMutex {
-	m := &RWMutex{s: s, path: path, cfg: newConfig(opts)}
-	m.err = checkArgs(s, path, m.cfg)
-	return m
+// New returns an RWMutex on path. It sends nothing. It fails, wrapping a
+// sentinel, on a nil session (recipes.ErrNilSession), an invalid path or
+// one in the reserved /zookeeper tree (recipes.ErrInvalidPath), data
+// (WithData) larger than the session's request limit
+// (recipes.ErrDataTooLarge) or a dialect without read and write names
+// (lock.ErrDialect and recipes.ErrBadArgument).
+func New(s *recipes.Session, path string, opts ...Option) (*RWMutex, error) {
+	cfg := lockopt.New(opts)
+	if err := checkArgs(s, path, cfg); err != nil {
+		return nil, err
+	}
+	return &RWMutex{s: s, path: path, cfg: cfg}, nil
 }
 
-func checkArgs(s *recipes.Session, path string, c config) error {
+func checkArgs(s *recipes.Session, path string, c lockopt.Config) error {
 	if s == nil {
 		return fmt.Errorf("rwlock: %w", recipes.ErrNilSession)
 	}
 	if err := recipes.ValidateParentPath(path); err != nil {
 		return fmt.Errorf("rwlock: %w", err)
 	}
-	if err := recipes.CheckData(c.data, s.MaxData()); err != nil {
-		return fmt.Errorf("rwlock: %w", err)
+	if err := recipes.CheckData(c.Data, s.MaxData()); err != nil {
+		return fmt.Errorf("rwlock: data: %w", err)
 	}
-	if !c.dialect.Supports(recipes.RoleRead) || !c.dialect.Supports(recipes.RoleWrite) {
-		return fmt.Errorf("rwlock: %w: dialect %s has no read/write names", recipes.ErrBadArgument, c.dialect)
+	if !c.Dialect.Supports(recipes.RoleRead) || !c.Dialect.Supports(recipes.RoleWrite) {
+		return fmt.Errorf("%w (%w): dialect %s has no read/write names", lock.ErrDialect, recipes.ErrBadArgument, c.Dialect)
 	}
 	return nil
 }
 
 // spec returns the contest of one role: readers use recipes.Read(), writers
 // recipes.Exclusive(), over the roles the dialect orders against them.
-func (c config) spec(path string, role recipes.Role, policy recipes.LossPolicy) recipes.Spec {
+func spec(c lockopt.Config, path string, role recipes.Role, policy recipes.LossPolicy) recipes.Spec {
 	p := recipes.Exclusive()
 	if role == recipes.RoleRead {
 		p = recipes.Read()
 	}
 	return recipes.Spec{
 		Path:      path,
-		Dialect:   c.dialect,
+		Dialect:   c.Dialect,
 		Role:      role,
 		Predicate: p,
-		Data:      c.data,
+		Data:      c.Data,
 		Policy:    policy,
-		Revocable: c.revocable,
+		Revocable: c.Revocable,
 	}
 }
 
@@ -131,7 +137,7 @@ func (m *RWMutex) check() error {
 	if m == nil {
 		return ErrNilMutex
 	}
-	return m.err
+	return nil
 }
 
 // Lock waits until this RWMutex holds the write lock or ctx is done. If ctx
@@ -193,11 +199,11 @@ func (m *RWMutex) lockWrite(ctx context.Context, try bool) error {
 }
 
 func (m *RWMutex) acquire(ctx context.Context, role recipes.Role, try bool) (*recipes.Holding, error) {
-	spec := m.cfg.spec(m.path, role, m.cfg.lossPolicy(m.s))
+	sp := spec(m.cfg, m.path, role, m.cfg.LossPolicy(m.s))
 	if try {
-		return recipes.TryAcquire(ctx, m.s, spec)
+		return recipes.TryAcquire(ctx, m.s, sp)
 	}
-	return recipes.Acquire(ctx, m.s, spec)
+	return recipes.Acquire(ctx, m.s, sp)
 }
 
 func (m *RWMutex) wrapAcquireErr(err error, try bool, op string) error {
@@ -302,8 +308,8 @@ func (m *RWMutex) downgrade(ctx context.Context, w *holding) (*holding, error) {
 		// read node created now would not be guarded. Nothing is sent.
 		return nil, fmt.Errorf("write holding lost: %w", context.Cause(wctx))
 	}
-	spec := m.cfg.spec(m.path, recipes.RoleRead, m.cfg.lossPolicy(m.s))
-	h, err := recipes.Enter(ctx, m.s, spec)
+	sp := spec(m.cfg, m.path, recipes.RoleRead, m.cfg.LossPolicy(m.s))
+	h, err := recipes.Enter(ctx, m.s, sp)
 	if err != nil {
 		return nil, err
 	}
@@ -381,7 +387,7 @@ func (m *RWMutex) Unlock(ctx context.Context) error {
 // node always gets a later sequence), so the answer can only turn from
 // true to false. Any doubt (an error, a lost session) answers true.
 func (m *RWMutex) writerQueuedBetween(ctx context.Context, w, r *recipes.Holding) bool {
-	d := m.cfg.dialect
+	d := m.cfg.Dialect
 	wc, ok1 := d.Parse(w.Name(), recipes.RoleWrite)
 	rc, ok2 := d.Parse(r.Name(), recipes.RoleRead)
 	if !ok1 || !ok2 {

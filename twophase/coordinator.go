@@ -25,19 +25,22 @@ import (
 type Coordinator struct {
 	s    *recipes.Session
 	root string
-	cfg  config
-	err  error // from NewCoordinator, returned by every call
+	cfg  coordinatorConfig
 }
 
 // NewCoordinator returns a Coordinator for transactions under root. It
-// sends nothing; invalid arguments (nil session, invalid root) are
-// reported by Err and by every later call. The root and its ancestors are
+// sends nothing. It fails, wrapping a sentinel, on a nil session
+// (recipes.ErrNilSession), an invalid root or one in the reserved
+// /zookeeper tree (recipes.ErrInvalidPath), or a root so long that no
+// transaction node under it fits the session's request limit
+// (recipes.ErrDataTooLarge). The root and its ancestors are
 // created, as persistent nodes, by the first Begin that needs them.
 // Options: WithVoteTimeout, WithRetention.
-func NewCoordinator(s *recipes.Session, root string, opts ...Option) *Coordinator {
-	c := &Coordinator{s: s, root: root, cfg: newConfig(opts)}
-	c.err = checkSessionRoot(s, root)
-	return c
+func NewCoordinator(s *recipes.Session, root string, opts ...CoordinatorOption) (*Coordinator, error) {
+	if err := checkSessionRoot(s, root); err != nil {
+		return nil, err
+	}
+	return &Coordinator{s: s, root: root, cfg: newCoordinatorConfig(opts)}, nil
 }
 
 func checkSessionRoot(s *recipes.Session, root string) error {
@@ -47,15 +50,11 @@ func checkSessionRoot(s *recipes.Session, root string) error {
 	if err := recipes.ValidateWritePath(root); err != nil {
 		return fmt.Errorf("twophase: root: %w", err)
 	}
-	return nil
-}
-
-// Err returns the error in NewCoordinator's arguments, or nil.
-func (c *Coordinator) Err() error {
-	if c == nil {
-		return ErrNilReceiver
+	// The smallest node of a transaction: one of a one-character id.
+	if err := recipes.CheckRequest(s.MaxData(), &zk.CreateRequest{Path: recipes.JoinPath(root, "t"), Acl: s.ACL()}); err != nil {
+		return fmt.Errorf("twophase: root: %w", err)
 	}
-	return c.err
+	return nil
 }
 
 // Root returns the root path of the coordinator's transactions.
@@ -69,9 +68,6 @@ func (c *Coordinator) Root() string {
 func (c *Coordinator) check(ctx context.Context) error {
 	if c == nil {
 		return ErrNilReceiver
-	}
-	if c.err != nil {
-		return c.err
 	}
 	if c.s.State() == recipes.StateClosed {
 		return fmt.Errorf("twophase: %w", recipes.ErrClosed)

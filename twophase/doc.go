@@ -78,7 +78,8 @@
 //
 // Coordinator, Tx, Participant and Proposal are safe for concurrent use.
 // Invalid input never panics: NewCoordinator and NewParticipant validate
-// (reported by Err and every call), and every call returns an error
+// their arguments once and return an error instead of a value, and every
+// call returns an error
 // wrapping this package's sentinels or recipes' (recipes.ErrNilSession,
 // recipes.ErrClosed, recipes.ErrInvalidPath for a bad or reserved root,
 // recipes.ErrDataTooLarge for a write larger than the session's request

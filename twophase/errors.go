@@ -27,6 +27,7 @@ var (
 	ErrBadTxID = errors.New("twophase: invalid transaction id")
 	// ErrBadSite: a site name is not a single valid ZooKeeper path segment,
 	// is the reserved name "decision", is repeated, or no site was given.
+	// From NewParticipant it also wraps recipes.ErrBadArgument.
 	ErrBadSite = errors.New("twophase: invalid site")
 	// ErrBadDecision: a vote or decision other than Commit or Abort.
 	ErrBadDecision = errors.New("twophase: invalid vote or decision")

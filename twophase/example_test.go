@@ -23,7 +23,10 @@ func Example() {
 
 	const root = "/app/transfers"
 	for _, site := range []string{"bank-a", "bank-b"} {
-		p := twophase.NewParticipant(s, root, site)
+		p, err := twophase.NewParticipant(s, root, site, twophase.WithDeadline(time.Minute))
+		if err != nil {
+			log.Fatal(err) // a nil session, a bad root or site
+		}
 		go func() {
 			for prop := range p.Transactions(ctx) {
 				// Prepare the local change described by prop.Payload(), then:
@@ -41,7 +44,11 @@ func Example() {
 		}()
 	}
 
-	c := twophase.NewCoordinator(s, root, twophase.WithVoteTimeout(10*time.Second))
+	// WithDeadline here, or WithVoteTimeout above, would not compile.
+	c, err := twophase.NewCoordinator(s, root, twophase.WithVoteTimeout(10*time.Second))
+	if err != nil {
+		log.Fatal(err)
+	}
 	tx, err := c.Begin(ctx, "transfer-42", []string{"bank-a", "bank-b"}, []byte(`{"amount":10}`))
 	if err != nil {
 		log.Fatal(err)
@@ -61,7 +68,10 @@ func ExampleCoordinator_Resume() {
 		log.Fatal(err)
 	}
 	defer s.Close(ctx)
-	c := twophase.NewCoordinator(s, "/app/transfers")
+	c, err := twophase.NewCoordinator(s, "/app/transfers")
+	if err != nil {
+		log.Fatal(err)
+	}
 	open, err := c.Pending(ctx)
 	if err != nil {
 		log.Fatal(err)
@@ -86,7 +96,10 @@ func ExampleCoordinator_Collect() {
 		log.Fatal(err)
 	}
 	defer s.Close(ctx)
-	c := twophase.NewCoordinator(s, "/app/transfers", twophase.WithRetention(time.Hour))
+	c, err := twophase.NewCoordinator(s, "/app/transfers", twophase.WithRetention(time.Hour))
+	if err != nil {
+		log.Fatal(err)
+	}
 	n, err := c.Collect(ctx)
 	fmt.Println(n, err)
 }
@@ -96,10 +109,10 @@ func ExampleDecision_String() {
 	// Output: commit abort
 }
 
-// Invalid arguments are reported by Err (and by every call) before
-// anything is sent.
+// Invalid arguments are reported by the constructor, which sends nothing
+// and returns no Participant.
 func ExampleNewParticipant_invalid() {
-	p := twophase.NewParticipant(nil, "/app/transfers", "decision")
-	fmt.Println(p.Err())
-	// Output: twophase: recipes: nil session
+	p, err := twophase.NewParticipant(nil, "/app/transfers", "bank-a")
+	fmt.Println(p == nil, err)
+	// Output: true twophase: recipes: nil session
 }

@@ -16,18 +16,28 @@ const (
 	DefaultRetention = 24 * time.Hour
 )
 
-// Option configures a Coordinator or a Participant. Options that do not
-// apply to the one they are given to are ignored.
-type Option func(*config)
+// CoordinatorOption configures a Coordinator (NewCoordinator):
+// WithVoteTimeout, WithRetention.
+type CoordinatorOption func(*coordinatorConfig)
 
-type config struct {
+// ParticipantOption configures a Participant (NewParticipant):
+// WithDeadline.
+type ParticipantOption func(*participantConfig)
+
+// The two option types are distinct, so an option given to the wrong
+// constructor does not compile.
+
+type coordinatorConfig struct {
 	voteTimeout time.Duration
-	deadline    time.Duration
 	retention   time.Duration
 }
 
-func newConfig(opts []Option) config {
-	c := config{voteTimeout: DefaultVoteTimeout, deadline: DefaultDeadline, retention: DefaultRetention}
+type participantConfig struct {
+	deadline time.Duration
+}
+
+func newCoordinatorConfig(opts []CoordinatorOption) coordinatorConfig {
+	c := coordinatorConfig{voteTimeout: DefaultVoteTimeout, retention: DefaultRetention}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
@@ -36,32 +46,41 @@ func newConfig(opts []Option) config {
 	return c
 }
 
-// WithVoteTimeout (coordinator) sets how long Tx.Decide waits for votes,
-// counted from Begin (or Resume), before it decides abort. Values <= 0 keep
-// the default.
-func WithVoteTimeout(d time.Duration) Option {
-	return func(c *config) {
+func newParticipantConfig(opts []ParticipantOption) participantConfig {
+	c := participantConfig{deadline: DefaultDeadline}
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
+
+// WithVoteTimeout sets how long Tx.Decide waits for votes, counted from
+// Begin (or Resume), before it decides abort. Values <= 0 keep the default.
+func WithVoteTimeout(d time.Duration) CoordinatorOption {
+	return func(c *coordinatorConfig) {
 		if d > 0 {
 			c.voteTimeout = d
 		}
 	}
 }
 
-// WithDeadline (participant) sets how long Proposal.Await waits for a
-// decision, counted from the moment the proposal was read, before it
-// decides abort itself (safe: nobody commits before the decision node says
-// commit, and the decision is written once). d <= 0 disables it: Await then
-// waits for the coordinator as long as ctx allows (classic, blocking 2PC).
-func WithDeadline(d time.Duration) Option {
-	return func(c *config) { c.deadline = max(d, 0) }
+// WithDeadline sets how long Proposal.Await waits for a decision, counted
+// from the moment the proposal was read, before it decides abort itself
+// (safe: nobody commits before the decision node says commit, and the
+// decision is written once). d <= 0 disables it: Await then waits for the
+// coordinator as long as ctx allows (classic, blocking 2PC).
+func WithDeadline(d time.Duration) ParticipantOption {
+	return func(c *participantConfig) { c.deadline = max(d, 0) }
 }
 
-// WithRetention (coordinator) sets how long Collect keeps a decided
-// transaction, counted on the servers' clock from the decision's creation.
-// Participants that come back later than that find the transaction gone
-// (ErrUnknownTx). Values <= 0 keep the default.
-func WithRetention(d time.Duration) Option {
-	return func(c *config) {
+// WithRetention sets how long Collect keeps a decided transaction, counted
+// on the servers' clock from the decision's creation. Participants that
+// come back later than that find the transaction gone (ErrUnknownTx).
+// Values <= 0 keep the default.
+func WithRetention(d time.Duration) CoordinatorOption {
+	return func(c *coordinatorConfig) {
 		if d > 0 {
 			c.retention = d
 		}

@@ -27,28 +27,24 @@ type Participant struct {
 	s    *recipes.Session
 	root string
 	site string
-	cfg  config
-	err  error // from NewParticipant, returned by every call
+	cfg  participantConfig
 }
 
 // NewParticipant returns the Participant of site for transactions under
-// root. It sends nothing; invalid arguments (nil session, invalid root or
-// site) are reported by Err and by every later call. Option: WithDeadline.
-func NewParticipant(s *recipes.Session, root, site string, opts ...Option) *Participant {
-	p := &Participant{s: s, root: root, site: site, cfg: newConfig(opts)}
-	p.err = checkSessionRoot(s, root)
-	if p.err == nil {
-		p.err = validateSite(site)
+// root. It sends nothing. It fails, wrapping a sentinel, on a nil session
+// (recipes.ErrNilSession), a root NewCoordinator refuses
+// (recipes.ErrInvalidPath, recipes.ErrDataTooLarge), or a site that is not
+// a single valid path segment or is the reserved name "decision"
+// (ErrBadSite and recipes.ErrBadArgument).
+// Option: WithDeadline.
+func NewParticipant(s *recipes.Session, root, site string, opts ...ParticipantOption) (*Participant, error) {
+	if err := checkSessionRoot(s, root); err != nil {
+		return nil, err
 	}
-	return p
-}
-
-// Err returns the error in NewParticipant's arguments, or nil.
-func (p *Participant) Err() error {
-	if p == nil {
-		return ErrNilReceiver
+	if err := validateSite(site); err != nil {
+		return nil, fmt.Errorf("%w (%w)", err, recipes.ErrBadArgument)
 	}
-	return p.err
+	return &Participant{s: s, root: root, site: site, cfg: newParticipantConfig(opts)}, nil
 }
 
 // Site returns the participant's site name.
@@ -62,9 +58,6 @@ func (p *Participant) Site() string {
 func (p *Participant) check(ctx context.Context) error {
 	if p == nil {
 		return ErrNilReceiver
-	}
-	if p.err != nil {
-		return p.err
 	}
 	if p.s.State() == recipes.StateClosed {
 		return fmt.Errorf("twophase: %w", recipes.ErrClosed)
@@ -83,7 +76,7 @@ func (p *Participant) check(ctx context.Context) error {
 // created, ephemeral, so the coordinator sees this site's session end.
 //
 // The channel is closed when ctx is done or the session is closed (at once
-// when the Participant's arguments are invalid: see Err). Transient
+// on a nil Participant). Transient
 // connection errors are retried. Read the channel until it is closed, or
 // cancel ctx: a goroutine runs until then.
 //

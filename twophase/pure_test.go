@@ -3,6 +3,7 @@ package twophase
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -189,17 +190,87 @@ func TestNormalizeSites(t *testing.T) {
 }
 
 func TestOptions(t *testing.T) {
-	c := newConfig(nil)
-	if c.voteTimeout != DefaultVoteTimeout || c.deadline != DefaultDeadline || c.retention != DefaultRetention {
-		t.Fatalf("defaults: %+v", c)
+	c := newCoordinatorConfig(nil)
+	p := newParticipantConfig(nil)
+	if c.voteTimeout != DefaultVoteTimeout || p.deadline != DefaultDeadline || c.retention != DefaultRetention {
+		t.Fatalf("defaults: %+v %+v", c, p)
 	}
-	c = newConfig([]Option{WithVoteTimeout(time.Second), WithDeadline(2 * time.Second), WithRetention(time.Minute), nil})
-	if c.voteTimeout != time.Second || c.deadline != 2*time.Second || c.retention != time.Minute {
-		t.Fatalf("set: %+v", c)
+	c = newCoordinatorConfig([]CoordinatorOption{WithVoteTimeout(time.Second), WithRetention(time.Minute), nil})
+	p = newParticipantConfig([]ParticipantOption{nil, WithDeadline(2 * time.Second)})
+	if c.voteTimeout != time.Second || p.deadline != 2*time.Second || c.retention != time.Minute {
+		t.Fatalf("set: %+v %+v", c, p)
 	}
-	c = newConfig([]Option{WithVoteTimeout(-1), WithDeadline(-1), WithRetention(0)})
-	if c.voteTimeout != DefaultVoteTimeout || c.deadline != 0 || c.retention != DefaultRetention {
-		t.Fatalf("non-positive: %+v", c)
+	c = newCoordinatorConfig([]CoordinatorOption{WithVoteTimeout(-1), WithRetention(0)})
+	p = newParticipantConfig([]ParticipantOption{WithDeadline(-1)})
+	if c.voteTimeout != DefaultVoteTimeout || p.deadline != 0 || c.retention != DefaultRetention {
+		t.Fatalf("non-positive: %+v %+v", c, p)
+	}
+	// An option of one kind cannot be given to the other constructor.
+	co, po := reflect.TypeOf(CoordinatorOption(nil)), reflect.TypeOf(ParticipantOption(nil))
+	for _, o := range []any{WithVoteTimeout(1), WithRetention(1)} {
+		if reflect.TypeOf(o).AssignableTo(po) {
+			t.Errorf("%T is a ParticipantOption", o)
+		}
+	}
+	if reflect.TypeOf(WithDeadline(1)).AssignableTo(co) {
+		t.Error("WithDeadline is a CoordinatorOption")
+	}
+}
+
+// TestNewValidates: the constructors check their arguments once and fail
+// with a sentinel, returning no value. They send nothing, so an
+// unconnected Session serves as a non-nil one.
+func TestNewValidates(t *testing.T) {
+	s := new(recipes.Session)
+	for _, tc := range []struct {
+		name        string
+		s           *recipes.Session
+		root, site  string
+		coordinator []error // NewCoordinator's; nil: success
+		participant []error // NewParticipant's; nil: success
+	}{
+		{"valid", s, "/app/tx", "bank-a", nil, nil},
+		{"nil session", nil, "/app/tx", "bank-a", []error{recipes.ErrNilSession}, []error{recipes.ErrNilSession}},
+		{"empty root", s, "", "bank-a", []error{recipes.ErrInvalidPath}, []error{recipes.ErrInvalidPath}},
+		{"root of the tree", s, "/", "bank-a", []error{recipes.ErrInvalidPath}, []error{recipes.ErrInvalidPath}},
+		{"relative root", s, "app", "bank-a", []error{recipes.ErrInvalidPath}, []error{recipes.ErrInvalidPath}},
+		{"reserved root", s, "/zookeeper/tx", "bank-a", []error{recipes.ErrInvalidPath}, []error{recipes.ErrInvalidPath}},
+		// A valid path, but a transaction's create under it is over the
+		// limit: under a root of 1+n bytes, with no data and no ACL (s has
+		// none), it is n+27 bytes on the wire.
+		{"root too long", s, "/" + strings.Repeat("r", recipes.DefaultMaxData-26), "bank-a",
+			[]error{recipes.ErrDataTooLarge}, []error{recipes.ErrDataTooLarge}},
+		{"root at the limit", s, "/" + strings.Repeat("r", recipes.DefaultMaxData-27), "bank-a", nil, nil},
+		{"empty site", s, "/app/tx", "", nil, []error{ErrBadSite, recipes.ErrBadArgument}},
+		{"site with slash", s, "/app/tx", "a/b", nil, []error{ErrBadSite, recipes.ErrBadArgument}},
+		{"dot site", s, "/app/tx", "..", nil, []error{ErrBadSite, recipes.ErrBadArgument, recipes.ErrInvalidPath}},
+		{"reserved site", s, "/app/tx", decisionNode, nil, []error{ErrBadSite, recipes.ErrBadArgument}},
+		{"site with NUL", s, "/app/tx", "a\x00", nil, []error{ErrBadSite, recipes.ErrBadArgument, recipes.ErrInvalidPath}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := NewCoordinator(tc.s, tc.root, WithVoteTimeout(time.Second), nil)
+			checkNew(t, "NewCoordinator", c != nil, err, tc.coordinator)
+			p, err := NewParticipant(tc.s, tc.root, tc.site, WithDeadline(time.Second), nil)
+			checkNew(t, "NewParticipant", p != nil, err, tc.participant)
+		})
+	}
+}
+
+func checkNew(t *testing.T, name string, made bool, err error, want []error) {
+	t.Helper()
+	if len(want) == 0 {
+		if err != nil || !made {
+			t.Errorf("%s: %v, made %v; want a value", name, err, made)
+		}
+		return
+	}
+	if made {
+		t.Errorf("%s made a value with error %v", name, err)
+	}
+	for _, w := range want {
+		if !errors.Is(err, w) {
+			t.Errorf("%s: error %v is not %v", name, err, w)
+		}
 	}
 }
 

@@ -153,7 +153,10 @@ func (d *zkrecipesDriver) Open(ctx context.Context, n int) error {
 func (d *zkrecipesDriver) SessionID() int64 { return d.ss[0].ID() }
 
 func (d *zkrecipesDriver) Uncontended(ctx context.Context, path string, n int) ([]time.Duration, error) {
-	m := lock.New(d.ss[0], path)
+	m, err := lock.New(d.ss[0], path)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]time.Duration, 0, n)
 	for range n {
 		t0 := time.Now()
@@ -174,7 +177,11 @@ func (d *zkrecipesDriver) Contend(ctx context.Context, path string, dur time.Dur
 	}
 	ms := make([]*lock.Mutex, k)
 	for i, s := range d.ss[:k] {
-		ms[i] = lock.New(s, path)
+		m, err := lock.New(s, path)
+		if err != nil {
+			return 0, 0, err
+		}
+		ms[i] = m
 	}
 	return loop(ctx, len(ms), dur, func(ctx context.Context, i, _ int) error {
 		if err := ms[i].Lock(ctx); err != nil {
@@ -190,7 +197,11 @@ func (d *zkrecipesDriver) RWMix(ctx context.Context, path string, dur time.Durat
 	}
 	ms := make([]*rwlock.RWMutex, k)
 	for i, s := range d.ss[:k] {
-		ms[i] = rwlock.New(s, path)
+		m, err := rwlock.New(s, path)
+		if err != nil {
+			return 0, 0, err
+		}
+		ms[i] = m
 	}
 	return loop(ctx, len(ms), dur, func(ctx context.Context, i, j int) error {
 		m := ms[i]
@@ -208,7 +219,10 @@ func (d *zkrecipesDriver) RWMix(ctx context.Context, path string, dur time.Durat
 }
 
 func (d *zkrecipesDriver) Put(ctx context.Context, path string, n int) (time.Duration, error) {
-	q := queue.New(d.ss[0], path)
+	q, err := queue.New(d.ss[0], path)
+	if err != nil {
+		return 0, err
+	}
 	item := make([]byte, 100)
 	t0 := time.Now()
 	for range n {
@@ -225,7 +239,11 @@ func (d *zkrecipesDriver) Take(ctx context.Context, path string, n, k int) (time
 	}
 	qs := make([]*queue.Queue, k)
 	for i, s := range d.ss[:k] {
-		qs[i] = queue.New(s, path)
+		q, err := queue.New(s, path)
+		if err != nil {
+			return 0, err
+		}
+		qs[i] = q
 	}
 	return takeAll(ctx, len(qs), n, func(ctx context.Context, i int) error {
 		_, err := qs[i].Take(ctx)
@@ -234,7 +252,10 @@ func (d *zkrecipesDriver) Take(ctx context.Context, path string, n, k int) (time
 }
 
 func (d *zkrecipesDriver) ElectStart(ctx context.Context, path string) error {
-	e := leader.New(d.ss[0], path)
+	e, err := leader.New(d.ss[0], path)
+	if err != nil {
+		return err
+	}
 	d.elect = startCampaign(func() (func(context.Context) error, error) {
 		t, err := e.Campaign(ctx)
 		if err != nil {

@@ -130,7 +130,10 @@ func (w *Barrier) member(ctx context.Context, env *Env, c *Client, work time.Dur
 	roundPath := func(r int) string { return fmt.Sprintf("%s/db/r%06d", env.Root, r) }
 	for round := 1; ctx.Err() == nil; round++ {
 		p := roundPath(round)
-		d := barrier.NewDouble(s, p, env.Clients)
+		d, nerr := barrier.NewDouble(s, p, env.Clients)
+		if nerr != nil {
+			return fmt.Errorf("chaos: %s: %w", c.Log.Name(), nerr)
+		}
 		entered := false
 		for ctx.Err() == nil {
 			op := c.Log.Invoke(FnEnter, p, 0)
@@ -151,7 +154,9 @@ func (w *Barrier) member(ctx context.Context, env *Env, c *Client, work time.Dur
 				c.Log.Lost(p, 0, "a later round began")
 				break
 			}
-			d = barrier.NewDouble(s, p, env.Clients)
+			if d, nerr = barrier.NewDouble(s, p, env.Clients); nerr != nil {
+				return fmt.Errorf("chaos: %s: %w", c.Log.Name(), nerr)
+			}
 			pause(ctx, 20*time.Millisecond)
 		}
 		if !entered {

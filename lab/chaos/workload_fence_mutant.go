@@ -155,7 +155,10 @@ func fenceWorker(ctx context.Context, spec workerSpec, log *ClientLog, emit func
 		}
 	}()
 	lockPath, counter := spec.Root+"/lock", spec.Root+"/counter"
-	m := lock.New(s, lockPath)
+	m, err := lock.New(s, lockPath)
+	if err != nil {
+		return fmt.Errorf("chaos: %s: %w", log.Name(), err)
+	}
 	multi := m.FencedMulti
 	if spec.Workload == "fence-mutant" {
 		// The mutant: the caller's operations alone, without the version

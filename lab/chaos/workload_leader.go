@@ -44,8 +44,8 @@ func (w *Leader) Run(ctx context.Context, env *Env) error {
 	return runHolders(ctx, env, holderSpec{
 		path: env.Root + "/election", counter: env.Root + "/counter", writes: w.Writes, hold: hold,
 		acquirer: func(s *recipes.Session, i int) (func(context.Context) (*holding, error), error) {
-			e := leader.New(s, env.Root+"/election", leader.WithID(env.ClientList()[i].Name))
-			if err := e.Err(); err != nil {
+			e, err := leader.New(s, env.Root+"/election", leader.WithData([]byte(env.ClientList()[i].Name)))
+			if err != nil {
 				return nil, err
 			}
 			return func(ctx context.Context) (*holding, error) {

@@ -60,7 +60,10 @@ func (w *LeaderOwner) Run(ctx context.Context, env *Env) error {
 				l := &trustingLatch{s: s, path: election, guid: uuid.NewString(), id: c.Name}
 				return l.campaign
 			}
-			e := leader.New(s, election, leader.WithID(c.Name))
+			e, err := leader.New(s, election, leader.WithData([]byte(c.Name)))
+			if err != nil {
+				return func(context.Context) (*holding, error) { return nil, err }
+			}
 			return func(ctx context.Context) (*holding, error) {
 				t, err := e.Campaign(ctx)
 				if err != nil {

@@ -165,7 +165,11 @@ func (w *Lock) loop(ctx context.Context, addrs []string, st time.Duration, log *
 		defer cancel()
 		_ = s.Close(cctx)
 	}()
-	var m locker = lock.New(s, lockPath)
+	mu, err := lock.New(s, lockPath)
+	if err != nil {
+		return fmt.Errorf("chaos: %s: %w", log.Name(), err)
+	}
+	var m locker = mu
 	if w.Broken {
 		m = &brokenLock{s: s, path: lockPath}
 	}

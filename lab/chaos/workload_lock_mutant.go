@@ -160,7 +160,10 @@ func runAimed(ctx context.Context, env *Env, p, counter string, run func(i int, 
 // it unlocks.
 func (w *LockStepDown) client(ctx context.Context, env *Env, c *Client, lockPath, counter string, hold time.Duration, ignoreLoss bool, quiesce func()) error {
 	return aimedHolder(ctx, env, c, lockPath, counter, hold, quiesce, func(s *recipes.Session) func(context.Context) (*holding, error) {
-		m := lock.New(s, lockPath)
+		m, err := lock.New(s, lockPath)
+		if err != nil {
+			return func(context.Context) (*holding, error) { return nil, err }
+		}
 		return func(ctx context.Context) (*holding, error) {
 			if err := m.Lock(ctx); err != nil {
 				return nil, err

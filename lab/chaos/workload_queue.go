@@ -129,7 +129,10 @@ func (w *Queue) producer(ctx context.Context, env *Env, c *Client, path string, 
 		return err
 	}
 	defer closeRecipes(s, env.SessionTimeout)
-	q := queue.New(s, path)
+	q, err := queue.New(s, path)
+	if err != nil {
+		return fmt.Errorf("chaos: %s: %w", c.Log.Name(), err)
+	}
 	for seq := int64(1); ctx.Err() == nil; seq++ {
 		item := fmt.Sprintf("%s-%06d", c.Name, seq)
 		op := c.Log.Invoke(FnPut, item, seq)
@@ -167,7 +170,10 @@ func (w *Queue) consumer(ctx context.Context, env *Env, c *Client, path string, 
 	var watchers sync.WaitGroup // each ends with its claim's context, at the latest when the session closes
 	defer watchers.Wait()
 	defer closeRecipes(s, st)
-	q := queue.New(s, path)
+	q, err := queue.New(s, path)
+	if err != nil {
+		return fmt.Errorf("chaos: %s: %w", c.Log.Name(), err)
+	}
 	for drain.Err() == nil {
 		// Before ctx ends, a Claim waits as long as ctx; then each waits at
 		// most a session timeout.

@@ -100,7 +100,10 @@ func (w *QueueByPath) producer(ctx context.Context, env *Env, c *Client, path st
 		return err
 	}
 	defer closeRecipes(s, env.SessionTimeout)
-	q := queue.New(s, path)
+	q, err := queue.New(s, path)
+	if err != nil {
+		return fmt.Errorf("chaos: %s: %w", c.Log.Name(), err)
+	}
 	for seq := int64(1); ctx.Err() == nil; seq++ {
 		item := fmt.Sprintf("%s-%06d", c.Name, seq)
 		op := c.Log.Invoke(FnPut, item, seq)
@@ -138,7 +141,10 @@ func (w *QueueByPath) consumer(ctx context.Context, env *Env, c *Client, path st
 	var watchers sync.WaitGroup
 	defer watchers.Wait()
 	defer closeRecipes(s, st)
-	q := queue.New(s, path)
+	q, err := queue.New(s, path)
+	if err != nil {
+		return fmt.Errorf("chaos: %s: %w", c.Log.Name(), err)
+	}
 	for drain.Err() == nil {
 		cctx, ccancel := ctx, context.CancelFunc(func() {})
 		draining := ctx.Err() != nil

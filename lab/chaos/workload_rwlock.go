@@ -46,7 +46,10 @@ func (w *RWLock) Run(ctx context.Context, env *Env) error {
 	return runHolders(ctx, env, holderSpec{
 		path: path, counter: env.Root + "/counter", hold: hold,
 		acquirer: func(s *recipes.Session, i int) (func(context.Context) (*holding, error), error) {
-			m := rwlock.New(s, path)
+			m, err := rwlock.New(s, path)
+			if err != nil {
+				return nil, err
+			}
 			round := i
 			return func(ctx context.Context) (*holding, error) {
 				round++

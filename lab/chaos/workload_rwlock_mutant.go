@@ -115,7 +115,10 @@ func (w *RWLockStale) downgrader(ctx context.Context, env *Env, c *Client, lockP
 		return err
 	}
 	defer closeRecipes(s, st)
-	m := rwlock.New(s, lockPath)
+	m, err := rwlock.New(s, lockPath)
+	if err != nil {
+		return fmt.Errorf("chaos: %s: %w", c.Log.Name(), err)
+	}
 	for ctx.Err() == nil {
 		if err := m.Lock(ctx); err != nil {
 			pause(ctx, 50*time.Millisecond)
@@ -163,7 +166,11 @@ func (w *RWLockStale) writer(ctx context.Context, env *Env, c *Client, lockPath,
 		return err
 	}
 	defer closeRecipes(s, st)
-	var m writeLocker = rwlock.New(s, lockPath)
+	rw, err := rwlock.New(s, lockPath)
+	if err != nil {
+		return fmt.Errorf("chaos: %s: %w", c.Log.Name(), err)
+	}
+	var m writeLocker = rw
 	if w.Mutant {
 		m = &staleWriter{s: s, path: lockPath}
 	}

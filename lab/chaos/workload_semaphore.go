@@ -53,7 +53,10 @@ func (w *Semaphore) Run(ctx context.Context, env *Env) error {
 	return runHolders(ctx, env, holderSpec{
 		path: path, hold: hold,
 		acquirer: func(s *recipes.Session, _ int) (func(context.Context) (*holding, error), error) {
-			sem := lock.NewSemaphore(s, path, n)
+			sem, err := lock.NewSemaphore(s, path, n)
+			if err != nil {
+				return nil, err
+			}
 			return func(ctx context.Context) (*holding, error) {
 				l, err := sem.Acquire(ctx)
 				if err != nil {

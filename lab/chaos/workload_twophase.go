@@ -301,7 +301,10 @@ func (w *TwoPhase) audit(ctx context.Context, env *Env, root string) error {
 			env.Rec.Add(Event{Client: Auditor, Kind: KindReadBack, Fn: FnVote, Key: tx, Detail: site, Value: vote})
 		}
 	}
-	co := twophase.NewCoordinator(a.s, root, twophase.WithRetention(time.Millisecond))
+	co, err := twophase.NewCoordinator(a.s, root, twophase.WithRetention(time.Millisecond))
+	if err != nil {
+		return fmt.Errorf("chaos: twophase audit: %w", err)
+	}
 	for range 2 {
 		pause(ctx, 5*time.Millisecond) // past the retention, on any clock
 		if _, err := co.Collect(ctx); err != nil {
@@ -340,10 +343,13 @@ func (w *TwoPhase) coordinator(ctx, finish context.Context, env *Env, c *Client,
 			closeRecipes(s, st)
 		}
 	}()
-	newCo := func() *twophase.Coordinator {
+	newCo := func() (*twophase.Coordinator, error) {
 		return twophase.NewCoordinator(s, root, twophase.WithVoteTimeout(3*st))
 	}
-	co := newCo()
+	co, err := newCo()
+	if err != nil {
+		return fmt.Errorf("chaos: %s: %w", c.Log.Name(), err)
+	}
 	for n := 1; ctx.Err() == nil; n++ {
 		id := fmt.Sprintf("tx-%05d", n)
 		var tx *twophase.Tx
@@ -365,7 +371,9 @@ func (w *TwoPhase) coordinator(ctx, finish context.Context, env *Env, c *Client,
 			if s, err = restart(finish, env, c, s, FnDecide, id, crashAfterBegin); s == nil {
 				return err
 			}
-			co = newCo()
+			if co, err = newCo(); err != nil {
+				return fmt.Errorf("chaos: %s: %w", c.Log.Name(), err)
+			}
 			if !w.resumePending(finish, c, co) {
 				return nil
 			}
@@ -379,7 +387,9 @@ func (w *TwoPhase) coordinator(ctx, finish context.Context, env *Env, c *Client,
 			if s, err = restart(finish, env, c, s, FnDecide, id, crashAfterDecide); s == nil {
 				return err
 			}
-			co = newCo()
+			if co, err = newCo(); err != nil {
+				return fmt.Errorf("chaos: %s: %w", c.Log.Name(), err)
+			}
 			// A coordinator that crashed after deciding does not know
 			// whether its decision was written: it resumes the
 			// transaction and must read the decision there.
@@ -488,7 +498,10 @@ func (w *TwoPhase) site(ctx, finish context.Context, env *Env, c *Client, root s
 	)
 	seen := 0
 	for {
-		p := twophase.NewParticipant(s, root, c.Name, twophase.WithDeadline(5*st))
+		p, perr := twophase.NewParticipant(s, root, c.Name, twophase.WithDeadline(5*st))
+		if perr != nil {
+			return fmt.Errorf("chaos: %s: %w", c.Log.Name(), perr)
+		}
 		// The stream lives on after ctx only while transactions unfinished
 		// at a crash are still to come back.
 		sctx, scancel := context.WithCancel(finish)

@@ -108,7 +108,10 @@ func (w *TwoPhaseTimeout) coordinator(ctx, finish context.Context, env *Env, c *
 		return err
 	}
 	defer closeRecipes(s, st)
-	co := twophase.NewCoordinator(s, root, twophase.WithVoteTimeout(3*st))
+	co, err := twophase.NewCoordinator(s, root, twophase.WithVoteTimeout(3*st))
+	if err != nil {
+		return fmt.Errorf("chaos: %s: %w", c.Log.Name(), err)
+	}
 	for n := 1; ctx.Err() == nil; n++ {
 		id := fmt.Sprintf("tx-%05d", n)
 		var tx *twophase.Tx

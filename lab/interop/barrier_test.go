@@ -56,7 +56,10 @@ func TestDoubleBarrierWithCurator(t *testing.T) {
 		mu.Unlock()
 	}
 	for g := range 2 {
-		b := barrier.NewDouble(session(t, e.Addrs()), path, members)
+		b, err := barrier.NewDouble(session(t, e.Addrs()), path, members)
+		if err != nil {
+			t.Fatal(err)
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -14,16 +14,19 @@ import (
 
 // electionAcquire makes Go participants that campaign, hold a term, and
 // resign.
-func electionAcquire(path string, opts ...leader.Option) func(*recipes.Session) acquireFunc {
-	return func(s *recipes.Session) acquireFunc {
-		e := leader.New(s, path, opts...)
+func electionAcquire(path string, opts ...leader.Option) func(*recipes.Session) (acquireFunc, error) {
+	return func(s *recipes.Session) (acquireFunc, error) {
+		e, err := leader.New(s, path, opts...)
+		if err != nil {
+			return nil, err
+		}
 		return func(ctx context.Context) (func(context.Context) error, error) {
 			term, err := e.Campaign(ctx)
 			if err != nil {
 				return nil, err
 			}
 			return term.Resign, nil
-		}
+		}, nil
 	}
 }
 
@@ -35,7 +38,7 @@ func TestElectionWithCuratorSelector(t *testing.T) {
 	counter := path + "-counter"
 	sel := startPeer(t, peers.Curator, e.ConnectString())
 	jobs := []peerJob{{"curator-selector", sel, fmt.Sprintf("selector-loop %s 30 %s", path, counter)}}
-	mixedExclusive(t, path, counter, jobs, 2, 30, electionAcquire(path, leader.WithDialect(leader.LeaderSelector)))
+	mixedExclusive(t, path, counter, jobs, 2, 30, electionAcquire(path, leader.WithDialect(recipes.CuratorSelector)))
 }
 
 // TestElectionWithKazooElection: Go elections in kazoo's format and kazoo
@@ -49,7 +52,7 @@ func TestElectionWithKazooElection(t *testing.T) {
 		p := startPeer(t, peers.Kazoo, e.ConnectString())
 		jobs = append(jobs, peerJob{fmt.Sprintf("kazoo-%d", i+1), p, fmt.Sprintf("election-loop %s kazoo-%d 20 %s", path, i+1, counter)})
 	}
-	mixedExclusive(t, path, counter, jobs, 2, 20, electionAcquire(path, leader.WithDialect(leader.KazooElection)))
+	mixedExclusive(t, path, counter, jobs, 2, 20, electionAcquire(path, leader.WithDialect(recipes.Kazoo)))
 }
 
 // TestElectionWithCuratorLeaderLatch: a Curator LeaderLatch and a Go
@@ -86,7 +89,10 @@ func TestElectionWithCuratorLeaderLatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := session(t, goLink.Addrs())
-	el := leader.New(s, path, leader.WithID("go-1"))
+	el, err := leader.New(s, path, leader.WithData([]byte("go-1")))
+	if err != nil {
+		t.Fatal(err)
+	}
 	type campaign struct {
 		term *leader.Term
 		at   int64

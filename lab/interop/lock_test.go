@@ -22,14 +22,17 @@ type peerJob struct {
 
 // mixedLock runs mixedExclusive with Go Mutexes.
 func mixedLock(t *testing.T, path, counter string, jobs []peerJob, goClients, n int, opts ...lock.Option) {
-	mixedExclusive(t, path, counter, jobs, goClients, n, func(s *recipes.Session) acquireFunc {
-		m := lock.New(s, path, opts...)
+	mixedExclusive(t, path, counter, jobs, goClients, n, func(s *recipes.Session) (acquireFunc, error) {
+		m, err := lock.New(s, path, opts...)
+		if err != nil {
+			return nil, err
+		}
 		return func(ctx context.Context) (func(context.Context) error, error) {
 			if err := m.Lock(ctx); err != nil {
 				return nil, err
 			}
 			return m.Unlock, nil
-		}
+		}, nil
 	})
 }
 
@@ -42,7 +45,7 @@ type acquireFunc func(ctx context.Context) (release func(context.Context) error,
 // the counter with a version-checked write. It then checks that the counter
 // equals the number of holdings, that no two holdings overlap on
 // CLOCK_MONOTONIC, and that no node is left under the path.
-func mixedExclusive(t *testing.T, path, counter string, jobs []peerJob, goClients, n int, newAcquire func(*recipes.Session) acquireFunc) {
+func mixedExclusive(t *testing.T, path, counter string, jobs []peerJob, goClients, n int, newAcquire func(*recipes.Session) (acquireFunc, error)) {
 	e := ensemble(t)
 	ctx := ctxFor(t, 5*time.Minute)
 	h := newHistory()
@@ -63,7 +66,10 @@ func mixedExclusive(t *testing.T, path, counter string, jobs []peerJob, goClient
 		if g == 0 {
 			ensureCounter(t, s, counter)
 		}
-		acquire := newAcquire(s)
+		acquire, err := newAcquire(s)
+		if err != nil {
+			t.Fatal(err)
+		}
 		name := fmt.Sprintf("go-%d", g+1)
 		wg.Add(1)
 		go func() {

@@ -36,8 +36,14 @@ func mixedQueue(t *testing.T, put, take string) {
 	path := uniquePath(t, "queue")
 	producer := startPeer(t, peers.Curator, e.ConnectString())
 	consumer := startPeer(t, peers.Curator, e.ConnectString())
-	qp := queue.New(session(t, e.Addrs()), path)
-	qc := queue.New(session(t, e.Addrs()), path)
+	qp, err := queue.New(session(t, e.Addrs()), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qc, err := queue.New(session(t, e.Addrs()), path)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	var javaItems []string
 	for i := range n {

@@ -48,7 +48,10 @@ func mixedRW(t *testing.T, kind peers.Kind, modes []string, n int, opts ...rwloc
 	}
 	for _, write := range []bool{false, true} {
 		s := session(t, e.Addrs())
-		m := rwlock.New(s, path, opts...)
+		m, err := rwlock.New(s, path, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
 		name, mode := "go-reader", "read"
 		if write {
 			name, mode = "go-writer", "write"
@@ -128,8 +131,14 @@ func TestRWMutexWithKazooReadLock(t *testing.T) {
 	counter := path + "-counter"
 	s := session(t, e.Addrs())
 	ensureCounter(t, s, counter)
-	w := rwlock.New(s, path, rwlock.WithDialect(recipes.Kazoo))
-	r := rwlock.New(session(t, e.Addrs()), path, rwlock.WithDialect(recipes.Kazoo))
+	w, err := rwlock.New(s, path, rwlock.WithDialect(recipes.Kazoo))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := rwlock.New(session(t, e.Addrs()), path, rwlock.WithDialect(recipes.Kazoo))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := w.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}

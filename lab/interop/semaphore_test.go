@@ -44,7 +44,10 @@ func TestSemaphoreWithCuratorSemaphoreV2(t *testing.T) {
 		if g == 0 {
 			ensureCounter(t, s, counter)
 		}
-		sem := lock.NewSemaphore(s, path, leases)
+		sem, err := lock.NewSemaphore(s, path, leases)
+		if err != nil {
+			t.Fatal(err)
+		}
 		name := fmt.Sprintf("go-%d", g+1)
 		wg.Add(1)
 		go func() {

@@ -24,8 +24,8 @@ func TestDoneCtxSendsNothing(t *testing.T) {
 	done, cancel := context.WithCancel(ctx)
 	cancel()
 
-	b := barrier.New(s, path+"/b")
-	d := barrier.NewDouble(s, path+"/d", 1)
+	b := newBarrier(t, s, path+"/b")
+	d := newDouble(t, s, path+"/d", 1)
 	calls := []struct {
 		name string
 		f    func() error
@@ -60,9 +60,10 @@ func TestDoneCtxSendsNothing(t *testing.T) {
 	}
 }
 
-// TestBadInputSendsNothing: bad arguments (nil or closed session, invalid
-// or reserved paths, paths too long for a request, n < 1) fail with a
-// sentinel, never panic, and send nothing.
+// TestBadInputSendsNothing: bad arguments (nil session, invalid or
+// reserved paths, paths too long for a request, n < 1) make the
+// constructors fail with a sentinel, never panic, and send nothing; a
+// closed session makes every method fail with recipes.ErrClosed.
 func TestBadInputSendsNothing(t *testing.T) {
 	e := ensemble(t)
 	ctx := ctxT(t, time.Minute)
@@ -70,6 +71,7 @@ func TestBadInputSendsNothing(t *testing.T) {
 	path := ownPath(t)
 	tooLong := "/" + strings.Repeat("x", recipes.MaxPathLen-1) // valid, but its create is over the limit
 
+	before := counter.Snapshot()
 	for _, tc := range []struct {
 		path string
 		want error
@@ -84,54 +86,41 @@ func TestBadInputSendsNothing(t *testing.T) {
 		{"/" + strings.Repeat("x", 1<<20), recipes.ErrDataTooLarge},
 		{tooLong, recipes.ErrDataTooLarge},
 	} {
-		b := barrier.New(s, tc.path)
-		d := barrier.NewDouble(s, tc.path, 2)
-		before := counter.Snapshot()
-		start := time.Now()
-		for name, err := range map[string]error{
-			"Set": b.Set(ctx), "Remove": b.Remove(ctx), "Wait": b.Wait(ctx), "Enter": d.Enter(ctx),
-		} {
-			if !errors.Is(err, tc.want) {
-				t.Errorf("%s on %.40q: %.200v, want %v", name, tc.path, err, tc.want)
-			}
+		if b, err := barrier.New(s, tc.path); b != nil || !errors.Is(err, tc.want) {
+			t.Errorf("New(%.40q) = %v, %.200v; want %v", tc.path, b, err, tc.want)
 		}
-		if err := d.Leave(ctx); err == nil {
-			t.Errorf("Leave on %.40q: nil", tc.path)
-		}
-		if time.Since(start) > time.Second {
-			t.Errorf("%.40q: refused after %v", tc.path, time.Since(start))
-		}
-		if diff := counter.Snapshot().Sub(before); diff.Total() != 0 || diff.Connects != 0 {
-			t.Errorf("%.40q: sent %v, %d reconnections", tc.path, diff.Requests, diff.Connects)
+		if d, err := barrier.NewDouble(s, tc.path, 2); d != nil || !errors.Is(err, tc.want) {
+			t.Errorf("NewDouble(%.40q) = %v, %.200v; want %v", tc.path, d, err, tc.want)
 		}
 	}
 	// A member node under a path just short enough for the barrier's own
 	// create would not fit: NewDouble refuses it.
 	mid := "/" + strings.Repeat("y", recipes.MaxPathLen-60)
-	if err := barrier.NewDouble(s, mid, 1).Enter(ctx); !errors.Is(err, recipes.ErrDataTooLarge) {
+	if _, err := barrier.NewDouble(s, mid, 1); !errors.Is(err, recipes.ErrDataTooLarge) {
 		t.Errorf("double barrier on a long path: %.200v", err)
 	}
 	for _, n := range []int{0, -1, -1 << 62} {
-		if err := barrier.NewDouble(s, path, n).Enter(ctx); !errors.Is(err, barrier.ErrMembers) || !errors.Is(err, recipes.ErrBadArgument) {
+		if _, err := barrier.NewDouble(s, path, n); !errors.Is(err, barrier.ErrMembers) || !errors.Is(err, recipes.ErrBadArgument) {
 			t.Errorf("n = %d: %v", n, err)
 		}
 	}
-	for _, err := range []error{
-		barrier.New(nil, path).Set(ctx), barrier.New(nil, path).Wait(ctx), barrier.New(nil, path).Remove(ctx),
-		barrier.NewDouble(nil, path, 1).Enter(ctx), barrier.NewDouble(nil, path, 1).Leave(ctx),
-	} {
-		if !errors.Is(err, recipes.ErrNilSession) {
-			t.Errorf("nil session: %v", err)
-		}
+	if _, err := barrier.New(nil, path); !errors.Is(err, recipes.ErrNilSession) {
+		t.Errorf("New(nil session): %v", err)
+	}
+	if _, err := barrier.NewDouble(nil, path, 1); !errors.Is(err, recipes.ErrNilSession) {
+		t.Errorf("NewDouble(nil session): %v", err)
+	}
+	if diff := counter.Snapshot().Sub(before); diff.Total() != 0 || diff.Connects != 0 {
+		t.Errorf("bad arguments sent %v, %d reconnections", diff.Requests, diff.Connects)
 	}
 	closed := connect(t, e.Addrs())
 	testutil.CloseSession(t, closed)
-	for _, err := range []error{
-		barrier.New(closed, path).Set(ctx), barrier.New(closed, path).Wait(ctx), barrier.New(closed, path).Remove(ctx),
-		barrier.NewDouble(closed, path, 1).Enter(ctx),
+	b, d := newBarrier(t, closed, path), newDouble(t, closed, path, 1)
+	for name, err := range map[string]error{
+		"Set": b.Set(ctx), "Wait": b.Wait(ctx), "Remove": b.Remove(ctx), "Enter": d.Enter(ctx),
 	} {
 		if !errors.Is(err, recipes.ErrClosed) {
-			t.Errorf("closed session: %v", err)
+			t.Errorf("%s on a closed session: %v", name, err)
 		}
 	}
 }
@@ -147,7 +136,7 @@ func TestRequestAtLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := "/" + strings.Repeat("z", s.MaxData()-over) // a create of exactly MaxData bytes
-	b := barrier.New(s, at)
+	b := newBarrier(t, s, at)
 	if err := b.Set(ctx); err != nil {
 		t.Fatalf("Set at the limit: %.200v", err)
 	}
@@ -155,8 +144,8 @@ func TestRequestAtLimit(t *testing.T) {
 		t.Fatalf("Remove at the limit: %.200v", err)
 	}
 	before := counter.Snapshot()
-	if err := barrier.New(s, at+"z").Set(ctx); !errors.Is(err, recipes.ErrDataTooLarge) {
-		t.Errorf("Set one byte over: %.200v", err)
+	if _, err := barrier.New(s, at+"z"); !errors.Is(err, recipes.ErrDataTooLarge) {
+		t.Errorf("New one byte over: %.200v", err)
 	}
 	if diff := counter.Snapshot().Sub(before); diff.Total() != 0 || diff.Connects != 0 {
 		t.Errorf("one byte over: sent %v, %d reconnections", diff.Requests, diff.Connects)

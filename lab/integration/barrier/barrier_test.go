@@ -19,11 +19,11 @@ func TestBadInput(t *testing.T) {
 	s := connect(t, e.Addrs())
 	ctx := ctxT(t, time.Minute)
 
-	if err := barrier.New(nil, "/b").Set(ctx); !errors.Is(err, recipes.ErrNilSession) {
-		t.Errorf("Set with a nil session: %v", err)
+	if _, err := barrier.New(nil, "/b"); !errors.Is(err, recipes.ErrNilSession) {
+		t.Errorf("New with a nil session: %v", err)
 	}
-	if err := barrier.NewDouble(nil, "/b", 2).Enter(ctx); !errors.Is(err, recipes.ErrNilSession) {
-		t.Errorf("Enter with a nil session: %v", err)
+	if _, err := barrier.NewDouble(nil, "/b", 2); !errors.Is(err, recipes.ErrNilSession) {
+		t.Errorf("NewDouble with a nil session: %v", err)
 	}
 	var nb *barrier.Barrier
 	if err := nb.Wait(ctx); !errors.Is(err, barrier.ErrNilBarrier) {
@@ -34,23 +34,20 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("Leave on nil: %v", err)
 	}
 	for _, p := range []string{"", "b", "/b/", "/a//b", "/a/./b", "/zookeeper/b", "/", "/a\x01"} {
-		b := barrier.New(s, p)
-		for name, f := range map[string]func(context.Context) error{"Set": b.Set, "Remove": b.Remove, "Wait": b.Wait} {
-			if err := f(ctx); !errors.Is(err, recipes.ErrInvalidPath) {
-				t.Errorf("%s on %q: %v, want ErrInvalidPath", name, p, err)
-			}
+		if _, err := barrier.New(s, p); !errors.Is(err, recipes.ErrInvalidPath) {
+			t.Errorf("New(%q): %v, want ErrInvalidPath", p, err)
 		}
-		if err := barrier.NewDouble(s, p, 2).Enter(ctx); !errors.Is(err, recipes.ErrInvalidPath) {
-			t.Errorf("Enter on %q: %v, want ErrInvalidPath", p, err)
+		if _, err := barrier.NewDouble(s, p, 2); !errors.Is(err, recipes.ErrInvalidPath) {
+			t.Errorf("NewDouble(%q): %v, want ErrInvalidPath", p, err)
 		}
 	}
 	for _, n := range []int{0, -1} {
-		err := barrier.NewDouble(s, testPath(t), n).Enter(ctx)
+		_, err := barrier.NewDouble(s, testPath(t), n)
 		if !errors.Is(err, barrier.ErrMembers) || !errors.Is(err, recipes.ErrBadArgument) {
 			t.Errorf("n = %d: %v", n, err)
 		}
 	}
-	d := barrier.NewDouble(s, testPath(t), 1)
+	d := newDouble(t, s, testPath(t), 1)
 	if err := d.Leave(ctx); !errors.Is(err, barrier.ErrNotEntered) {
 		t.Errorf("Leave before Enter: %v", err)
 	}
@@ -66,7 +63,7 @@ func TestBarrierFiveWaiters(t *testing.T) {
 	s := connect(t, e.Addrs())
 	ctx := ctxT(t, time.Minute)
 	path := testPath(t)
-	b := barrier.New(s, path)
+	b := newBarrier(t, s, path)
 	if err := b.Wait(ctx); err != nil {
 		t.Fatalf("Wait on an unset barrier: %v", err)
 	}
@@ -80,7 +77,7 @@ func TestBarrierFiveWaiters(t *testing.T) {
 	var waiting, done atomic.Int32
 	var wg sync.WaitGroup
 	for i := range 5 {
-		w := barrier.New(connect(t, e.Addrs()), path)
+		w := newBarrier(t, connect(t, e.Addrs()), path)
 		wg.Go(func() {
 			waiting.Add(1)
 			err := w.Wait(ctx)
@@ -147,10 +144,10 @@ func TestDoubleBarrier(t *testing.T) {
 			var s *recipes.Session
 			expire = func() error { return l.ExpireSession(ctx, s.ID()) }
 			s = connect(t, addrs)
-			return barrier.NewDouble(s, path, n), s, expire
+			return newDouble(t, s, path, n), s, expire
 		}
 		s := connect(t, addrs)
-		return barrier.NewDouble(s, path, n), s, nil
+		return newDouble(t, s, path, n), s, nil
 	}
 
 	var entered atomic.Int32
@@ -231,7 +228,7 @@ func TestDoubleBarrier(t *testing.T) {
 		t.Fatalf("left behind: %v", got)
 	}
 	// The barrier can be used again.
-	again := barrier.NewDouble(obs, path, 1)
+	again := newDouble(t, obs, path, 1)
 	if err := again.Enter(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +247,7 @@ func TestDoubleBarrierLeaveOrder(t *testing.T) {
 	ds := make([]*barrier.DoubleBarrier, n)
 	var wg sync.WaitGroup
 	for i := range ds {
-		ds[i] = barrier.NewDouble(connect(t, e.Addrs()), path, n, barrier.WithDialect(recipes.Kazoo))
+		ds[i] = newDouble(t, connect(t, e.Addrs()), path, n, barrier.WithDialect(recipes.Kazoo))
 		wg.Go(func() {
 			if err := ds[i].Enter(ctx); err != nil {
 				t.Errorf("Enter %d: %v", i, err)
@@ -306,7 +303,7 @@ func TestDoubleBarrierCancel(t *testing.T) {
 	s := connect(t, e.Addrs())
 	ctx := ctxT(t, time.Minute)
 	path := testPath(t)
-	d := barrier.NewDouble(s, path, 3)
+	d := newDouble(t, s, path, 3)
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
 	if err := d.Enter(short); !errors.Is(err, context.DeadlineExceeded) {

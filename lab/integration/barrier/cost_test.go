@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/barrier"
 	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -16,11 +15,11 @@ func TestCost(t *testing.T) {
 	counter := zkcount.New()
 	s := connect(t, e.Addrs(), recipes.WithDialer(counter.Dialer(nil)))
 	path := testPath(t)
-	if err := barrier.New(s, path+"/setup").Set(ctx); err != nil { // parents exist from here on
+	if err := newBarrier(t, s, path+"/setup").Set(ctx); err != nil { // parents exist from here on
 		t.Fatal(err)
 	}
 
-	b := barrier.New(s, path+"/b")
+	b := newBarrier(t, s, path+"/b")
 	before := counter.Snapshot()
 	if err := b.Set(ctx); err != nil {
 		t.Fatal(err)
@@ -39,7 +38,7 @@ func TestCost(t *testing.T) {
 	// A lone member (n = 1): Enter is 1 exists + 1 create + 1 getChildren
 	// + 1 create of "ready"; Leave is 1 getChildren + 1 delete + 1 delete
 	// of "ready".
-	db := barrier.NewDouble(s, path, 1)
+	db := newDouble(t, s, path, 1)
 	before = counter.Snapshot()
 	if err := db.Enter(ctx); err != nil {
 		t.Fatal(err)

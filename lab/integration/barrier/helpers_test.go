@@ -4,8 +4,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zkrecipes/zkrecipes/barrier"
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/lab/testenv"
+	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // One single-server ensemble is shared by the package's integration tests
@@ -34,4 +36,24 @@ var (
 
 func testPath(tb testing.TB) string {
 	return "/zkrecipes-test/barrier/" + strings.NewReplacer("/", "_", " ", "_", "=", "_").Replace(tb.Name())
+}
+
+// newBarrier is barrier.New for arguments the test knows to be valid.
+func newBarrier(tb testing.TB, s *recipes.Session, path string) *barrier.Barrier {
+	tb.Helper()
+	b, err := barrier.New(s, path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// newDouble is barrier.NewDouble for arguments the test knows to be valid.
+func newDouble(tb testing.TB, s *recipes.Session, path string, n int, opts ...barrier.Option) *barrier.DoubleBarrier {
+	tb.Helper()
+	d, err := barrier.NewDouble(s, path, n, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d
 }

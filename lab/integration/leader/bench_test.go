@@ -24,7 +24,7 @@ func BenchmarkHandoff(b *testing.B) {
 	els := make([]*leader.Election, 2)
 	for i := range els {
 		s := connect(b, e.Addrs(), recipes.WithDialer(cs[i].Dialer(nil)))
-		els[i] = leader.New(s, path)
+		els[i] = newElection(b, s, path)
 	}
 	ctx := context.Background()
 	term, err := els[0].Campaign(ctx)

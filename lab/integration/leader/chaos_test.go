@@ -61,7 +61,7 @@ func TestTwentyLeadershipChanges(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := connect(t, l.Addrs())
-		ps[i] = &chaosParticipant{i: i, link: l, s: s, el: leader.New(s, path, leader.WithID(fmt.Sprintf("p%d", i))), resign: make(chan struct{}, 1)}
+		ps[i] = &chaosParticipant{i: i, link: l, s: s, el: newElection(t, s, path, withID(fmt.Sprintf("p%d", i))), resign: make(chan struct{}, 1)}
 	}
 	var wg sync.WaitGroup
 	for _, p := range ps {

@@ -35,7 +35,7 @@ func TestCampaignResignCost(t *testing.T) {
 	path := testPath(t)
 	mkdir(t, s, path)
 	ctx := ctxT(t, time.Minute)
-	el := leader.New(s, path, leader.WithID("solo"))
+	el := newElection(t, s, path, withID("solo"))
 
 	if _, err := el.Leader(ctx); !errors.Is(err, leader.ErrNoLeader) {
 		t.Fatalf("Leader before anyone campaigns: %v, want ErrNoLeader", err)
@@ -121,8 +121,8 @@ func newParticipants(t *testing.T, n int, addrs []string, path string, opts ...l
 	for i := range ps {
 		c := zkcount.New()
 		s := connect(t, addrs, recipes.WithDialer(c.Dialer(nil)))
-		o := append([]leader.Option{leader.WithID(string(rune('a' + i)))}, opts...)
-		ps[i] = &participant{s: s, c: c, el: leader.New(s, path, o...)}
+		o := append([]leader.Option{withID(string(rune('a' + i)))}, opts...)
+		ps[i] = &participant{s: s, c: c, el: newElection(t, s, path, o...)}
 	}
 	return ps
 }
@@ -216,7 +216,7 @@ func TestObserve(t *testing.T) {
 	ps := newParticipants(t, 4, e.Addrs(), path)
 	ctx := ctxT(t, 2*time.Minute)
 	octx, ocancel := context.WithCancel(ctx)
-	ch := leader.New(obs, path).Observe(octx)
+	ch := newElection(t, obs, path).Observe(octx)
 
 	next := func() leader.Participant {
 		t.Helper()
@@ -403,13 +403,13 @@ func TestDo(t *testing.T) {
 			t.Error("fn runs without a live term")
 		}
 		return nil
-	}, leader.WithID("once")); err != nil {
+	}, withID("once")); err != nil {
 		t.Fatal(err)
 	}
 	if calls != 1 {
 		t.Fatalf("fn ran %d times", calls)
 	}
-	if _, err := leader.New(admin, path).Leader(ctx); !errors.Is(err, leader.ErrNoLeader) {
+	if _, err := newElection(t, admin, path).Leader(ctx); !errors.Is(err, leader.ErrNoLeader) {
 		t.Fatalf("after Do: %v, want ErrNoLeader (node left behind?)", err)
 	}
 
@@ -454,7 +454,7 @@ func TestEventsOrder(t *testing.T) {
 		evs = append(evs, ev)
 		mu.Unlock()
 	}
-	el := leader.New(s, path, leader.WithEvents(hook), leader.WithID("watcher"))
+	el := newElection(t, s, path, leader.WithEvents(hook), withID("watcher"))
 	ctx := ctxT(t, time.Minute)
 
 	first, err := ps[0].el.Campaign(ctx)
@@ -556,7 +556,7 @@ func TestStepDownAtDisconnect(t *testing.T) {
 	s := connect(t, l.Addrs())
 	other := newParticipants(t, 1, e.Addrs(), path)[0]
 	ctx := ctxT(t, time.Minute)
-	term, err := leader.New(s, path).Campaign(ctx)
+	term, err := newElection(t, s, path).Campaign(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -607,16 +607,17 @@ func TestDialects(t *testing.T) {
 	s := connect(t, e.Addrs())
 	ctx := ctxT(t, time.Minute)
 	for _, tc := range []struct {
-		d    leader.Dialect
-		name string
+		label string
+		d     recipes.Dialect
+		name  string
 	}{
-		{leader.LeaderLatch, `^_c_[0-9a-f-]{36}-latch-\d{10}$`},
-		{leader.LeaderSelector, `^_c_[0-9a-f-]{36}-lock-\d{10}$`},
-		{leader.KazooElection, `^[0-9a-f]{32}__lock__\d{10}$`},
+		{"latch", recipes.Curator, `^_c_[0-9a-f-]{36}-latch-\d{10}$`},
+		{"selector", recipes.CuratorSelector, `^_c_[0-9a-f-]{36}-lock-\d{10}$`},
+		{"kazoo", recipes.Kazoo, `^[0-9a-f]{32}__lock__\d{10}$`},
 	} {
-		t.Run(tc.d.String(), func(t *testing.T) {
+		t.Run(tc.label, func(t *testing.T) {
 			path := testPath(t)
-			el := leader.New(s, path, leader.WithDialect(tc.d), leader.WithID("id-"+tc.d.String()))
+			el := newElection(t, s, path, leader.WithDialect(tc.d), withID("id-"+tc.label))
 			term, err := el.Campaign(ctx)
 			if err != nil {
 				t.Fatal(err)
@@ -627,7 +628,7 @@ func TestDialects(t *testing.T) {
 				t.Fatalf("children %v, %v; want one matching %s", children, err, tc.name)
 			}
 			data, _, err := s.Conn().Get(path + "/" + children[0])
-			if err != nil || string(data) != "id-"+tc.d.String() {
+			if err != nil || string(data) != "id-"+tc.label {
 				t.Fatalf("data %q, %v", data, err)
 			}
 			// Foreign nodes are ignored.
@@ -635,7 +636,7 @@ func TestDialects(t *testing.T) {
 				t.Fatal(err)
 			}
 			all, err := el.Participants(ctx)
-			if err != nil || len(all) != 1 || all[0].ID != "id-"+tc.d.String() {
+			if err != nil || len(all) != 1 || all[0].ID != "id-"+tc.label {
 				t.Fatalf("participants %+v, %v", all, err)
 			}
 		})
@@ -647,29 +648,21 @@ func TestBadInput(t *testing.T) {
 	s := connect(t, e.Addrs())
 	ctx := ctxT(t, time.Minute)
 	for _, p := range []string{"", "rel", "/a/", "/a//b", "/a/../b", "/zookeeper/x", "/a\x00b"} {
-		el := leader.New(s, p)
-		if _, err := el.Campaign(ctx); !errors.Is(err, recipes.ErrInvalidPath) {
-			t.Errorf("Campaign on %q: %v, want ErrInvalidPath", p, err)
+		if el, err := leader.New(s, p); el != nil || !errors.Is(err, recipes.ErrInvalidPath) {
+			t.Errorf("New(%q) = %v, %v; want ErrInvalidPath", p, el, err)
 		}
-		if _, err := el.Leader(ctx); !errors.Is(err, recipes.ErrInvalidPath) {
-			t.Errorf("Leader on %q: %v", p, err)
-		}
-		if _, ok := <-el.Observe(ctx); ok {
-			t.Errorf("Observe on %q delivered", p)
+		if err := leader.Do(ctx, s, p, func(context.Context) error { return nil }); !errors.Is(err, recipes.ErrInvalidPath) {
+			t.Errorf("Do on %q: %v, want ErrInvalidPath", p, err)
 		}
 	}
-	nilSession := leader.New(nil, "/x")
-	if _, err := nilSession.Campaign(ctx); !errors.Is(err, recipes.ErrNilSession) {
+	if _, err := leader.New(nil, "/x"); !errors.Is(err, recipes.ErrNilSession) {
 		t.Errorf("nil session: %v", err)
 	}
 	if err := leader.Do(ctx, nil, "/x", func(context.Context) error { return nil }); !errors.Is(err, recipes.ErrNilSession) {
 		t.Errorf("Do with nil session: %v", err)
 	}
-	if _, err := leader.New(s, "/x", leader.WithDialect(leader.Dialect(9))).Campaign(ctx); !errors.Is(err, recipes.ErrBadArgument) {
-		t.Errorf("unknown dialect: %v", err)
-	}
 	big := string(make([]byte, recipes.DefaultMaxData+1))
-	if err := leader.New(s, "/x", leader.WithID(big)).Err(); !errors.Is(err, recipes.ErrDataTooLarge) {
+	if _, err := leader.New(s, "/x", withID(big)); !errors.Is(err, recipes.ErrDataTooLarge) {
 		t.Errorf("huge id: %v", err)
 	}
 	var nilEl *leader.Election
@@ -690,11 +683,11 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("nil term: cause %v, fence %+v", nilTerm.Cause(), nilTerm.Fence())
 	}
 	//lint:ignore SA1012 checking that a nil context does not panic
-	if _, err := leader.New(s, "/x").Campaign(nil); !errors.Is(err, recipes.ErrBadArgument) { //nolint:staticcheck
+	if _, err := newElection(t, s, "/x").Campaign(nil); !errors.Is(err, recipes.ErrBadArgument) { //nolint:staticcheck
 		t.Errorf("nil ctx: %v", err)
 	}
 	path := testPath(t)
-	el := leader.New(s, path)
+	el := newElection(t, s, path)
 	if err := leader.Run(ctx, el, nil); !errors.Is(err, leader.ErrNilFunc) {
 		t.Errorf("Run(nil fn): %v", err)
 	}
@@ -726,7 +719,7 @@ func TestBadInput(t *testing.T) {
 	if err := closed.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	cel := leader.New(closed, path)
+	cel := newElection(t, closed, path)
 	if _, err := cel.Campaign(ctx); !errors.Is(err, recipes.ErrClosed) {
 		t.Errorf("Campaign on a closed session: %v", err)
 	}
@@ -751,7 +744,7 @@ func TestObserveWatchesOnlyHead(t *testing.T) {
 	}
 	octx, ocancel := context.WithCancel(ctx)
 	defer ocancel()
-	ch := leader.New(obs, path).Observe(octx)
+	ch := newElection(t, obs, path).Observe(octx)
 	if p := <-ch; p.Node != head.Fence().Path {
 		t.Fatalf("first value %+v, want the head", p)
 	}
@@ -818,7 +811,7 @@ func TestStepDownOnLostKeepsTermThroughShortCut(t *testing.T) {
 	}
 	s := connect(t, l.Addrs())
 	ctx := ctxT(t, time.Minute)
-	term, err := leader.New(s, testPath(t), leader.WithLossPolicy(recipes.StepDownOnLost)).Campaign(ctx)
+	term, err := newElection(t, s, testPath(t), leader.WithLossPolicy(recipes.StepDownOnLost)).Campaign(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

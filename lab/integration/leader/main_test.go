@@ -13,6 +13,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/lab/testenv"
+	"github.com/zkrecipes/zkrecipes/leader"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -95,3 +96,16 @@ func TestSettleSeesLiveGoroutines(t *testing.T) {
 		t.Fatalf("settle did not report a live session's goroutines:\n%s", left)
 	}
 }
+
+// newElection is leader.New for arguments the test knows to be valid.
+func newElection(tb testing.TB, s *recipes.Session, path string, opts ...leader.Option) *leader.Election {
+	tb.Helper()
+	e, err := leader.New(s, path, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return e
+}
+
+// withID is leader.WithData of a string id.
+func withID(s string) leader.Option { return leader.WithData([]byte(s)) }

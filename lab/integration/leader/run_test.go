@@ -10,6 +10,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
 	"github.com/zkrecipes/zkrecipes/leader"
+	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // TestRunBacksOffWhenFnFails: a function that fails at once does not make
@@ -46,8 +47,8 @@ func TestRunBacksOffWhenFnFails(t *testing.T) {
 	}
 }
 
-// TestTextOrderSharesLine: participants ordering by text (WithTextOrder, as
-// Curator and kazoo do) and by serial arithmetic share one line before the
+// TestTextOrderSharesLine: participants ordering by text (the dialect's
+// TextOrder variant, as Curator and kazoo do) and by serial arithmetic share one line before the
 // counter wraps: the same order, and hand-off in it. (The wrap itself takes
 // 2^31 creates under one parent and is covered by the recipes package's
 // table test of the ordering.)
@@ -55,7 +56,7 @@ func TestTextOrderSharesLine(t *testing.T) {
 	e := shared(t)
 	path := testPath(t)
 	ps := newParticipants(t, 3, e.Addrs(), path)
-	ps[1].el = leader.New(ps[1].s, path, leader.WithID("b"), leader.WithTextOrder())
+	ps[1].el = newElection(t, ps[1].s, path, withID("b"), leader.WithDialect(recipes.Curator.TextOrder()))
 	ctx := ctxT(t, time.Minute)
 	terms := campaignAll(t, ctx, ps)
 	t0 := <-terms[0]

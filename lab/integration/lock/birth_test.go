@@ -108,7 +108,7 @@ func TestMutexSuspendedAtBirth(t *testing.T) {
 	}
 	defer link.Close()
 	s := connect(t, link.Addrs())
-	m := lock.New(s, path)
+	m := newMutex(t, s, path)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	fault := faultAtBirth(t, path, cutUntilSuspended(link, s))
@@ -141,7 +141,7 @@ func TestMutexSessionReplacedAtBirth(t *testing.T) {
 	}
 	defer link.Close()
 	s := connect(t, link.Addrs())
-	m := lock.New(s, path)
+	m := newMutex(t, s, path)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	fault := faultAtBirth(t, path, expireUntilReplaced(ctx, link, s))
@@ -172,7 +172,7 @@ func TestSemaphoreLeaseSuspendedAtBirth(t *testing.T) {
 	}
 	defer link.Close()
 	s := connect(t, link.Addrs())
-	sem := lock.NewSemaphore(s, path, 2)
+	sem := newSemaphore(t, s, path, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	fault := faultAtBirth(t, path+"/leases", cutUntilSuspended(link, s))
@@ -213,12 +213,12 @@ func TestSemaphoreWaitEndsWithItsHoldings(t *testing.T) {
 	defer link.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	other, err := lock.NewSemaphore(connect(t, e.Addrs()), path, 1).Acquire(ctx)
+	other, err := newSemaphore(t, connect(t, e.Addrs()), path, 1).Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := connect(t, link.Addrs())
-	sem := lock.NewSemaphore(s, path, 1)
+	sem := newSemaphore(t, s, path, 1)
 	done := make(chan *lock.Lease, 1)
 	go func() {
 		l, err := sem.Acquire(ctx)
@@ -262,7 +262,7 @@ func TestSemaphoreSessionReplacedAtLeaseBirth(t *testing.T) {
 	}
 	defer link.Close()
 	s := connect(t, link.Addrs())
-	sem := lock.NewSemaphore(s, path, 1)
+	sem := newSemaphore(t, s, path, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	fault := faultAtBirth(t, path+"/leases", expireUntilReplaced(ctx, link, s))

@@ -30,7 +30,7 @@ func TestMutexCost(t *testing.T) {
 	a, ca := countedSession(t, e.Addrs())
 	b, cb := countedSession(t, e.Addrs())
 	c, cc := countedSession(t, e.Addrs())
-	ma, mb, mc := lock.New(a, path), lock.New(b, path), lock.New(c, path)
+	ma, mb, mc := newMutex(t, a, path), newMutex(t, b, path), newMutex(t, c, path)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 
@@ -109,7 +109,7 @@ func TestSemaphoreCost(t *testing.T) {
 	ensurePath(t, admin, path+"/locks", nil)
 	ensurePath(t, admin, path+"/leases", nil)
 	s, cs := countedSession(t, e.Addrs())
-	sem := lock.NewSemaphore(s, path, 2)
+	sem := newSemaphore(t, s, path, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	before := cs.Snapshot()

@@ -21,7 +21,11 @@ func ExampleMutex() {
 	// Data the lock protects.
 	_, _ = s.Conn().Create("/example-config", nil, 0, zk.WorldACL(zk.PermAll))
 
-	m := lock.New(s, "/examples/mutex")
+	m, err := lock.New(s, "/examples/mutex") // checks its arguments, sends nothing
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	if err := m.Lock(ctx); err != nil {
 		fmt.Println(err)
 		return
@@ -47,8 +51,8 @@ func ExampleMutex_TryLock() {
 	defer a.Close(ctx)
 	defer b.Close(ctx)
 
-	first := lock.New(a, "/examples/trylock")
-	second := lock.New(b, "/examples/trylock")
+	first, _ := lock.New(a, "/examples/trylock")
+	second, _ := lock.New(b, "/examples/trylock")
 	fmt.Println("first:", first.TryLock(ctx))
 	fmt.Println("second:", second.TryLock(ctx))
 	_ = first.Unlock(ctx)
@@ -69,7 +73,11 @@ func ExampleSemaphore() {
 	}
 	defer s.Close(ctx)
 
-	sem := lock.NewSemaphore(s, "/examples/semaphore", 2) // Curator InterProcessSemaphoreV2 layout
+	sem, err := lock.NewSemaphore(s, "/examples/semaphore", 2) // Curator InterProcessSemaphoreV2 layout
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	var leases []*lock.Lease
 	for range 2 {
 		l, err := sem.Acquire(ctx)
@@ -106,12 +114,13 @@ func ExampleRevoke() {
 	defer a.Close(ctx)
 	defer b.Close(ctx)
 
-	holder := lock.New(a, "/examples/revocable", lock.WithRevocation())
+	holder, _ := lock.New(a, "/examples/revocable", lock.WithRevocation())
 	if err := holder.Lock(ctx); err != nil {
 		fmt.Println(err)
 		return
 	}
-	ps, _ := lock.New(b, "/examples/revocable").Participants(ctx)
+	other, _ := lock.New(b, "/examples/revocable")
+	ps, _ := other.Participants(ctx)
 	_ = lock.Revoke(ctx, b, ps[0].Node) // ask the holder to release
 	<-holder.Revoked()
 	fmt.Println("holder asked to release:", context.Cause(holder.Held()) != nil)

@@ -6,6 +6,8 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/lab/testenv"
+	"github.com/zkrecipes/zkrecipes/lock"
+	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // One single-server ensemble is shared by the package's integration tests;
@@ -38,4 +40,25 @@ var (
 
 func testPath(t *testing.T) string {
 	return "/zkrecipes-test/" + strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
+}
+
+// newMutex is lock.New for arguments the test knows to be valid.
+func newMutex(t *testing.T, s *recipes.Session, path string, opts ...lock.Option) *lock.Mutex {
+	t.Helper()
+	m, err := lock.New(s, path, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// newSemaphore is lock.NewSemaphore for arguments the test knows to be
+// valid.
+func newSemaphore(t *testing.T, s *recipes.Session, path string, n int, opts ...lock.Option) *lock.Semaphore {
+	t.Helper()
+	sem, err := lock.NewSemaphore(s, path, n, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sem
 }

@@ -56,10 +56,10 @@ func TestMutexFencedCounter(t *testing.T) {
 	)
 	for range sessions {
 		s := connect(t, e.Addrs())
+		m := newMutex(t, s, path)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			m := lock.New(s, path)
 			for range rounds {
 				if err := m.Lock(ctx); err != nil {
 					errs <- err
@@ -124,11 +124,11 @@ func TestMutexCancelWhileWaiting(t *testing.T) {
 	path := testPath(t)
 	a, b := connect(t, e.Addrs()), connect(t, e.Addrs())
 	ctx := context.Background()
-	holder := lock.New(a, path)
+	holder := newMutex(t, a, path)
 	if err := holder.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waiter := lock.New(b, path)
+	waiter := newMutex(t, b, path)
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- waiter.Lock(wctx) }()
@@ -175,7 +175,7 @@ func TestMutexAmbiguousCreate(t *testing.T) {
 	}
 	defer link.Close()
 	s := connect(t, link.Addrs())
-	m := lock.New(s, path)
+	m := newMutex(t, s, path)
 	if err := link.HalfOpen(); err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestMutexAmbiguousCreateFails(t *testing.T) {
 	}
 	defer link.Close()
 	s := connect(t, link.Addrs())
-	m := lock.New(s, path)
+	m := newMutex(t, s, path)
 	if err := link.HalfOpen(); err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +253,7 @@ func TestMutexSessionExpiry(t *testing.T) {
 	}
 	defer link.Close()
 	s := connect(t, link.Addrs())
-	m := lock.New(s, path, lock.WithLossPolicy(recipes.StepDownOnLost))
+	m := newMutex(t, s, path, lock.WithLossPolicy(recipes.StepDownOnLost))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := m.Lock(ctx); err != nil {
@@ -314,7 +314,7 @@ func TestMutexStepDownBeforeExpiry(t *testing.T) {
 	}
 	defer link.Close()
 	s := connect(t, link.Addrs())
-	m := lock.New(s, path)
+	m := newMutex(t, s, path)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := m.Lock(ctx); err != nil {
@@ -355,22 +355,15 @@ func TestMutexBadInput(t *testing.T) {
 	root := "/zkrecipes-test"
 	before := counter.Snapshot()
 	for _, p := range []string{"", "relative/path", root + "/trailing/", root + "/a/../b", root + "/a/./b", root + "//x", "/zookeeper/lock"} {
-		m := lock.New(s, p)
-		if err := m.Lock(ctx); !errors.Is(err, recipes.ErrInvalidPath) {
-			t.Errorf("Lock(%q) = %v, want ErrInvalidPath", p, err)
+		if m, err := lock.New(s, p); m != nil || !errors.Is(err, recipes.ErrInvalidPath) {
+			t.Errorf("New(%q) = %v, %v; want ErrInvalidPath", p, m, err)
 		}
-		if err := m.TryLock(ctx); !errors.Is(err, recipes.ErrInvalidPath) {
-			t.Errorf("TryLock(%q) = %v", p, err)
-		}
-		if err := m.Unlock(ctx); !errors.Is(err, recipes.ErrInvalidPath) {
-			t.Errorf("Unlock(%q) = %v", p, err)
-		}
-		if _, err := m.Participants(ctx); !errors.Is(err, recipes.ErrInvalidPath) {
-			t.Errorf("Participants(%q) = %v", p, err)
+		if sem, err := lock.NewSemaphore(s, p, 1); sem != nil || !errors.Is(err, recipes.ErrInvalidPath) {
+			t.Errorf("NewSemaphore(%q) = %v, %v; want ErrInvalidPath", p, sem, err)
 		}
 	}
-	if err := lock.New(nil, root+"/x").Lock(ctx); !errors.Is(err, recipes.ErrNilSession) {
-		t.Errorf("nil session Lock = %v", err)
+	if _, err := lock.New(nil, root+"/x"); !errors.Is(err, recipes.ErrNilSession) {
+		t.Errorf("New(nil session) = %v", err)
 	}
 	var nilMutex *lock.Mutex
 	if err := nilMutex.Lock(ctx); !errors.Is(err, lock.ErrNilMutex) {
@@ -381,7 +374,7 @@ func TestMutexBadInput(t *testing.T) {
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	m := lock.New(s, testPath(t))
+	m := newMutex(t, s, testPath(t))
 	if err := m.Lock(cancelled); !errors.Is(err, context.Canceled) {
 		t.Errorf("Lock(cancelled) = %v", err)
 	}
@@ -398,15 +391,15 @@ func TestMutexBadInput(t *testing.T) {
 		t.Errorf("Held() unheld cause = %v", cause)
 	}
 	for _, n := range []int{0, -3} {
-		if _, err := lock.NewSemaphore(s, testPath(t), n).Acquire(ctx); !errors.Is(err, lock.ErrLeases) {
+		if _, err := lock.NewSemaphore(s, testPath(t), n); !errors.Is(err, lock.ErrLeases) {
 			t.Errorf("NewSemaphore(%d) = %v", n, err)
 		}
 	}
-	if _, err := lock.NewSemaphore(s, testPath(t), 1, lock.WithDialect(recipes.Kazoo)).Acquire(ctx); !errors.Is(err, lock.ErrDialect) {
+	if _, err := lock.NewSemaphore(s, testPath(t), 1, lock.WithDialect(recipes.Kazoo)); !errors.Is(err, lock.ErrDialect) {
 		t.Errorf("kazoo semaphore = %v", err)
 	}
-	if err := lock.New(s, testPath(t), lock.WithData(make([]byte, recipes.DefaultMaxData+1))).Lock(ctx); !errors.Is(err, recipes.ErrDataTooLarge) {
-		t.Errorf("Lock with huge data = %v", err)
+	if _, err := lock.New(s, testPath(t), lock.WithData(make([]byte, recipes.DefaultMaxData+1))); !errors.Is(err, recipes.ErrDataTooLarge) {
+		t.Errorf("New with huge data = %v", err)
 	}
 	if err := lock.Revoke(ctx, s, "relative"); !errors.Is(err, recipes.ErrInvalidPath) {
 		t.Errorf("Revoke(relative) = %v", err)
@@ -439,10 +432,10 @@ func TestMutexBadInput(t *testing.T) {
 	if err := closed.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := lock.New(closed, testPath(t)).Lock(ctx); !errors.Is(err, recipes.ErrClosed) {
+	if err := newMutex(t, closed, testPath(t)).Lock(ctx); !errors.Is(err, recipes.ErrClosed) {
 		t.Errorf("Lock on closed session = %v", err)
 	}
-	if err := lock.New(closed, testPath(t)).TryLock(ctx); !errors.Is(err, recipes.ErrClosed) {
+	if err := newMutex(t, closed, testPath(t)).TryLock(ctx); !errors.Is(err, recipes.ErrClosed) {
 		t.Errorf("TryLock on closed session = %v", err)
 	}
 }
@@ -455,11 +448,11 @@ func TestMutexCloseWhileWaiting(t *testing.T) {
 	a, b := connect(t, e.Addrs()), connect(t, e.Addrs())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	holder := lock.New(a, path)
+	holder := newMutex(t, a, path)
 	if err := holder.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waiter := lock.New(b, path)
+	waiter := newMutex(t, b, path)
 	done := make(chan error, 1)
 	go func() { done <- waiter.Lock(ctx) }()
 	waitFor(t, 10*time.Second, "waiter queued", func() bool { return len(rawChildren(t, a, path)) == 2 })
@@ -497,7 +490,7 @@ func TestMutexWaiterSurvivesCut(t *testing.T) {
 	a, b := connect(t, e.Addrs()), connect(t, link.Addrs())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	holder, waiter := lock.New(a, path), lock.New(b, path)
+	holder, waiter := newMutex(t, a, path), newMutex(t, b, path)
 	if err := holder.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -541,7 +534,7 @@ func TestMutexGuaranteedDelete(t *testing.T) {
 	admin, s := connect(t, e.Addrs()), connect(t, link.Addrs(), recipes.WithSessionTimeout(4*time.Second))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	m := lock.New(s, path, lock.WithLossPolicy(recipes.StepDownOnLost))
+	m := newMutex(t, s, path, lock.WithLossPolicy(recipes.StepDownOnLost))
 	if err := m.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -28,10 +28,10 @@ func TestSemaphoreLimit(t *testing.T) {
 	)
 	for range contenders {
 		s := connect(t, e.Addrs())
+		sem := newSemaphore(t, s, path, leases)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sem := lock.NewSemaphore(s, path, leases)
 			for range rounds {
 				l, err := sem.Acquire(ctx)
 				if err != nil {
@@ -94,14 +94,15 @@ func TestSemaphoreCancel(t *testing.T) {
 	path := testPath(t)
 	s1, s2 := connect(t, e.Addrs()), connect(t, e.Addrs())
 	ctx := context.Background()
-	l, err := lock.NewSemaphore(s1, path, 1).Acquire(ctx)
+	l, err := newSemaphore(t, s1, path, 1).Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
+	second := newSemaphore(t, s2, path, 1)
 	go func() {
-		_, err := lock.NewSemaphore(s2, path, 1).Acquire(wctx)
+		_, err := second.Acquire(wctx)
 		done <- err
 	}()
 	waitFor(t, 10*time.Second, "a second lease node", func() bool { return len(rawChildren(t, s1, path+"/leases")) == 2 })
@@ -129,11 +130,11 @@ func TestRevocation(t *testing.T) {
 	ensurePath(t, b, target, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	holder := lock.New(a, path, lock.WithRevocation(), lock.WithData([]byte("holder")))
+	holder := newMutex(t, a, path, lock.WithRevocation(), lock.WithData([]byte("holder")))
 	if err := holder.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waiter := lock.New(b, path, lock.WithData([]byte("waiter")))
+	waiter := newMutex(t, b, path, lock.WithData([]byte("waiter")))
 	done := make(chan error, 1)
 	go func() { done <- waiter.Lock(ctx) }()
 	var ps []lock.Participant
@@ -187,7 +188,7 @@ func TestMutexNodeDeleted(t *testing.T) {
 	a, b := connect(t, e.Addrs()), connect(t, e.Addrs())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	m := lock.New(a, path)
+	m := newMutex(t, a, path)
 	if err := m.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +200,7 @@ func TestMutexNodeDeleted(t *testing.T) {
 	if cause := context.Cause(held); !errors.Is(cause, recipes.ErrNodeDeleted) {
 		t.Fatalf("cause = %v", cause)
 	}
-	if err := lock.New(b, path).TryLock(ctx); err != nil {
+	if err := newMutex(t, b, path).TryLock(ctx); err != nil {
 		t.Fatalf("TryLock after the holder's node was deleted = %v", err)
 	}
 	if err := m.Unlock(ctx); err != nil {
@@ -214,7 +215,7 @@ func TestKazooDialect(t *testing.T) {
 	path := testPath(t)
 	a, b := connect(t, e.Addrs()), connect(t, e.Addrs())
 	ctx := context.Background()
-	ma, mb := lock.New(a, path, lock.WithDialect(recipes.Kazoo)), lock.New(b, path, lock.WithDialect(recipes.Kazoo))
+	ma, mb := newMutex(t, a, path, lock.WithDialect(recipes.Kazoo)), newMutex(t, b, path, lock.WithDialect(recipes.Kazoo))
 	if err := ma.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +227,7 @@ func TestKazooDialect(t *testing.T) {
 		t.Fatalf("TryLock = %v", err)
 	}
 	// A Curator-format node under the same path is foreign to kazoo.
-	mc := lock.New(b, path)
+	mc := newMutex(t, b, path)
 	if err := mc.TryLock(ctx); err != nil {
 		t.Fatalf("Curator TryLock next to a kazoo holder = %v", err)
 	}

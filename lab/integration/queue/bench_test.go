@@ -29,14 +29,14 @@ func BenchmarkQueue(b *testing.B) {
 			e := ensemble(b)
 			ctx := ctxT(b, 10*time.Minute)
 			path := testPath(b)
-			producer := queue.New(connect(b, e.Addrs()), path)
+			producer := newQueue(b, connect(b, e.Addrs()), path)
 			qs := make([]*queue.Queue, consumers)
 			for i := range qs {
 				if bc.shared && i > 0 {
 					qs[i] = qs[0]
 					continue
 				}
-				qs[i] = queue.New(connect(b, e.Addrs()), path)
+				qs[i] = newQueue(b, connect(b, e.Addrs()), path)
 			}
 			data := make([]byte, 100)
 			b.ResetTimer()

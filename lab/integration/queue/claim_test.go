@@ -18,7 +18,7 @@ func TestClaimAckRelease(t *testing.T) {
 	s := connect(t, e.Addrs())
 	ctx := ctxT(t, time.Minute)
 	path := testPath(t)
-	q := queue.New(s, path)
+	q := newQueue(t, s, path)
 	if _, err := q.PutAll(ctx, [][]byte{[]byte("a"), []byte("b")}); err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestClaimAckRelease(t *testing.T) {
 		t.Fatalf("Claim = %v, %v", c1, err)
 	}
 	// Another consumer skips the claimed item.
-	q2 := queue.New(connect(t, e.Addrs()), path)
+	q2 := newQueue(t, connect(t, e.Addrs()), path)
 	c2, err := q2.Claim(ctx)
 	if err != nil || string(c2.Item().Data) != "b" {
 		t.Fatalf("second Claim = %+v, %v", c2.Item(), err)
@@ -106,7 +106,7 @@ func TestClaimSessionExpiry(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = link.Close() })
 	ds := connect(t, link.Addrs())
-	dq := queue.New(ds, path)
+	dq := newQueue(t, ds, path)
 	if _, err := dq.Put(ctx, []byte("first")); err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestClaimSessionExpiry(t *testing.T) {
 	defer stop()
 	var wg sync.WaitGroup
 	for c := range consumers {
-		q := queue.New(connect(t, e.Addrs()), path)
+		q := newQueue(t, connect(t, e.Addrs()), path)
 		wg.Go(func() {
 			for {
 				cl, err := q.Claim(done)
@@ -147,7 +147,7 @@ func TestClaimSessionExpiry(t *testing.T) {
 		})
 	}
 	for p := range producers {
-		q := queue.New(connect(t, e.Addrs()), path)
+		q := newQueue(t, connect(t, e.Addrs()), path)
 		wg.Go(func() {
 			for k := range perProducer {
 				if _, err := q.Put(ctx, fmt.Appendf(nil, "p%d-%d", p, k)); err != nil {

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
-	"github.com/zkrecipes/zkrecipes/queue"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -24,8 +23,8 @@ func TestCost(t *testing.T) {
 	path := testPath(t)
 	counter := zkcount.New()
 	s := connect(t, e.Addrs(), recipes.WithDialer(counter.Dialer(nil)))
-	q := queue.New(s, path)
-	producer := queue.New(connect(t, e.Addrs()), path)
+	q := newQueue(t, s, path)
+	producer := newQueue(t, connect(t, e.Addrs()), path)
 
 	batch := make([][]byte, items)
 	for i := range batch {
@@ -64,7 +63,7 @@ func TestCost(t *testing.T) {
 	if _, err := q.Take(ctx); err != nil { // "x"; the cache is now empty
 		t.Fatal(err)
 	}
-	cq := queue.New(s, path)
+	cq := newQueue(t, s, path)
 	before = counter.Snapshot()
 	for range 3 {
 		c, err := cq.Claim(ctx)

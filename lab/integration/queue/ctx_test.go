@@ -19,9 +19,9 @@ func TestDoneCtxSendsNothing(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
 	s, counter := testutil.CountedSession(t, e.Addrs())
 	path := testPath(t)
-	q := queue.New(s, path+"/fifo")
-	pq := queue.New(s, path+"/prio", queue.WithPriority())
-	held := queue.New(s, path+"/held")
+	q := newQueue(t, s, path+"/fifo")
+	pq := newQueue(t, s, path+"/prio", queue.WithPriority())
+	held := newQueue(t, s, path+"/held")
 	if _, err := held.Put(ctx, []byte("x")); err != nil {
 		t.Fatal(err)
 	}
@@ -68,10 +68,10 @@ func TestDoneCtxSendsNothing(t *testing.T) {
 	}
 }
 
-// TestNilOrClosedSessionNoPanic: a Queue made on a nil or a closed Session,
-// or called with a nil ctx, answers every method with an error
-// (recipes.ErrNilSession, recipes.ErrClosed, recipes.ErrBadArgument) and
-// never panics.
+// TestNilOrClosedSessionNoPanic: New refuses a nil Session
+// (recipes.ErrNilSession); a Queue on a closed Session, or called with a
+// nil ctx, answers every method with an error (recipes.ErrClosed,
+// recipes.ErrBadArgument) and never panics.
 func TestNilOrClosedSessionNoPanic(t *testing.T) {
 	e := ensemble(t)
 	ctx := ctxT(t, time.Minute)
@@ -79,16 +79,17 @@ func TestNilOrClosedSessionNoPanic(t *testing.T) {
 	testutil.CloseSession(t, closed)
 	live := connect(t, e.Addrs())
 	path := testPath(t)
+	if q, err := queue.New(nil, path, queue.WithPriority(), nil); q != nil || !errors.Is(err, recipes.ErrNilSession) {
+		t.Errorf("New with a nil session: %v, %v", q, err)
+	}
 	cases := []struct {
 		name string
 		q    *queue.Queue
 		ctx  context.Context
 		want error
 	}{
-		{"nil session", queue.New(nil, path), ctx, recipes.ErrNilSession},
-		{"nil session, priority", queue.New(nil, path, queue.WithPriority(), nil), ctx, recipes.ErrNilSession},
-		{"closed session", queue.New(closed, path, queue.WithPriority()), ctx, recipes.ErrClosed},
-		{"nil ctx", queue.New(live, path, queue.WithPriority()), nil, recipes.ErrBadArgument},
+		{"closed session", newQueue(t, closed, path, queue.WithPriority()), ctx, recipes.ErrClosed},
+		{"nil ctx", newQueue(t, live, path, queue.WithPriority(), nil), nil, recipes.ErrBadArgument},
 	}
 	for _, tc := range cases {
 		calls := map[string]func() error{

@@ -26,8 +26,8 @@ func TestTakeThroughCuts(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = link.Close() })
 	cs := connect(t, link.Addrs())
-	consumer := queue.New(cs, path)
-	producer := queue.New(connect(t, e.Addrs()), path)
+	consumer := newQueue(t, cs, path)
+	producer := newQueue(t, connect(t, e.Addrs()), path)
 	for k := 0; k < items; k += 50 {
 		batch := make([][]byte, 50)
 		for i := range batch {

@@ -6,6 +6,8 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/lab/testenv"
+	"github.com/zkrecipes/zkrecipes/queue"
+	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // One single-server ensemble is shared by the package's integration tests
@@ -34,4 +36,14 @@ var (
 
 func testPath(tb testing.TB) string {
 	return "/zkrecipes-test/queue/" + strings.NewReplacer("/", "_", " ", "_", "=", "_").Replace(tb.Name())
+}
+
+// newQueue is queue.New for arguments the test knows to be valid.
+func newQueue(tb testing.TB, s *recipes.Session, path string, opts ...queue.Option) *queue.Queue {
+	tb.Helper()
+	q, err := queue.New(s, path, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return q
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/queue"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -24,7 +23,7 @@ func TestClaimEndsWithLease(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = link.Close() })
 	s := connect(t, link.Addrs(), recipes.WithLossPolicy(recipes.StepDownOnLost))
-	q := queue.New(s, path)
+	q := newQueue(t, s, path)
 	if _, err := q.Put(ctx, []byte("item")); err != nil {
 		t.Fatal(err)
 	}

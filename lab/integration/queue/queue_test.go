@@ -22,9 +22,8 @@ func TestBadInput(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
 
 	// Nil session and nil receivers: sentinel errors, no panic.
-	q := queue.New(nil, "/q")
-	if _, err := q.Put(ctx, nil); !errors.Is(err, recipes.ErrNilSession) {
-		t.Errorf("Put on nil session: %v", err)
+	if q, err := queue.New(nil, "/q"); q != nil || !errors.Is(err, recipes.ErrNilSession) {
+		t.Errorf("New with a nil session: %v, %v", q, err)
 	}
 	var nilQ *queue.Queue
 	if _, err := nilQ.Take(ctx); !errors.Is(err, queue.ErrNilQueue) {
@@ -39,20 +38,16 @@ func TestBadInput(t *testing.T) {
 	}
 
 	for _, p := range []string{"", "q", "/q/", "/a//b", "/a/../b", "/zookeeper/q", "/a\x00b"} {
-		q := queue.New(s, p)
-		if _, err := q.Put(ctx, []byte("x")); !errors.Is(err, recipes.ErrInvalidPath) {
-			t.Errorf("Put on %q: %v, want ErrInvalidPath", p, err)
-		}
-		if _, err := q.Poll(ctx); !errors.Is(err, recipes.ErrInvalidPath) {
-			t.Errorf("Poll on %q: %v, want ErrInvalidPath", p, err)
+		if q, err := queue.New(s, p); q != nil || !errors.Is(err, recipes.ErrInvalidPath) {
+			t.Errorf("New(%q) = %v, %v; want ErrInvalidPath", p, q, err)
 		}
 	}
-	if _, err := queue.New(s, "/q", queue.WithClaimPath("rel")).Len(ctx); !errors.Is(err, recipes.ErrInvalidPath) {
+	if _, err := queue.New(s, "/q", queue.WithClaimPath("rel")); !errors.Is(err, recipes.ErrInvalidPath) {
 		t.Errorf("bad claim path: %v", err)
 	}
 
 	path := testPath(t)
-	q = queue.New(s, path)
+	q := newQueue(t, s, path)
 	if q.MaxData() < s.MaxData()-200 || q.MaxData() >= s.MaxData() {
 		t.Errorf("MaxData = %d with a session limit of %d", q.MaxData(), s.MaxData())
 	}
@@ -70,7 +65,7 @@ func TestBadInput(t *testing.T) {
 	if _, err := q.PutPriority(ctx, nil, 1); !errors.Is(err, queue.ErrPriority) {
 		t.Errorf("PutPriority on a FIFO queue: %v", err)
 	}
-	pq := queue.New(s, path, queue.WithPriority())
+	pq := newQueue(t, s, path, queue.WithPriority())
 	for _, p := range []int{-1, 1000} {
 		if _, err := pq.PutPriority(ctx, nil, p); !errors.Is(err, queue.ErrPriority) {
 			t.Errorf("PutPriority %d: %v", p, err)
@@ -90,7 +85,7 @@ func TestPutTakePollPeekLen(t *testing.T) {
 	e := ensemble(t)
 	s := connect(t, e.Addrs())
 	ctx := ctxT(t, time.Minute)
-	q := queue.New(s, testPath(t))
+	q := newQueue(t, s, testPath(t))
 
 	if _, err := q.Poll(ctx); !errors.Is(err, queue.ErrEmpty) {
 		t.Fatalf("Poll on a missing queue: %v", err)
@@ -155,7 +150,7 @@ func TestPutTakePollPeekLen(t *testing.T) {
 		}
 		got <- it
 	}()
-	other := queue.New(connect(t, e.Addrs()), q.Path())
+	other := newQueue(t, connect(t, e.Addrs()), q.Path())
 	if _, err := other.Put(ctx, []byte("late")); err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +176,7 @@ func TestPriority(t *testing.T) {
 	s := connect(t, e.Addrs())
 	ctx := ctxT(t, time.Minute)
 	path := testPath(t)
-	q := queue.New(s, path, queue.WithPriority())
+	q := newQueue(t, s, path, queue.WithPriority())
 	for _, p := range []int{5, 1, 3} {
 		if _, err := q.PutPriority(ctx, []byte(fmt.Sprint(p)), p); err != nil {
 			t.Fatal(err)
@@ -196,7 +191,7 @@ func TestPriority(t *testing.T) {
 	}
 	// The consumer has cached 3, 5, default; a more urgent item put now is
 	// still taken first: its put fired the consumer's child watch.
-	if _, err := queue.New(connect(t, e.Addrs()), path, queue.WithPriority()).PutPriority(ctx, []byte("0"), 0); err != nil {
+	if _, err := newQueue(t, connect(t, e.Addrs()), path, queue.WithPriority()).PutPriority(ctx, []byte("0"), 0); err != nil {
 		t.Fatal(err)
 	}
 	var order []string
@@ -220,7 +215,7 @@ func TestKazooNames(t *testing.T) {
 	e := ensemble(t)
 	s := connect(t, e.Addrs())
 	ctx := ctxT(t, time.Minute)
-	q := queue.New(s, testPath(t), queue.WithDialect(queue.Kazoo))
+	q := newQueue(t, s, testPath(t), queue.WithDialect(recipes.Kazoo))
 	name, err := q.Put(ctx, []byte("k"))
 	if err != nil || !strings.HasPrefix(name, "entry-100-") {
 		t.Fatalf("Put = %q, %v", name, err)
@@ -249,7 +244,7 @@ func TestProducersConsumers(t *testing.T) {
 	defer stop()
 	var wg sync.WaitGroup
 	for c := range consumers {
-		q := queue.New(connect(t, e.Addrs()), path)
+		q := newQueue(t, connect(t, e.Addrs()), path)
 		wg.Go(func() {
 			for {
 				it, err := q.Take(done)
@@ -272,7 +267,7 @@ func TestProducersConsumers(t *testing.T) {
 	}
 	start := time.Now()
 	for p := range producers {
-		q := queue.New(connect(t, e.Addrs()), path)
+		q := newQueue(t, connect(t, e.Addrs()), path)
 		wg.Go(func() {
 			for k := range perProducer {
 				if _, err := q.Put(ctx, fmt.Appendf(nil, "p%d-%d", p, k)); err != nil {

@@ -39,9 +39,9 @@ func newThree(t *testing.T, e *testenv.Ensemble) *three {
 	sa := connect(t, link.Addrs())
 	return &three{
 		link: link, sa: sa, path: path,
-		qa:  queue.New(sa, path),
-		qb:  queue.New(connect(t, e.Addrs()), path),
-		qc:  queue.New(connect(t, e.Addrs()), path),
+		qa:  newQueue(t, sa, path),
+		qb:  newQueue(t, connect(t, e.Addrs()), path),
+		qc:  newQueue(t, connect(t, e.Addrs()), path),
 		obs: connect(t, e.Addrs()),
 	}
 }
@@ -210,7 +210,7 @@ func TestClaimNodeDeletedOrReplaced(t *testing.T) {
 	for _, replace := range []bool{false, true} {
 		t.Run(map[bool]string{false: "deleted", true: "replaced"}[replace], func(t *testing.T) {
 			path := testPath(t)
-			q := queue.New(connect(t, e.Addrs()), path)
+			q := newQueue(t, connect(t, e.Addrs()), path)
 			other := connect(t, e.Addrs())
 			if _, err := q.Put(ctx, []byte("x")); err != nil {
 				t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/hooks"
 	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/recipes"
-	"github.com/zkrecipes/zkrecipes/rwlock"
 )
 
 // cutAtBirth sets the core's before-hold hook so that, the first time a node
@@ -65,7 +64,7 @@ func TestLockSuspendedAtBirth(t *testing.T) {
 	}
 	defer link.Close()
 	s := connect(t, link.Addrs())
-	m := rwlock.New(s, path)
+	m := newRW(t, s, path)
 	ctx := testCtx(t, 2*time.Minute)
 	fault := cutAtBirth(t, path, link, s)
 	done := async(func() error { return m.Lock(ctx) })
@@ -102,7 +101,7 @@ func TestDowngradeSuspendedAtBirth(t *testing.T) {
 	}
 	defer link.Close()
 	s := connect(t, link.Addrs())
-	m := rwlock.New(s, path)
+	m := newRW(t, s, path)
 	ctx := testCtx(t, 2*time.Minute)
 	if err := m.Lock(ctx); err != nil {
 		t.Fatal(err)

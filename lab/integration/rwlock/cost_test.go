@@ -20,7 +20,7 @@ func TestCost(t *testing.T) {
 	ensurePath(t, admin, path) // lazy parent creation is not part of the steady-state cost
 	a, ca := countedSession(t, e.Addrs())
 	b, cb := countedSession(t, e.Addrs())
-	ma, mb := rwlock.New(a, path), rwlock.New(b, path)
+	ma, mb := newRW(t, a, path), newRW(t, b, path)
 	ctx := testCtx(t, time.Minute)
 	step := func(what string, c *zkcount.Counter, f func() error, want map[zkcount.Op]int64) {
 		t.Helper()
@@ -102,7 +102,7 @@ func TestWakeups(t *testing.T) {
 	admin := connect(t, e.Addrs())
 	ensurePath(t, admin, path)
 	ctx := testCtx(t, time.Minute)
-	w := rwlock.New(connect(t, e.Addrs()), path)
+	w := newRW(t, connect(t, e.Addrs()), path)
 	if err := w.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestWakeups(t *testing.T) {
 	}
 	queue := func(write bool) waiter {
 		s, c := countedSession(t, e.Addrs())
-		m := rwlock.New(s, path)
+		m := newRW(t, s, path)
 		start := c.Snapshot()
 		f := m.RLock
 		if write {
@@ -193,12 +193,12 @@ func TestWokenSecondInLine(t *testing.T) {
 			path := testPath(t)
 			admin := connect(t, e.Addrs())
 			ensurePath(t, admin, path)
-			holder := rwlock.New(connect(t, e.Addrs()), path, tc.opts...)
+			holder := newRW(t, connect(t, e.Addrs()), path, tc.opts...)
 			if err := holder.Lock(ctx); err != nil {
 				t.Fatal(err)
 			}
 			s, c := countedSession(t, e.Addrs())
-			m := rwlock.New(s, path, tc.opts...)
+			m := newRW(t, s, path, tc.opts...)
 			start := c.Snapshot()
 			f := m.RLock
 			if tc.write {

@@ -74,7 +74,7 @@ type queued struct {
 func queue(t *testing.T, addrs []string, path string, ctx context.Context, write bool) *queued {
 	t.Helper()
 	s, c := countedSession(t, addrs)
-	q := &queued{m: rwlock.New(s, path), c: c, start: c.Snapshot()}
+	q := &queued{m: newRW(t, s, path), c: c, start: c.Snapshot()}
 	f := q.m.RLock
 	if write {
 		f = q.m.Lock

@@ -18,9 +18,9 @@ func ExampleRWMutex() {
 	defer a.Close(ctx)
 	defer b.Close(ctx)
 
-	reader1 := rwlock.New(a, "/examples/rwlock") // Curator's InterProcessReadWriteLock names
-	reader2 := rwlock.New(b, "/examples/rwlock")
-	writer := rwlock.New(b, "/examples/rwlock")
+	reader1, _ := rwlock.New(a, "/examples/rwlock") // Curator's InterProcessReadWriteLock names
+	reader2, _ := rwlock.New(b, "/examples/rwlock")
+	writer, _ := rwlock.New(b, "/examples/rwlock")
 	fmt.Println("reader1:", reader1.RLock(ctx))
 	fmt.Println("reader2:", reader2.RLock(ctx))
 	fmt.Println("writer (try):", writer.TryLock(ctx))
@@ -55,7 +55,11 @@ func ExampleRWMutex_downgrade() {
 	defer s.Close(ctx)
 	_, _ = s.Conn().Create("/example-rw-config", nil, 0, zk.WorldACL(zk.PermAll))
 
-	m := rwlock.New(s, "/examples/rwlock-downgrade")
+	m, err := rwlock.New(s, "/examples/rwlock-downgrade") // checks its arguments, sends nothing
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	if err := m.Lock(ctx); err != nil {
 		fmt.Println(err)
 		return
@@ -85,7 +89,7 @@ func ExampleRevoke() {
 	defer a.Close(ctx)
 	defer b.Close(ctx)
 
-	reader := rwlock.New(a, "/examples/rwlock-revoke", rwlock.WithRevocation())
+	reader, _ := rwlock.New(a, "/examples/rwlock-revoke", rwlock.WithRevocation())
 	if err := reader.RLock(ctx); err != nil {
 		fmt.Println(err)
 		return
@@ -95,7 +99,7 @@ func ExampleRevoke() {
 		_ = reader.RUnlock(ctx)
 	}()
 
-	writer := rwlock.New(b, "/examples/rwlock-revoke")
+	writer, _ := rwlock.New(b, "/examples/rwlock-revoke")
 	ps, _ := writer.Participants(ctx)
 	for _, p := range ps {
 		if p.Role == recipes.RoleRead {

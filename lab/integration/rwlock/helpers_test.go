@@ -10,6 +10,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/rwlock"
 )
 
 // One single-server ensemble is shared by the package's integration tests;
@@ -78,3 +79,13 @@ func recv(t *testing.T, ch <-chan error, d time.Duration, what string) error {
 
 // pending reports whether ch has no result yet.
 func pending(ch <-chan error) bool { return len(ch) == 0 }
+
+// newRW is rwlock.New for arguments the test knows to be valid.
+func newRW(t *testing.T, s *recipes.Session, path string, opts ...rwlock.Option) *rwlock.RWMutex {
+	t.Helper()
+	m, err := rwlock.New(s, path, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}

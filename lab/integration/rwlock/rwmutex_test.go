@@ -37,7 +37,7 @@ func TestReadersCoexist(t *testing.T) {
 	admin := connect(t, e.Addrs())
 	var rs []*rwlock.RWMutex
 	for range 3 {
-		m := rwlock.New(connect(t, e.Addrs()), path)
+		m := newRW(t, connect(t, e.Addrs()), path)
 		if err := m.RLock(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -51,13 +51,13 @@ func TestReadersCoexist(t *testing.T) {
 			t.Errorf("reader %d reports a write holding", i)
 		}
 	}
-	w := rwlock.New(connect(t, e.Addrs()), path)
+	w := newRW(t, connect(t, e.Addrs()), path)
 	if err := w.TryLock(ctx); !errors.Is(err, rwlock.ErrLocked) || !errors.Is(err, lock.ErrLocked) {
 		t.Fatalf("TryLock with readers = %v, want ErrLocked", err)
 	}
 	waitChildren(t, admin, path, 3)
 	// Another reader still gets in at once.
-	r4 := rwlock.New(connect(t, e.Addrs()), path)
+	r4 := newRW(t, connect(t, e.Addrs()), path)
 	if err := r4.TryRLock(ctx); err != nil {
 		t.Fatalf("TryRLock with readers = %v", err)
 	}
@@ -129,7 +129,7 @@ func TestNoOverlap(t *testing.T) {
 	}
 	for i := range sessions {
 		ss := connect(t, e.Addrs())
-		m := rwlock.New(ss, path)
+		m := newRW(t, ss, path)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -260,10 +260,10 @@ func TestFairness(t *testing.T) {
 	path := testPath(t)
 	ctx := testCtx(t, time.Minute)
 	admin := connect(t, e.Addrs())
-	a := rwlock.New(connect(t, e.Addrs()), path)
-	b := rwlock.New(connect(t, e.Addrs()), path)
-	c := rwlock.New(connect(t, e.Addrs()), path)
-	d := rwlock.New(connect(t, e.Addrs()), path)
+	a := newRW(t, connect(t, e.Addrs()), path)
+	b := newRW(t, connect(t, e.Addrs()), path)
+	c := newRW(t, connect(t, e.Addrs()), path)
+	d := newRW(t, connect(t, e.Addrs()), path)
 	if err := a.RLock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -321,8 +321,8 @@ func TestDowngrade(t *testing.T) {
 	path := testPath(t)
 	ctx := testCtx(t, time.Minute)
 	admin := connect(t, e.Addrs())
-	a := rwlock.New(connect(t, e.Addrs()), path)
-	c := rwlock.New(connect(t, e.Addrs()), path)
+	a := newRW(t, connect(t, e.Addrs()), path)
+	c := newRW(t, connect(t, e.Addrs()), path)
 	if err := a.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +358,7 @@ func TestDowngrade(t *testing.T) {
 		t.Fatalf("downgraded read holding ended: %v", context.Cause(readHeld))
 	}
 	waitChildren(t, admin, path, 2) // our read node and c's: the write node is gone
-	b := rwlock.New(connect(t, e.Addrs()), path)
+	b := newRW(t, connect(t, e.Addrs()), path)
 	bDone := async(func() error { return b.Lock(ctx) })
 	waitChildren(t, admin, path, 3)
 	if err := a.RUnlock(ctx); err != nil {
@@ -390,9 +390,9 @@ func TestDowngradeQueuedWriter(t *testing.T) {
 	path := testPath(t)
 	ctx := testCtx(t, time.Minute)
 	admin := connect(t, e.Addrs())
-	a := rwlock.New(connect(t, e.Addrs()), path)
-	b := rwlock.New(connect(t, e.Addrs()), path)
-	c := rwlock.New(connect(t, e.Addrs()), path)
+	a := newRW(t, connect(t, e.Addrs()), path)
+	b := newRW(t, connect(t, e.Addrs()), path)
+	c := newRW(t, connect(t, e.Addrs()), path)
 	if err := a.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -456,7 +456,7 @@ func TestUpgradeAndMisuse(t *testing.T) {
 	path := testPath(t)
 	ctx := testCtx(t, time.Minute)
 	admin := connect(t, e.Addrs())
-	m := rwlock.New(connect(t, e.Addrs()), path)
+	m := newRW(t, connect(t, e.Addrs()), path)
 	if err := m.Unlock(ctx); !errors.Is(err, rwlock.ErrNotHeld) {
 		t.Errorf("Unlock before anything = %v", err)
 	}
@@ -464,7 +464,7 @@ func TestUpgradeAndMisuse(t *testing.T) {
 		t.Errorf("RUnlock before anything = %v", err)
 	}
 	// One acquisition at a time per RWMutex.
-	other := rwlock.New(connect(t, e.Addrs()), path)
+	other := newRW(t, connect(t, e.Addrs()), path)
 	if err := other.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -535,30 +535,22 @@ func TestBadInput(t *testing.T) {
 	ctx := testCtx(t, time.Minute)
 	s := connect(t, e.Addrs())
 	for _, p := range []string{"", "relative", "/trailing/", "/a//b", "/a/../b", "/a/./b", "/zookeeper/x", "/nul\x00"} {
-		m := rwlock.New(s, p)
-		for name, f := range map[string]func(context.Context) error{
-			"Lock": m.Lock, "RLock": m.RLock, "TryLock": m.TryLock, "TryRLock": m.TryRLock, "Unlock": m.Unlock, "RUnlock": m.RUnlock,
-		} {
-			if err := f(ctx); !errors.Is(err, recipes.ErrInvalidPath) {
-				t.Errorf("%s(%q) = %v, want ErrInvalidPath", name, p, err)
-			}
-		}
-		if _, err := m.Participants(ctx); !errors.Is(err, recipes.ErrInvalidPath) {
-			t.Errorf("Participants(%q) = %v", p, err)
+		if m, err := rwlock.New(s, p); m != nil || !errors.Is(err, recipes.ErrInvalidPath) {
+			t.Errorf("New(%q) = %v, %v; want ErrInvalidPath", p, m, err)
 		}
 	}
-	if err := rwlock.New(nil, "/x").RLock(ctx); !errors.Is(err, recipes.ErrNilSession) {
+	if _, err := rwlock.New(nil, "/x"); !errors.Is(err, recipes.ErrNilSession) {
 		t.Errorf("nil session: %v", err)
 	}
 	big := make([]byte, s.MaxData()+1)
-	if err := rwlock.New(s, "/x", rwlock.WithData(big)).Lock(ctx); !errors.Is(err, recipes.ErrDataTooLarge) {
+	if _, err := rwlock.New(s, "/x", rwlock.WithData(big)); !errors.Is(err, recipes.ErrDataTooLarge) {
 		t.Errorf("data too large: %v", err)
 	}
 	path := testPath(t)
 	ensurePath(t, s, path)
-	if z := rwlock.New(s, path, rwlock.WithDialect(recipes.Dialect{})); z.Lock(ctx) != nil {
+	if z := newRW(t, s, path, rwlock.WithDialect(recipes.Dialect{})); z.Lock(ctx) != nil {
 		t.Errorf("zero dialect (Curator) rejected")
-	} else if err := rwlock.New(s, path).Unlock(ctx); !errors.Is(err, rwlock.ErrNotHeld) {
+	} else if err := newRW(t, s, path).Unlock(ctx); !errors.Is(err, rwlock.ErrNotHeld) {
 		t.Errorf("Unlock on another RWMutex = %v", err)
 	} else if err := z.Unlock(ctx); err != nil {
 		t.Fatal(err)
@@ -566,7 +558,7 @@ func TestBadInput(t *testing.T) {
 	done, cancel := context.WithCancelCause(context.Background())
 	cause := errors.New("test: gave up")
 	cancel(cause)
-	m := rwlock.New(s, path)
+	m := newRW(t, s, path)
 	for name, f := range map[string]func(context.Context) error{
 		"Lock": m.Lock, "RLock": m.RLock, "TryLock": m.TryLock, "TryRLock": m.TryRLock,
 	} {
@@ -578,7 +570,7 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("cancelled calls left %d nodes", n)
 	}
 	// A ctx cancelled while waiting deletes our node.
-	w := rwlock.New(connect(t, e.Addrs()), path)
+	w := newRW(t, connect(t, e.Addrs()), path)
 	if err := w.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -598,7 +590,7 @@ func TestBadInput(t *testing.T) {
 	if err := closed.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := rwlock.New(closed, path).RLock(ctx); !errors.Is(err, recipes.ErrClosed) {
+	if err := newRW(t, closed, path).RLock(ctx); !errors.Is(err, recipes.ErrClosed) {
 		t.Errorf("closed session: %v", err)
 	}
 	waitChildren(t, s, path, 0)
@@ -621,7 +613,7 @@ func TestSessionExpiry(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = link.Close() })
 			hs := connect(t, link.Addrs(), recipes.WithLossPolicy(recipes.StepDownOnLost))
-			holder := rwlock.New(hs, path)
+			holder := newRW(t, hs, path)
 			var held context.Context
 			var fenced func() error
 			if write {
@@ -637,8 +629,8 @@ func TestSessionExpiry(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Waiters: a writer (and, behind a writer, a reader).
-			w := rwlock.New(connect(t, e.Addrs()), path)
-			r := rwlock.New(connect(t, e.Addrs()), path)
+			w := newRW(t, connect(t, e.Addrs()), path)
+			r := newRW(t, connect(t, e.Addrs()), path)
 			wDone := async(func() error { return w.Lock(ctx) })
 			waitChildren(t, admin, path, 2)
 			rDone := async(func() error { return r.RLock(ctx) })
@@ -708,12 +700,12 @@ func TestRevocation(t *testing.T) {
 	path := testPath(t)
 	ctx := testCtx(t, time.Minute)
 	rs := connect(t, e.Addrs())
-	r := rwlock.New(rs, path, rwlock.WithRevocation(), rwlock.WithData([]byte("reader")))
+	r := newRW(t, rs, path, rwlock.WithRevocation(), rwlock.WithData([]byte("reader")))
 	if err := r.RLock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	ws := connect(t, e.Addrs())
-	w := rwlock.New(ws, path, rwlock.WithRevocation())
+	w := newRW(t, ws, path, rwlock.WithRevocation())
 	wDone := async(func() error { return w.Lock(ctx) })
 	waitChildren(t, ws, path, 2)
 	ps, err := w.Participants(ctx)
@@ -756,7 +748,7 @@ func TestKazooDialect(t *testing.T) {
 	ctx := testCtx(t, time.Minute)
 	s := connect(t, e.Addrs())
 	ensurePath(t, s, path)
-	r := rwlock.New(s, path, rwlock.WithDialect(recipes.Kazoo))
+	r := newRW(t, s, path, rwlock.WithDialect(recipes.Kazoo))
 	if err := r.RLock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -785,7 +777,7 @@ func TestKazooDialect(t *testing.T) {
 	if err := r.RUnlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	w := rwlock.New(s, path, rwlock.WithDialect(recipes.Kazoo))
+	w := newRW(t, s, path, rwlock.WithDialect(recipes.Kazoo))
 	if err := w.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -801,7 +793,7 @@ func TestKazooDialect(t *testing.T) {
 func TestCuratorNames(t *testing.T) {
 	e := ensemble(t)
 	ctx := testCtx(t, time.Minute)
-	m := rwlock.New(connect(t, e.Addrs()), testPath(t))
+	m := newRW(t, connect(t, e.Addrs()), testPath(t))
 	if err := m.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -828,8 +820,8 @@ func TestDowngradeLosesWriteNode(t *testing.T) {
 	path := testPath(t)
 	ctx := testCtx(t, time.Minute)
 	admin := connect(t, e.Addrs())
-	a := rwlock.New(connect(t, e.Addrs()), path)
-	b := rwlock.New(connect(t, e.Addrs()), path)
+	a := newRW(t, connect(t, e.Addrs()), path)
+	b := newRW(t, connect(t, e.Addrs()), path)
 	if err := a.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -20,19 +20,19 @@ func TestBadInput(t *testing.T) {
 	root := testRoot(t)
 
 	for _, bad := range []string{"", "relative", "/trailing/", "/a/../b", "/a//b", "/", "/zookeeper/x", "/nul\x00"} {
-		if err := twophase.NewCoordinator(s, bad).Err(); !errors.Is(err, recipes.ErrInvalidPath) {
+		if c, err := twophase.NewCoordinator(s, bad); c != nil || !errors.Is(err, recipes.ErrInvalidPath) {
 			t.Errorf("coordinator root %q: %v", bad, err)
 		}
-		if err := twophase.NewParticipant(s, bad, "a").Err(); !errors.Is(err, recipes.ErrInvalidPath) {
+		if p, err := twophase.NewParticipant(s, bad, "a"); p != nil || !errors.Is(err, recipes.ErrInvalidPath) {
 			t.Errorf("participant root %q: %v", bad, err)
 		}
 	}
 	for _, bad := range []string{"", "a/b", ".", "..", "decision", "x\x01"} {
-		if err := twophase.NewParticipant(s, root, bad).Err(); !errors.Is(err, twophase.ErrBadSite) {
+		if p, err := twophase.NewParticipant(s, root, bad); p != nil || !errors.Is(err, twophase.ErrBadSite) {
 			t.Errorf("participant site %q: %v", bad, err)
 		}
 	}
-	c := twophase.NewCoordinator(s, root)
+	c := newCoordinator(t, s, root)
 	for _, bad := range []string{"", "a/b", ".", "..", "tab\t"} {
 		if _, err := c.Begin(ctx, bad, []string{"a"}, nil); !errors.Is(err, twophase.ErrBadTxID) {
 			t.Errorf("Begin tx %q: %v", bad, err)
@@ -71,10 +71,10 @@ func TestBadInput(t *testing.T) {
 	if bt, err := c.Begin(ctx, "big", []string{"a", "b"}, big); err != nil || len(bt.Payload()) != len(big) {
 		t.Fatalf("Begin with a payload under the limit: %v", err)
 	}
-	if bp, err := twophase.NewParticipant(s, root, "b").Lookup(ctx, "big"); err != nil || len(bp.Payload()) != len(big) {
+	if bp, err := newParticipant(t, s, root, "b").Lookup(ctx, "big"); err != nil || len(bp.Payload()) != len(big) {
 		t.Fatalf("Lookup of a large payload: %v", err)
 	}
-	p := twophase.NewParticipant(s, root, "a")
+	p := newParticipant(t, s, root, "a")
 	prop, err := p.Lookup(ctx, "t")
 	if err != nil {
 		t.Fatal(err)

@@ -52,7 +52,7 @@ func TestCost(t *testing.T) {
 	cs, cc := countedSession(t, e.Addrs())
 	as, ac := countedSession(t, e.Addrs())
 	bs, bc := countedSession(t, e.Addrs())
-	coord := twophase.NewCoordinator(cs, root, twophase.WithVoteTimeout(time.Minute))
+	coord := newCoordinator(t, cs, root, twophase.WithVoteTimeout(time.Minute))
 	if _, err := coord.Begin(ctx, "warm-up", []string{"a"}, nil); err != nil { // creates the root
 		t.Fatal(err)
 	}
@@ -66,13 +66,13 @@ func TestCost(t *testing.T) {
 	wantOps(t, "Begin", cc, before, map[zkcount.Op]int64{zkcount.OpMulti: 1}, 0)
 
 	before = ac.Snapshot()
-	pa, err := twophase.NewParticipant(as, root, "a").Lookup(ctx, "t1")
+	pa, err := newParticipant(t, as, root, "a").Lookup(ctx, "t1")
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantOps(t, "Lookup", ac, before, map[zkcount.Op]int64{
 		zkcount.OpGetChildren2: 2, zkcount.OpCreate: 1, zkcount.OpGetData: 1}, 0)
-	pb, err := twophase.NewParticipant(bs, root, "b").Lookup(ctx, "t1")
+	pb, err := newParticipant(t, bs, root, "b").Lookup(ctx, "t1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,7 +33,7 @@ func TestPartitionedParticipant(t *testing.T) {
 			cSession := connect(t, link.Addrs())
 			c := startSite(t, cSession, root, "c", commitAll, twophase.WithDeadline(0))
 			cs := connect(t, e.Addrs())
-			tx, err := twophase.NewCoordinator(cs, root).Begin(ctx, "t1", names, nil)
+			tx, err := newCoordinator(t, cs, root).Begin(ctx, "t1", names, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -106,7 +106,7 @@ func TestConcurrentTransactions(t *testing.T) {
 		sites = append(sites, startSite(t, connect(t, e.Addrs()), root, name, vote))
 	}
 	cs := connect(t, e.Addrs())
-	coord := twophase.NewCoordinator(cs, root, twophase.WithVoteTimeout(time.Minute))
+	coord := newCoordinator(t, cs, root, twophase.WithVoteTimeout(time.Minute))
 	decisions := make([]twophase.Decision, n)
 	var wg sync.WaitGroup
 	for i := range n {
@@ -145,7 +145,7 @@ func TestVotesAndLookup(t *testing.T) {
 	ctx := testCtx(t, time.Minute)
 	root := testRoot(t)
 	cs := connect(t, e.Addrs())
-	coord := twophase.NewCoordinator(cs, root, twophase.WithVoteTimeout(time.Minute))
+	coord := newCoordinator(t, cs, root, twophase.WithVoteTimeout(time.Minute))
 	// Begun while no participant runs.
 	tx, err := coord.Begin(ctx, "t1", []string{"b", "a"}, []byte("p"))
 	if err != nil {
@@ -172,7 +172,7 @@ func TestVotesAndLookup(t *testing.T) {
 	}
 
 	as := connect(t, e.Addrs())
-	a := twophase.NewParticipant(as, root, "a")
+	a := newParticipant(t, as, root, "a")
 	sctx, stop := context.WithCancel(ctx)
 	var got []string
 	var prop *twophase.Proposal
@@ -210,7 +210,7 @@ func TestVotesAndLookup(t *testing.T) {
 	// earlier liveness node (same site, older session) is replaced.
 	closeSession(t, as)
 	as2 := connect(t, e.Addrs())
-	a2 := twophase.NewParticipant(as2, root, "a")
+	a2 := newParticipant(t, as2, root, "a")
 	p2, err := a2.Lookup(ctx, "t1")
 	if err != nil || p2.Voted() != twophase.Commit || p2.Decision() != 0 {
 		t.Fatalf("restarted a: %v, voted %v", err, p2.Voted())
@@ -219,7 +219,7 @@ func TestVotesAndLookup(t *testing.T) {
 		t.Fatalf("restarted a votes differently: %v", err)
 	}
 	// b votes abort through Lookup; the decision is abort.
-	b := twophase.NewParticipant(connect(t, e.Addrs()), root, "b")
+	b := newParticipant(t, connect(t, e.Addrs()), root, "b")
 	pb, err := b.Lookup(ctx, "t1")
 	if err != nil {
 		t.Fatal(err)
@@ -296,7 +296,7 @@ func TestCollect(t *testing.T) {
 	ctx := testCtx(t, time.Minute)
 	root := testRoot(t)
 	cs := connect(t, e.Addrs())
-	keep := twophase.NewCoordinator(cs, root) // default retention: a day
+	keep := newCoordinator(t, cs, root) // default retention: a day
 	tx, err := keep.Begin(ctx, "decided", []string{"a"}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -308,14 +308,14 @@ func TestCollect(t *testing.T) {
 		t.Fatal(err)
 	}
 	// a is working on "open": its liveness node is there.
-	a := twophase.NewParticipant(connect(t, e.Addrs()), root, "a")
+	a := newParticipant(t, connect(t, e.Addrs()), root, "a")
 	if _, err := a.Lookup(ctx, "open"); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := keep.Collect(ctx); err != nil || n != 0 {
 		t.Fatalf("Collect within retention: %d, %v", n, err)
 	}
-	short := twophase.NewCoordinator(cs, root, twophase.WithRetention(time.Millisecond))
+	short := newCoordinator(t, cs, root, twophase.WithRetention(time.Millisecond))
 	waitFor(t, 10*time.Second, "decided collected", func() bool {
 		if _, err := short.Collect(ctx); err != nil {
 			t.Fatal(err)

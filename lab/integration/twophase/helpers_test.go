@@ -91,15 +91,16 @@ type site struct {
 
 // startSite runs a participant for name on session s until the test ends
 // (or stop).
-func startSite(t *testing.T, s *recipes.Session, root, name string, vote func(*twophase.Proposal) twophase.Decision, opts ...twophase.Option) *site {
+func startSite(t *testing.T, s *recipes.Session, root, name string, vote func(*twophase.Proposal) twophase.Decision, opts ...twophase.ParticipantOption) *site {
 	t.Helper()
+	p, err := twophase.NewParticipant(s, root, name, opts...)
+	if err != nil {
+		t.Fatalf("participant %s: %v", name, err)
+	}
 	st := &site{
-		name: name, s: s, p: twophase.NewParticipant(s, root, name, opts...),
+		name: name, s: s, p: p,
 		proposals: map[string]*twophase.Proposal{}, votes: map[string]twophase.Decision{},
 		results: map[string]twophase.Decision{}, changed: make(chan struct{}),
-	}
-	if err := st.p.Err(); err != nil {
-		t.Fatalf("participant %s: %v", name, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	st.cancel = cancel
@@ -249,3 +250,25 @@ func errorsIs(err, target error) bool { return errors.Is(err, target) }
 
 // second returns the error of a two-result call.
 func second[T any](_ T, err error) error { return err }
+
+// newCoordinator is twophase.NewCoordinator for arguments the test knows to
+// be valid.
+func newCoordinator(tb testing.TB, s *recipes.Session, root string, opts ...twophase.CoordinatorOption) *twophase.Coordinator {
+	tb.Helper()
+	c, err := twophase.NewCoordinator(s, root, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+// newParticipant is twophase.NewParticipant for arguments the test knows
+// to be valid.
+func newParticipant(tb testing.TB, s *recipes.Session, root, site string, opts ...twophase.ParticipantOption) *twophase.Participant {
+	tb.Helper()
+	p, err := twophase.NewParticipant(s, root, site, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}

@@ -22,12 +22,12 @@ func TestDoneCtxSendsNothingCounted(t *testing.T) {
 	ctx := testCtx(t, time.Minute)
 	s, counter := testutil.CountedSession(t, e.Addrs(), recipes.WithSessionTimeout(sessionTimeout))
 	root := testRoot(t)
-	c := twophase.NewCoordinator(s, root)
+	c := newCoordinator(t, s, root)
 	tx, err := c.Begin(ctx, "t", []string{"a"}, []byte("p"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := twophase.NewParticipant(s, root, "a")
+	p := newParticipant(t, s, root, "a")
 	prop, err := p.Lookup(ctx, "t")
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +70,7 @@ func TestBeginLeavesRoomToCollect(t *testing.T) {
 	const limit = 4096
 	s, counter := testutil.CountedSession(t, e.Addrs(), recipes.WithSessionTimeout(sessionTimeout), recipes.WithMaxData(limit))
 	root := testRoot(t)
-	c := twophase.NewCoordinator(s, root)
+	c := newCoordinator(t, s, root)
 	txPath := root + "/t"
 	// The layout of package doc: find a site count whose Begin multi fits
 	// and whose Collect multi does not.
@@ -109,24 +109,39 @@ func TestBeginLeavesRoomToCollect(t *testing.T) {
 	}
 }
 
-// TestLongRootSendsNothing: a root so long that the writes under it cannot
-// fit a request is refused by every call before anything is sent.
+// TestLongRootSendsNothing: a root so long that no transaction node under
+// it fits a request is refused by the constructors, and one whose
+// transactions' multi cannot fit is refused by Begin, before anything is
+// sent.
 func TestLongRootSendsNothing(t *testing.T) {
 	e := ensemble(t)
 	ctx := testCtx(t, time.Minute)
 	s, counter := testutil.CountedSession(t, e.Addrs(), recipes.WithSessionTimeout(sessionTimeout))
 	for _, root := range []string{"/" + strings.Repeat("r", 1<<20), "/" + strings.Repeat("r", recipes.MaxPathLen-1)} {
 		before := counter.Snapshot()
-		start := time.Now()
-		c := twophase.NewCoordinator(s, root)
-		if _, err := c.Begin(ctx, "t", []string{"a"}, nil); !errors.Is(err, recipes.ErrDataTooLarge) {
-			t.Errorf("Begin under a root of %d bytes: %.200v", len(root), err)
+		if _, err := twophase.NewCoordinator(s, root); !errors.Is(err, recipes.ErrDataTooLarge) {
+			t.Errorf("NewCoordinator under a root of %d bytes: %.200v", len(root), err)
 		}
-		if time.Since(start) > time.Second {
-			t.Errorf("refused after %v", time.Since(start))
+		if _, err := twophase.NewParticipant(s, root, "a"); !errors.Is(err, recipes.ErrDataTooLarge) {
+			t.Errorf("NewParticipant under a root of %d bytes: %.200v", len(root), err)
 		}
 		if d := counter.Snapshot().Sub(before); d.Total() != 0 || d.Connects != 0 {
 			t.Errorf("root of %d bytes: sent %v, %d reconnections", len(root), d.Requests, d.Connects)
 		}
+	}
+	// A transaction node fits, but not Begin's multi (the transaction and
+	// its site node, each with the root in its path).
+	root := "/" + strings.Repeat("r", s.MaxData()-200)
+	before := counter.Snapshot()
+	start := time.Now()
+	c := newCoordinator(t, s, root)
+	if _, err := c.Begin(ctx, "t", []string{"a"}, nil); !errors.Is(err, recipes.ErrDataTooLarge) {
+		t.Errorf("Begin under a root of %d bytes: %.200v", len(root), err)
+	}
+	if time.Since(start) > time.Second {
+		t.Errorf("refused after %v", time.Since(start))
+	}
+	if d := counter.Snapshot().Sub(before); d.Total() != 0 || d.Connects != 0 {
+		t.Errorf("root of %d bytes: sent %v, %d reconnections", len(root), d.Requests, d.Connects)
 	}
 }

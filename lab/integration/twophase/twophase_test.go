@@ -47,7 +47,7 @@ func TestAllCommit(t *testing.T) {
 		sites = append(sites, startSite(t, connect(t, e.Addrs()), root, n, commitAll))
 	}
 	cs := connect(t, e.Addrs())
-	c := twophase.NewCoordinator(cs, root, twophase.WithVoteTimeout(time.Minute))
+	c := newCoordinator(t, cs, root, twophase.WithVoteTimeout(time.Minute))
 	tx, err := c.Begin(ctx, "t1", names, []byte("payload"))
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +95,7 @@ func TestOneAbort(t *testing.T) {
 		sites = append(sites, startSite(t, connect(t, e.Addrs()), root, n, vote))
 	}
 	cs := connect(t, e.Addrs())
-	c := twophase.NewCoordinator(cs, root, twophase.WithVoteTimeout(time.Hour))
+	c := newCoordinator(t, cs, root, twophase.WithVoteTimeout(time.Hour))
 	tx, err := c.Begin(ctx, "t1", names, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +127,7 @@ func TestParticipantDiesBeforeVoting(t *testing.T) {
 	c := startSite(t, cSession, root, "c", func(*twophase.Proposal) twophase.Decision { return 0 })
 
 	cs := connect(t, e.Addrs())
-	coord := twophase.NewCoordinator(cs, root, twophase.WithVoteTimeout(time.Hour))
+	coord := newCoordinator(t, cs, root, twophase.WithVoteTimeout(time.Hour))
 	tx, err := coord.Begin(ctx, "t1", names, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +159,7 @@ func TestParticipantDiesBeforeVoting(t *testing.T) {
 		waitResult(t, st, "t1", 20*time.Second)
 	}
 	// c restarts and learns the decision too.
-	c2 := twophase.NewParticipant(connect(t, e.Addrs()), root, "c")
+	c2 := newParticipant(t, connect(t, e.Addrs()), root, "c")
 	p, err := c2.Lookup(ctx, "t1")
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +179,7 @@ func TestParticipantDiesBeforeVoting(t *testing.T) {
 		t.Fatal(err)
 	}
 	dying := connect(t, e.Addrs())
-	if _, err := twophase.NewParticipant(dying, root, "c").Lookup(ctx, "t2"); err != nil {
+	if _, err := newParticipant(t, dying, root, "c").Lookup(ctx, "t2"); err != nil {
 		t.Fatal(err)
 	}
 	closeSession(t, dying)
@@ -202,7 +202,7 @@ func TestCoordinatorDiesAfterVotes(t *testing.T) {
 	begin := func(t *testing.T, root string) {
 		ctx := testCtx(t, 30*time.Second)
 		cs := connect(t, e.Addrs())
-		if _, err := twophase.NewCoordinator(cs, root).Begin(ctx, "t1", names, []byte("x")); err != nil {
+		if _, err := newCoordinator(t, cs, root).Begin(ctx, "t1", names, []byte("x")); err != nil {
 			t.Fatal(err)
 		}
 		closeSession(t, cs) // the coordinator dies before deciding
@@ -243,7 +243,7 @@ func TestCoordinatorDiesAfterVotes(t *testing.T) {
 		votes(t, sites)
 		ctx := testCtx(t, 30*time.Second)
 		cs := connect(t, e.Addrs())
-		coord := twophase.NewCoordinator(cs, root)
+		coord := newCoordinator(t, cs, root)
 		pending, err := coord.Pending(ctx)
 		if err != nil || fmt.Sprint(pending) != "[t1]" {
 			t.Fatalf("pending: %v, %v", pending, err)
@@ -292,7 +292,7 @@ func TestDeadlines(t *testing.T) {
 			root := testRoot(t)
 			a := startSite(t, connect(t, e.Addrs()), root, "a", commitAll, twophase.WithDeadline(tc.deadline))
 			cs := connect(t, e.Addrs())
-			tx, err := twophase.NewCoordinator(cs, root, twophase.WithVoteTimeout(tc.voteTimeout)).Begin(ctx, "t1", names, nil)
+			tx, err := newCoordinator(t, cs, root, twophase.WithVoteTimeout(tc.voteTimeout)).Begin(ctx, "t1", names, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -319,7 +319,7 @@ func TestParticipantRestartsBeforeVoting(t *testing.T) {
 	root := testRoot(t)
 	names := []string{"a", "b"}
 	cs := connect(t, e.Addrs())
-	tx, err := twophase.NewCoordinator(cs, root, twophase.WithVoteTimeout(time.Hour)).Begin(ctx, "t1", names, nil)
+	tx, err := newCoordinator(t, cs, root, twophase.WithVoteTimeout(time.Hour)).Begin(ctx, "t1", names, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +332,7 @@ func TestParticipantRestartsBeforeVoting(t *testing.T) {
 		decided <- d
 	}()
 	old := connect(t, e.Addrs())
-	if _, err := twophase.NewParticipant(old, root, "a").Lookup(ctx, "t1"); err != nil {
+	if _, err := newParticipant(t, old, root, "a").Lookup(ctx, "t1"); err != nil {
 		t.Fatal(err)
 	}
 	alive := root + "/t1/a/alive"
@@ -341,7 +341,7 @@ func TestParticipantRestartsBeforeVoting(t *testing.T) {
 		t.Fatalf("liveness node: %+v, %v", st, err)
 	}
 	ns := connect(t, e.Addrs())
-	pa, err := twophase.NewParticipant(ns, root, "a").Lookup(ctx, "t1")
+	pa, err := newParticipant(t, ns, root, "a").Lookup(ctx, "t1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +352,7 @@ func TestParticipantRestartsBeforeVoting(t *testing.T) {
 	if !exists(t, cs, alive) {
 		t.Fatal("the old session's end deleted the new liveness node")
 	}
-	pb, err := twophase.NewParticipant(connect(t, e.Addrs()), root, "b").Lookup(ctx, "t1")
+	pb, err := newParticipant(t, connect(t, e.Addrs()), root, "b").Lookup(ctx, "t1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,89 @@
+package lock_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/zkrecipes/zkrecipes/lock"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// TestNewValidates: New and NewSemaphore check their arguments once and
+// fail with a sentinel, returning no value; valid arguments give a value.
+// The constructors send nothing, so an unconnected Session serves as a
+// non-nil one.
+func TestNewValidates(t *testing.T) {
+	s := new(recipes.Session)
+	big := make([]byte, recipes.DefaultMaxData+1)
+	for _, tc := range []struct {
+		name string
+		new  func() (any, error)
+		want []error // nil: success
+	}{
+		{"mutex", func() (any, error) { return lock.New(s, "/a/b") }, nil},
+		{"mutex at root", func() (any, error) { return lock.New(s, "/") }, nil},
+		{"mutex kazoo", func() (any, error) { return lock.New(s, "/a", lock.WithDialect(recipes.Kazoo)) }, nil},
+		{"mutex zero dialect", func() (any, error) { return lock.New(s, "/a", lock.WithDialect(recipes.Dialect{})) }, nil},
+		{"mutex nil option", func() (any, error) { return lock.New(s, "/a", nil, lock.WithRevocation()) }, nil},
+		{"mutex no data", func() (any, error) { return lock.New(s, "/a", lock.WithData(nil)) }, nil},
+		{"mutex nil session", func() (any, error) { return lock.New(nil, "/a") }, []error{recipes.ErrNilSession}},
+		{"mutex empty path", func() (any, error) { return lock.New(s, "") }, []error{recipes.ErrInvalidPath}},
+		{"mutex relative path", func() (any, error) { return lock.New(s, "a/b") }, []error{recipes.ErrInvalidPath}},
+		{"mutex trailing slash", func() (any, error) { return lock.New(s, "/a/") }, []error{recipes.ErrInvalidPath}},
+		{"mutex reserved path", func() (any, error) { return lock.New(s, "/zookeeper/a") }, []error{recipes.ErrInvalidPath}},
+		{"mutex data too large", func() (any, error) { return lock.New(s, "/a", lock.WithData(big)) }, []error{recipes.ErrDataTooLarge}},
+		{"semaphore", func() (any, error) { return lock.NewSemaphore(s, "/a", 1) }, nil},
+		{"semaphore text order", func() (any, error) {
+			return lock.NewSemaphore(s, "/a", 3, lock.WithDialect(recipes.Curator.TextOrder()))
+		}, nil},
+		{"semaphore selector", func() (any, error) {
+			return lock.NewSemaphore(s, "/a", 3, lock.WithDialect(recipes.CuratorSelector))
+		}, nil},
+		{"semaphore no lease", func() (any, error) { return lock.NewSemaphore(s, "/a", 0) }, []error{lock.ErrLeases, recipes.ErrBadArgument}},
+		{"semaphore negative", func() (any, error) { return lock.NewSemaphore(s, "/a", -1) }, []error{lock.ErrLeases, recipes.ErrBadArgument}},
+		{"semaphore kazoo", func() (any, error) {
+			return lock.NewSemaphore(s, "/a", 1, lock.WithDialect(recipes.Kazoo))
+		}, []error{lock.ErrDialect, recipes.ErrBadArgument}},
+		{"semaphore nil session", func() (any, error) { return lock.NewSemaphore(nil, "/a", 1) }, []error{recipes.ErrNilSession}},
+		{"semaphore bad path", func() (any, error) { return lock.NewSemaphore(s, "/a//b", 1) }, []error{recipes.ErrInvalidPath}},
+		{"semaphore data too large", func() (any, error) {
+			return lock.NewSemaphore(s, "/a", 1, lock.WithData(big))
+		}, []error{recipes.ErrDataTooLarge}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := tc.new()
+			checkNew(t, v, err, tc.want)
+		})
+	}
+}
+
+// checkNew checks a constructor's result: a value and no error when want
+// is empty, else no value and an error that errors.Is every sentinel of
+// want.
+func checkNew(t *testing.T, v any, err error, want []error) {
+	t.Helper()
+	if len(want) == 0 {
+		if err != nil || isNil(v) {
+			t.Fatalf("got %v, %v; want a value", v, err)
+		}
+		return
+	}
+	if !isNil(v) {
+		t.Errorf("got a value with error %v", err)
+	}
+	for _, w := range want {
+		if !errors.Is(err, w) {
+			t.Errorf("error %v is not %v", err, w)
+		}
+	}
+}
+
+func isNil(v any) bool {
+	switch v := v.(type) {
+	case *lock.Mutex:
+		return v == nil
+	case *lock.Semaphore:
+		return v == nil
+	}
+	return v == nil
+}
