@@ -5,7 +5,7 @@ import "errors"
 // Sentinel errors of package leader. Errors from this package wrap one of
 // these, or a recipes sentinel (recipes.ErrNilSession, recipes.ErrInvalidPath,
 // recipes.ErrClosed, recipes.ErrDataTooLarge, recipes.ErrBadArgument, ...),
-// or go-zookeeper's errors, or ctx's cause; use errors.Is.
+// or go-zookeeper's errors, or ctx's error; use errors.Is.
 var (
 	// ErrNoLeader: nobody campaigns under the path.
 	ErrNoLeader = errors.New("leader: no leader")

@@ -79,7 +79,7 @@ func (e *Election) Leader(ctx context.Context) (Participant, error) {
 		if len(cs) == 0 {
 			return Participant{}, fmt.Errorf("%w: %s", ErrNoLeader, e.path)
 		}
-		if err := context.Cause(ctx); err != nil {
+		if err := recipes.ContextError(ctx); err != nil {
 			return Participant{}, err
 		}
 		p, ok, err := e.read(cs[0].Name)
@@ -106,7 +106,7 @@ func (e *Election) Participants(ctx context.Context) ([]Participant, error) {
 	}
 	out := make([]Participant, 0, len(cs))
 	for _, c := range cs {
-		if err := context.Cause(ctx); err != nil {
+		if err := recipes.ContextError(ctx); err != nil {
 			return nil, err
 		}
 		p, ok, err := e.read(c.Name)

@@ -83,7 +83,7 @@ func OnError(f func(error)) RunOption {
 // round trip; the wait ends early only when ctx is done. A term whose fn
 // returned nil rejoins at once.
 //
-// Run returns ctx's cause once ctx is done, or the first error that
+// Run returns ctx's error once ctx is done, or the first error that
 // campaigning again cannot fix (closed session, bad arguments). fn's errors
 // go to OnError and do not stop the loop. Cost per term: Campaign's and
 // Resign's.
@@ -104,7 +104,7 @@ func Run(ctx context.Context, e *Election, fn func(ctx context.Context) error, o
 		t, err := e.Campaign(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
-				return context.Cause(ctx)
+				return recipes.ContextError(ctx)
 			}
 			return err
 		}
@@ -120,7 +120,7 @@ func Run(ctx context.Context, e *Election, fn func(ctx context.Context) error, o
 		}
 		_ = t.Resign(context.WithoutCancel(ctx))
 		if ctx.Err() != nil {
-			return context.Cause(ctx)
+			return recipes.ContextError(ctx)
 		}
 		if d := cfg.backoff.next(lasted, ferr != nil, rand.Float64); d > 0 {
 			if err := sleep(ctx, d); err != nil {
@@ -130,7 +130,7 @@ func Run(ctx context.Context, e *Election, fn func(ctx context.Context) error, o
 	}
 }
 
-// sleep waits d or until ctx is done (returning its cause).
+// sleep waits d or until ctx is done (returning ctx's error).
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -138,7 +138,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	case <-ctx.Done():
-		return context.Cause(ctx)
+		return recipes.ContextError(ctx)
 	}
 }
 
@@ -158,7 +158,7 @@ func TermOf(ctx context.Context) *Term {
 func runTerm(ctx context.Context, t *Term, fn func(ctx context.Context) error) error {
 	fctx, cancel := context.WithCancelCause(context.WithValue(t.Context(), termKey{}, t))
 	defer cancel(nil)
-	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	stop := context.AfterFunc(ctx, func() { cancel(recipes.ContextError(ctx)) })
 	defer stop()
 	return fn(fctx)
 }

@@ -99,8 +99,9 @@ func (m *Mutex) end(h *recipes.Holding) {
 }
 
 // Lock waits until this Mutex holds the lock or ctx is done. If ctx ends
-// first, our node is deleted before Lock returns and the error is ctx's
-// cause; with an already-done ctx nothing is sent.
+// first, our node is deleted before Lock returns and the error wraps ctx's
+// error (errors.Is matches ctx.Err() and the caller's cause, see
+// recipes.ContextError); with an already-done ctx nothing is sent.
 //
 // Cost: uncontended 1 create + 1 getChildren (+1 getData with
 // WithRevocation). Contended: 1 getData to watch the node ahead; when it
@@ -269,7 +270,7 @@ func participants(ctx context.Context, s *recipes.Session, d recipes.Dialect, pa
 	}
 	out := make([]Participant, 0, len(cs))
 	for _, c := range cs {
-		if err := context.Cause(ctx); err != nil {
+		if err := recipes.ContextError(ctx); err != nil {
 			return nil, err
 		}
 		p := recipes.JoinPath(path, c.Name)

@@ -23,7 +23,7 @@ func Revoke(ctx context.Context, s *recipes.Session, nodePath string) error {
 	if err := recipes.ValidateWritePath(nodePath); err != nil {
 		return fmt.Errorf("lock: %w", err)
 	}
-	if err := context.Cause(ctx); err != nil {
+	if err := recipes.ContextError(ctx); err != nil {
 		return err
 	}
 	if s.State() == recipes.StateClosed {

@@ -255,7 +255,7 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 				return nil, nil // claimed by someone else since our listing
 			case errors.Is(err, zk.ErrNoNode):
 				if err := ctx.Err(); err != nil {
-					return giveUp(fmt.Errorf("queue %s: %w", q.path, context.Cause(ctx)))
+					return giveUp(fmt.Errorf("queue %s: %w", q.path, recipes.ContextError(ctx)))
 				}
 				if err := q.s.EnsureParents(q.cfg.claimPath); err != nil && !recipes.IsConnErr(err) {
 					return nil, fmt.Errorf("queue: create %s: %w", q.cfg.claimPath, err)
@@ -332,7 +332,7 @@ func (c *Claim) end(s claimState, cause error) {
 //   - ErrUncertain: a multi of ours may have been applied and we cannot
 //     learn whether (ctx done or session lost before we could read it
 //     back, and the item is gone). Ack may be called again to learn more.
-//   - ctx's cause, or recipes.ErrClosed: nothing was sent; the claim is
+//   - ctx's error, or recipes.ErrClosed: nothing was sent; the claim is
 //     unchanged.
 //   - other errors (the item changed or was deleted by someone while we
 //     held its claim, server errors): the item was not removed by us.
@@ -508,7 +508,7 @@ func (c *Claim) sessionGone(ctx context.Context) error {
 //     Release first learns whether that Ack removed the item (as Ack
 //     does): if it did, Release says recipes.ErrReleased; if not, it
 //     releases.
-//   - ctx's cause, or recipes.ErrClosed: nothing was sent; the claim is
+//   - ctx's error, or recipes.ErrClosed: nothing was sent; the claim is
 //     unchanged.
 //
 // A done ctx sends nothing.

@@ -54,6 +54,6 @@
 // runtime input (paths, data, priorities, counts, a ctx, done or even nil,
 // a closed or nil Session handed to New) ever panics: this is the
 // convention of every zkrecipes package (see package recipes), and queue
-// also refuses a nil ctx with recipes.ErrBadArgument. A done ctx sends nothing: every method returns its cause
-// (context.Cause) before any request.
+// also refuses a nil ctx with recipes.ErrBadArgument. A done ctx sends nothing: every method returns ctx's error
+// (recipes.ContextError) before any request.
 package queue

@@ -80,7 +80,7 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 	if err := validateServers(servers); err != nil {
 		return nil, err
 	}
-	if err := context.Cause(ctx); err != nil {
+	if err := ContextError(ctx); err != nil {
 		return nil, fmt.Errorf("recipes: connect: %w", err)
 	}
 	s := &Session{
@@ -328,7 +328,7 @@ func (s *Session) check() error {
 }
 
 // waitUsable waits until the session is connected (or reconnected) and
-// returns its id. It fails with ErrClosed, or with ctx's cause.
+// returns its id. It fails with ErrClosed, or with ctx's error.
 func (s *Session) waitUsable(ctx context.Context) (int64, error) {
 	for {
 		s.mu.Lock()
@@ -346,16 +346,16 @@ func (s *Session) waitUsable(ctx context.Context) (int64, error) {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return 0, context.Cause(ctx)
+			return 0, ContextError(ctx)
 		}
 	}
 }
 
 // retryPause waits a little (or for a state change) before a request that
-// failed for connection reasons is tried again; it returns ctx's cause.
+// failed for connection reasons is tried again; it returns ctx's error.
 func (s *Session) retryPause(ctx context.Context) error {
 	if !pause(ctx, s.changes()) {
-		return context.Cause(ctx)
+		return ContextError(ctx)
 	}
 	return nil
 }
@@ -448,7 +448,7 @@ func (s *Session) Close(ctx context.Context) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("recipes: close: %w", context.Cause(ctx))
+		return fmt.Errorf("recipes: close: %w", ContextError(ctx))
 	}
 }
 

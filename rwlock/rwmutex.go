@@ -136,7 +136,7 @@ func (m *RWMutex) check() error {
 
 // Lock waits until this RWMutex holds the write lock or ctx is done. If ctx
 // ends first, our node is deleted before Lock returns and the error is
-// ctx's cause; with an already-done ctx nothing is sent. Lock while holding
+// ctx's error; with an already-done ctx nothing is sent. Lock while holding
 // only the read lock returns ErrUpgrade; while holding the write lock,
 // ErrAlreadyHeld.
 //
@@ -214,7 +214,7 @@ func (m *RWMutex) wrapAcquireErr(err error, try bool, op string) error {
 
 // RLock waits until this RWMutex holds the read lock or ctx is done: until
 // no writer is ahead of our node. If ctx ends first, our node is deleted
-// before RLock returns and the error is ctx's cause; with an already-done
+// before RLock returns and the error is ctx's error; with an already-done
 // ctx nothing is sent. RLock while holding the read lock returns
 // ErrAlreadyHeld.
 //

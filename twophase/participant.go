@@ -69,7 +69,7 @@ func (p *Participant) check(ctx context.Context) error {
 	if p.s.State() == recipes.StateClosed {
 		return fmt.Errorf("twophase: %w", recipes.ErrClosed)
 	}
-	return context.Cause(ctx)
+	return recipes.ContextError(ctx)
 }
 
 // Transactions streams the transactions that name this site and that this
@@ -118,14 +118,14 @@ func (p *Participant) stream(ctx context.Context, out chan<- *Proposal) {
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			if err := ensurePath(ctx, p.s, p.root); err != nil {
-				if context.Cause(ctx) == nil && !errors.Is(err, recipes.ErrClosed) {
+				if ctx.Err() == nil && !errors.Is(err, recipes.ErrClosed) {
 					log.Warn("twophase: create root", "root", p.root, "err", err)
 				}
 				return
 			}
 			continue
 		case err != nil:
-			if context.Cause(ctx) == nil && !errors.Is(err, recipes.ErrClosed) {
+			if ctx.Err() == nil && !errors.Is(err, recipes.ErrClosed) {
 				log.Warn("twophase: list transactions", "root", p.root, "err", err)
 			}
 			return
@@ -141,7 +141,7 @@ func (p *Participant) stream(ctx context.Context, out chan<- *Proposal) {
 			switch {
 			case err == nil, errors.Is(err, ErrNotInTx), errors.Is(err, ErrUnknownTx):
 				next[tx] = true
-			case context.Cause(ctx) != nil, errors.Is(err, recipes.ErrClosed):
+			case ctx.Err() != nil, errors.Is(err, recipes.ErrClosed):
 				return
 			default:
 				// Corrupt data or a refused request: do not stop the
@@ -506,7 +506,7 @@ func (pr *Proposal) Await(ctx context.Context) (Decision, error) {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return 0, context.Cause(ctx)
+			return 0, recipes.ContextError(ctx)
 		case <-deadline:
 			d, err := writeDecision(ctx, s, pr.path, Abort,
 				fmt.Sprintf("site %s saw no decision before its deadline", pr.p.site))

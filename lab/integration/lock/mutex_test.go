@@ -161,6 +161,52 @@ func TestMutexCancelWhileWaiting(t *testing.T) {
 	}
 }
 
+// errShutdown is a caller's own cancellation cause.
+var errShutdown = errors.New("test: service shutting down")
+
+// TestMutexCancelCauseWhileWaiting: a waiter cancelled through
+// context.WithCancelCause gets an error that matches both context.Canceled
+// and the caller's cause, and leaves no node.
+func TestMutexCancelCauseWhileWaiting(t *testing.T) {
+	e := ensemble(t)
+	path := testPath(t)
+	a, b := connect(t, e.Addrs()), connect(t, e.Addrs())
+	ctx := context.Background()
+	holder := lock.New(a, path)
+	if err := holder.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waiter := lock.New(b, path)
+	wctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan error, 1)
+	go func() { done <- waiter.Lock(wctx) }()
+	waitFor(t, 10*time.Second, "two contenders", func() bool { return len(rawChildren(t, a, path)) == 2 })
+	cancel(errShutdown)
+	err := <-done
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, errShutdown) {
+		t.Fatalf("Lock = %v, want an error matching context.Canceled and the cause", err)
+	}
+	if left := rawChildren(t, a, path); len(left) != 1 {
+		t.Fatalf("children after cancel = %v, want only the holder", left)
+	}
+	// Already cancelled: nothing sent, same error.
+	if err := waiter.Lock(wctx); !errors.Is(err, context.Canceled) || !errors.Is(err, errShutdown) {
+		t.Fatalf("Lock(done ctx) = %v", err)
+	}
+	// A deadline with a cause: both match too.
+	tctx, cancel2 := context.WithTimeoutCause(ctx, 300*time.Millisecond, errShutdown)
+	defer cancel2()
+	if err := waiter.Lock(tctx); !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, errShutdown) {
+		t.Fatalf("Lock = %v, want deadline exceeded and the cause", err)
+	}
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if left := rawChildren(t, a, path); len(left) != 0 {
+		t.Fatalf("children after unlock = %v", left)
+	}
+}
+
 // TestMutexAmbiguousCreate: the create's response is dropped (half-open
 // link) after ZooKeeper applied it. Lock finds its node by GUID: exactly one
 // node, and the lock is held.
