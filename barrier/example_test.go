@@ -18,7 +18,7 @@ func ExampleBarrier() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(ctx)
+	defer s.Close()
 
 	b := barrier.New(s, "/app/start")
 	// Coordinator:
@@ -43,7 +43,7 @@ func ExampleDoubleBarrier() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(ctx)
+	defer s.Close()
 
 	d := barrier.NewDouble(s, "/app/round", 5)
 	if err := d.Enter(ctx); err != nil { // returns once 5 have entered

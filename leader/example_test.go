@@ -19,7 +19,7 @@ func ExampleElection_Campaign() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(ctx)
+	defer s.Close()
 
 	e := leader.New(s, "/services/billing/leader", leader.WithID("billing-7"))
 	term, err := e.Campaign(ctx)
@@ -43,7 +43,7 @@ func ExampleRun() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(context.Background())
+	defer s.Close()
 
 	e := leader.New(s, "/jobs/compactor/leader")
 	err = leader.Run(ctx, e, func(ctx context.Context) error {
@@ -67,7 +67,7 @@ func ExampleDo() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(ctx)
+	defer s.Close()
 
 	err = leader.Do(ctx, s, "/jobs/migrate/leader", func(ctx context.Context) error {
 		fmt.Println("migrating")
@@ -86,7 +86,7 @@ func ExampleElection_Observe() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(context.Background())
+	defer s.Close()
 
 	for p := range leader.New(s, "/services/billing/leader").Observe(ctx) {
 		if p.IsZero() {
@@ -107,7 +107,7 @@ func ExampleWithEvents() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(ctx)
+	defer s.Close()
 	e := leader.New(s, "/services/billing/leader", leader.WithEvents(hook))
 	if term, err := e.Campaign(ctx); err == nil {
 		term.Resign(ctx)

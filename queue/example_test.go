@@ -21,7 +21,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(context.Background())
+	defer s.Close()
 
 	q := queue.New(s, "/app/jobs")
 	if _, err := q.Put(ctx, []byte("resize image 42")); err != nil {
@@ -43,7 +43,7 @@ func ExampleQueue_Claim() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(ctx)
+	defer s.Close()
 
 	q := queue.New(s, "/app/jobs")
 	for {
@@ -70,7 +70,7 @@ func ExampleQueue_PutPriority() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(ctx)
+	defer s.Close()
 
 	q := queue.New(s, "/app/alerts", queue.WithPriority())
 	_, _ = q.PutPriority(ctx, []byte("disk 80% full"), 500)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -12,8 +13,9 @@ import (
 )
 
 // Session owns one go-zookeeper connection and tracks its state and session
-// id. Create it with Connect and Close it when done; closing ends the
-// ZooKeeper session, which deletes every ephemeral node it created.
+// id. Create it with Connect and close it when done (Close, or
+// CloseContext to bound the wait yourself); closing ends the ZooKeeper
+// session, which deletes every ephemeral node it created.
 //
 // Invariants: go-zookeeper's event channel is always drained and its event
 // callback never blocks on subscribers; every change of session id is
@@ -119,7 +121,7 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 		close(s.drained)
 	}()
 	if _, err := s.waitUsable(ctx); err != nil {
-		_ = s.Close(context.Background())
+		_ = s.CloseContext(context.Background())
 		return nil, fmt.Errorf("recipes: connect: %w", err)
 	}
 	return s, nil
@@ -409,12 +411,32 @@ func (s *Session) background(f func(ctx context.Context)) bool {
 	return true
 }
 
-// Close ends the session: holdings are cancelled (cause ErrClosed, which
-// also matches ErrSessionLost), the server is told to close the session
-// (deleting its ephemeral nodes), and Close waits for the connection's and
-// the session's background goroutines until ctx is done. Calling Close again
-// returns nil.
-func (s *Session) Close(ctx context.Context) error {
+// Session is an io.Closer: Close needs no context.
+var _ io.Closer = (*Session)(nil)
+
+// Close is CloseContext bounded by the session timeout requested at
+// Connect (SessionTimeout): by then the server has, or is about to have,
+// expired the session on its own if the close request never reached it.
+// It satisfies io.Closer, so a Session can be handed to code that closes
+// resources generically (defer s.Close()).
+func (s *Session) Close() error {
+	if s == nil || s.conn == nil {
+		return ErrNilSession
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.timeout)
+	defer cancel()
+	return s.CloseContext(ctx)
+}
+
+// CloseContext ends the session: holdings are cancelled (cause ErrClosed,
+// which also matches ErrSessionLost), the server is told to close the
+// session (deleting its ephemeral nodes), and CloseContext waits for the
+// connection's and the session's background goroutines until ctx is done;
+// then it returns ctx's error (ContextError) while the teardown finishes in
+// the background. Everything but that wait happens whatever ctx says: an
+// already-done ctx still closes the session, and returns ctx's error at
+// once. Closing again returns nil; a nil Session returns ErrNilSession.
+func (s *Session) CloseContext(ctx context.Context) error {
 	if s == nil || s.conn == nil {
 		return ErrNilSession
 	}
@@ -444,6 +466,9 @@ func (s *Session) Close(ctx context.Context) error {
 		s.bg.Wait()
 		close(done)
 	}()
+	if err := ContextError(ctx); err != nil {
+		return fmt.Errorf("recipes: close: %w", err) // no wait at all
+	}
 	select {
 	case <-done:
 		return nil

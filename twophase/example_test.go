@@ -19,7 +19,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(context.Background())
+	defer s.Close()
 
 	const root = "/app/transfers"
 	for _, site := range []string{"bank-a", "bank-b"} {
@@ -60,7 +60,7 @@ func ExampleCoordinator_Resume() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(ctx)
+	defer s.Close()
 	c := twophase.NewCoordinator(s, "/app/transfers")
 	open, err := c.Pending(ctx)
 	if err != nil {
@@ -85,7 +85,7 @@ func ExampleCoordinator_Collect() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(ctx)
+	defer s.Close()
 	c := twophase.NewCoordinator(s, "/app/transfers", twophase.WithRetention(time.Hour))
 	n, err := c.Collect(ctx)
 	fmt.Println(n, err)

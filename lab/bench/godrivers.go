@@ -258,7 +258,7 @@ func (d *zkrecipesDriver) Resign(ctx context.Context) (int64, error) {
 func (d *zkrecipesDriver) Close(ctx context.Context) error {
 	var errs []error
 	for _, s := range d.ss {
-		errs = append(errs, s.Close(ctx))
+		errs = append(errs, s.CloseContext(ctx))
 	}
 	d.ss = nil
 	return errors.Join(errs...)

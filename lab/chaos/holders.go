@@ -139,7 +139,7 @@ func connectRecipes(ctx context.Context, env *Env, c *Client) (*recipes.Session,
 func closeRecipes(s *recipes.Session, st time.Duration) {
 	cctx, cancel := context.WithTimeout(context.Background(), st)
 	defer cancel()
-	_ = s.Close(cctx)
+	_ = s.CloseContext(cctx)
 }
 
 func holderClient(ctx context.Context, env *Env, c *Client, i int, spec holderSpec, quiesce func()) error {

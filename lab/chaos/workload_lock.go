@@ -157,7 +157,7 @@ func (w *Lock) loop(ctx context.Context, addrs []string, st time.Duration, log *
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), st)
 		defer cancel()
-		_ = s.Close(cctx)
+		_ = s.CloseContext(cctx)
 	}()
 	var m locker = lock.New(s, lockPath)
 	if w.Broken {

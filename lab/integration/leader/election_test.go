@@ -723,7 +723,7 @@ func TestBadInput(t *testing.T) {
 	}
 	// A closed session.
 	closed := connect(t, e.Addrs())
-	if err := closed.Close(ctx); err != nil {
+	if err := closed.Close(); err != nil {
 		t.Fatal(err)
 	}
 	cel := leader.New(closed, path)

@@ -138,7 +138,7 @@ func TestObserveClosesWithSession(t *testing.T) {
 	if p := <-ch; p.Node != term.Fence().Path {
 		t.Fatalf("first value %+v", p)
 	}
-	if err := ps[1].s.Close(ctx); err != nil {
+	if err := ps[1].s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "Observe's channel to close", func() bool {

@@ -17,7 +17,7 @@ func ExampleMutex() {
 		fmt.Println(err)
 		return
 	}
-	defer s.Close(ctx)
+	defer s.Close()
 	// Data the lock protects.
 	_, _ = s.Conn().Create("/example-config", nil, 0, zk.WorldACL(zk.PermAll))
 
@@ -44,8 +44,8 @@ func ExampleMutex_TryLock() {
 	ctx := context.Background()
 	a, _ := recipes.Connect(ctx, zkServers())
 	b, _ := recipes.Connect(ctx, zkServers())
-	defer a.Close(ctx)
-	defer b.Close(ctx)
+	defer a.Close()
+	defer b.Close()
 
 	first := lock.New(a, "/examples/trylock")
 	second := lock.New(b, "/examples/trylock")
@@ -67,7 +67,7 @@ func ExampleSemaphore() {
 		fmt.Println(err)
 		return
 	}
-	defer s.Close(ctx)
+	defer s.Close()
 
 	sem := lock.NewSemaphore(s, "/examples/semaphore", 2) // Curator InterProcessSemaphoreV2 layout
 	var leases []*lock.Lease
@@ -103,8 +103,8 @@ func ExampleRevoke() {
 	ctx := context.Background()
 	a, _ := recipes.Connect(ctx, zkServers())
 	b, _ := recipes.Connect(ctx, zkServers())
-	defer a.Close(ctx)
-	defer b.Close(ctx)
+	defer a.Close()
+	defer b.Close()
 
 	holder := lock.New(a, "/examples/revocable", lock.WithRevocation())
 	if err := holder.Lock(ctx); err != nil {

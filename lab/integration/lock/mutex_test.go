@@ -482,7 +482,7 @@ func TestMutexBadInput(t *testing.T) {
 	}
 
 	closed := connect(t, e.Addrs())
-	if err := closed.Close(ctx); err != nil {
+	if err := closed.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := lock.New(closed, testPath(t)).Lock(ctx); !errors.Is(err, recipes.ErrClosed) {
@@ -509,7 +509,7 @@ func TestMutexCloseWhileWaiting(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- waiter.Lock(ctx) }()
 	waitFor(t, 10*time.Second, "waiter queued", func() bool { return len(rawChildren(t, a, path)) == 2 })
-	if err := b.Close(ctx); err != nil {
+	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; !errors.Is(err, recipes.ErrClosed) {
@@ -517,7 +517,7 @@ func TestMutexCloseWhileWaiting(t *testing.T) {
 	}
 	waitFor(t, 10*time.Second, "waiter's node gone", func() bool { return len(rawChildren(t, a, path)) == 1 })
 	held := holder.Held()
-	if err := a.Close(ctx); err != nil {
+	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if cause := context.Cause(held); !errors.Is(cause, recipes.ErrClosed) || !errors.Is(cause, recipes.ErrSessionLost) {

@@ -3,6 +3,7 @@ package recipes_test
 import (
 	"context"
 	"errors"
+	"io"
 	"testing"
 	"time"
 
@@ -70,14 +71,14 @@ func TestSessionStates(t *testing.T) {
 		t.Fatalf("new session 0x%x (old 0x%x, ID() 0x%x)", c.SessionID, id, s.ID())
 	}
 
-	if err := s.Close(ctx); err != nil {
+	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	next(recipes.StateClosed)
 	if _, err := sub.Next(ctx); !errors.Is(err, recipes.ErrClosed) {
 		t.Fatalf("Next after close = %v", err)
 	}
-	if err := s.Close(ctx); err != nil {
+	if err := s.CloseContext(ctx); err != nil {
 		t.Fatalf("second Close = %v", err)
 	}
 }
@@ -101,8 +102,11 @@ func TestSessionBadInput(t *testing.T) {
 	if s.ID() != 0 || s.State() != recipes.StateClosed || s.Conn() != nil {
 		t.Fatal("nil session accessors")
 	}
-	if err := s.Close(ctx); !errors.Is(err, recipes.ErrNilSession) {
+	if err := s.Close(); !errors.Is(err, recipes.ErrNilSession) {
 		t.Fatalf("nil Close = %v", err)
+	}
+	if err := s.CloseContext(ctx); !errors.Is(err, recipes.ErrNilSession) {
+		t.Fatalf("nil CloseContext = %v", err)
 	}
 	if _, err := s.Subscribe().Next(ctx); !errors.Is(err, recipes.ErrNilSession) {
 		t.Fatalf("nil Subscribe().Next = %v", err)
@@ -119,7 +123,7 @@ func TestClosedSession(t *testing.T) {
 	e := ensemble(t)
 	s := connect(t, e.Addrs())
 	ctx := context.Background()
-	if err := s.Close(ctx); err != nil {
+	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := recipes.Acquire(ctx, s, recipes.Spec{Path: testPath(t)}); !errors.Is(err, recipes.ErrClosed) {
@@ -150,5 +154,56 @@ func TestDataTooLarge(t *testing.T) {
 	_, err = recipes.FencedMulti(ctx, s, h.Fence(), &zk.SetDataRequest{Path: "/zookeeper/x", Version: -1})
 	if !errors.Is(err, recipes.ErrInvalidPath) {
 		t.Fatalf("FencedMulti under /zookeeper = %v", err)
+	}
+}
+
+// errDone is a caller's own cause for the close tests.
+var errDone = errors.New("test: done with the session")
+
+// TestSessionCloser: a Session is an io.Closer. Close needs no context,
+// ends the session (its holdings are cancelled with ErrClosed, its
+// ephemeral nodes go), and closing again returns nil. CloseContext with an
+// already-done ctx still closes the session but returns ctx's error (both
+// context.Canceled and the caller's cause match) without waiting.
+func TestSessionCloser(t *testing.T) {
+	e := ensemble(t)
+	admin := connect(t, e.Addrs())
+	path := testPath(t)
+	ctx := context.Background()
+
+	s := connect(t, e.Addrs())
+	h, err := recipes.Acquire(ctx, s, recipes.Spec{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c io.Closer = s
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close = %v", err)
+	}
+	if s.State() != recipes.StateClosed || !errors.Is(context.Cause(h.Context()), recipes.ErrClosed) {
+		t.Fatalf("after Close: state %v, holding cause %v", s.State(), context.Cause(h.Context()))
+	}
+	waitFor(t, 10*time.Second, "the closed session's node to go", func() bool { return len(rawChildren(t, admin, path)) == 0 })
+	if err := c.Close(); err != nil {
+		t.Fatalf("second Close = %v", err)
+	}
+
+	s2 := connect(t, e.Addrs())
+	h2, err := recipes.Acquire(ctx, s2, recipes.Spec{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, cancel := context.WithCancelCause(ctx)
+	cancel(errDone)
+	err = s2.CloseContext(done)
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, errDone) {
+		t.Fatalf("CloseContext(done ctx) = %v, want context.Canceled and the cause", err)
+	}
+	if s2.State() != recipes.StateClosed || !errors.Is(context.Cause(h2.Context()), recipes.ErrClosed) {
+		t.Fatalf("after CloseContext(done ctx): state %v, holding cause %v", s2.State(), context.Cause(h2.Context()))
+	}
+	waitFor(t, 10*time.Second, "the second session's node to go", func() bool { return len(rawChildren(t, admin, path)) == 0 })
+	if err := s2.Close(); err != nil {
+		t.Fatalf("Close after CloseContext = %v", err)
 	}
 }

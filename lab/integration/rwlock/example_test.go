@@ -15,8 +15,8 @@ func ExampleRWMutex() {
 	ctx := context.Background()
 	a, _ := recipes.Connect(ctx, zkServers())
 	b, _ := recipes.Connect(ctx, zkServers())
-	defer a.Close(ctx)
-	defer b.Close(ctx)
+	defer a.Close()
+	defer b.Close()
 
 	reader1 := rwlock.New(a, "/examples/rwlock") // Curator's InterProcessReadWriteLock names
 	reader2 := rwlock.New(b, "/examples/rwlock")
@@ -52,7 +52,7 @@ func ExampleRWMutex_downgrade() {
 		fmt.Println(err)
 		return
 	}
-	defer s.Close(ctx)
+	defer s.Close()
 	_, _ = s.Conn().Create("/example-rw-config", nil, 0, zk.WorldACL(zk.PermAll))
 
 	m := rwlock.New(s, "/examples/rwlock-downgrade")
@@ -82,8 +82,8 @@ func ExampleRevoke() {
 	ctx := context.Background()
 	a, _ := recipes.Connect(ctx, zkServers())
 	b, _ := recipes.Connect(ctx, zkServers())
-	defer a.Close(ctx)
-	defer b.Close(ctx)
+	defer a.Close()
+	defer b.Close()
 
 	reader := rwlock.New(a, "/examples/rwlock-revoke", rwlock.WithRevocation())
 	if err := reader.RLock(ctx); err != nil {

@@ -595,7 +595,7 @@ func TestBadInput(t *testing.T) {
 	}
 
 	closed := connect(t, e.Addrs())
-	if err := closed.Close(ctx); err != nil {
+	if err := closed.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := rwlock.New(closed, path).RLock(ctx); !errors.Is(err, recipes.ErrClosed) {
