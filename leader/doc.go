@@ -1,5 +1,5 @@
 // Package leader is leader election on the recipes core: an Election is one
-// participant (Campaign, Resign through its Term, Leader, Participants,
+// participant (Campaign, Release through its Term, Leader, Participants,
 // Observe), Run is the selector loop with automatic requeue, Do runs a
 // function once as leader, and an optional hook reports lifecycle events.
 //

@@ -14,7 +14,7 @@ var (
 	// ErrCampaigning: Campaign on an Election that is already campaigning
 	// or whose term is still live. An Election is one participant.
 	ErrCampaigning = errors.New("leader: already campaigning or leading")
-	// ErrResigned: Resign on a term that was already resigned.
+	// ErrResigned: Release on a term that was already released (resigned).
 	ErrResigned = errors.New("leader: term already resigned")
 	// ErrNoTerm: a method was called on a nil *Term.
 	ErrNoTerm = errors.New("leader: no term")

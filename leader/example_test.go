@@ -12,7 +12,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
-// Campaign, lead while the term lasts, resign.
+// Campaign, lead while the term lasts, resign (Release).
 func ExampleElection_Campaign() {
 	ctx := context.Background()
 	s, err := recipes.Connect(ctx, []string{"127.0.0.1:2181"}, recipes.WithSessionTimeout(4*time.Second))
@@ -26,12 +26,12 @@ func ExampleElection_Campaign() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer term.Resign(ctx)
+	defer term.Release(ctx)
 	// Lead until the term ends; guard shared writes with the fence so that
 	// ZooKeeper rejects them once leadership is gone.
 	_, err = term.FencedMulti(term.Context(), &zk.SetDataRequest{Path: "/services/billing/state", Data: []byte("v2"), Version: -1})
 	if errors.Is(err, recipes.ErrFenced) {
-		log.Print("no longer leader: ", term.Cause())
+		log.Print("no longer leader: ", context.Cause(term.Context()))
 	}
 }
 
@@ -110,7 +110,7 @@ func ExampleWithEvents() {
 	defer s.Close()
 	e := leader.New(s, "/services/billing/leader", leader.WithEvents(hook))
 	if term, err := e.Campaign(ctx); err == nil {
-		term.Resign(ctx)
+		term.Release(ctx)
 	}
 }
 

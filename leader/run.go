@@ -86,7 +86,7 @@ func OnError(f func(error)) RunOption {
 // Run returns ctx's error once ctx is done, or the first error that
 // campaigning again cannot fix (closed session, bad arguments). fn's errors
 // go to OnError and do not stop the loop. Cost per term: Campaign's and
-// Resign's.
+// Release's.
 func Run(ctx context.Context, e *Election, fn func(ctx context.Context) error, opts ...RunOption) error {
 	if err := e.usable(ctx); err != nil {
 		return err
@@ -118,7 +118,7 @@ func Run(ctx context.Context, e *Election, fn func(ctx context.Context) error, o
 				e.s.Logger().Warn("leader: run", "path", e.path, "err", ferr)
 			}
 		}
-		_ = t.Resign(context.WithoutCancel(ctx))
+		_ = t.Release(context.WithoutCancel(ctx))
 		if ctx.Err() != nil {
 			return recipes.ContextError(ctx)
 		}
@@ -168,7 +168,7 @@ func runTerm(ctx context.Context, t *Term, fn func(ctx context.Context) error) e
 // executeInLeader). It returns fn's error; if fn returned nil but the term's
 // context was done before fn returned (leadership may have been lost while
 // fn ran), an error wrapping ErrLost and the term's cause; otherwise
-// Resign's. opts configure the Election. Cost: Campaign's + 1 delete.
+// Release's. opts configure the Election. Cost: Campaign's + 1 delete.
 func Do(ctx context.Context, s *recipes.Session, path string, fn func(ctx context.Context) error, opts ...Option) error {
 	e := New(s, path, opts...)
 	if err := e.usable(ctx); err != nil {
@@ -183,7 +183,7 @@ func Do(ctx context.Context, s *recipes.Session, path string, fn func(ctx contex
 	}
 	ferr := runTerm(ctx, t, fn)
 	lost := context.Cause(t.Context())
-	rerr := t.Resign(context.WithoutCancel(ctx))
+	rerr := t.Release(context.WithoutCancel(ctx))
 	switch {
 	case ferr != nil:
 		return ferr

@@ -15,7 +15,7 @@ import (
 // sequence holds, and each waiter watches only the node right ahead of it.
 //
 // Invariant: at most one Mutex (in any process, in any compatible client)
-// holds a given path at a time, as long as holders stop when Held() is
+// holds a given path at a time, as long as holders stop when Context() is
 // done; fenced writes (FencedMulti) are rejected by ZooKeeper once the
 // holding is gone, even if the holder does not stop.
 //
@@ -108,11 +108,11 @@ func (m *Mutex) end(h *recipes.Holding) {
 // goes and we are first, no further request (never a second getChildren). If the session is lost
 // while waiting, Lock starts over under the new session.
 //
-// Lock never returns nil with Held() already done: a suspension (default
+// Lock never returns nil with Context() already done: a suspension (default
 // loss policy) or a session change at the moment it acquires is waited out
 // or started over (see recipes.Acquire).
 //
-// A holding that was lost (Held() done) still counts as held by this Mutex
+// A holding that was lost (Context() done) still counts as held by this Mutex
 // until Unlock, which then sends nothing if the session is gone.
 func (m *Mutex) Lock(ctx context.Context) error {
 	if err := m.begin(); err != nil {
@@ -146,7 +146,7 @@ func (m *Mutex) TryLock(ctx context.Context) error {
 	return nil
 }
 
-// Unlock releases the lock: Held() is cancelled (cause recipes.ErrReleased),
+// Unlock releases the lock: Context() is cancelled (cause recipes.ErrReleased),
 // then our node is deleted, which wakes exactly the one waiter watching it.
 // Cost: 1 delete; an ambiguous delete (or a done ctx) is retried in the
 // background while the session lives. Unlock after the session was lost
@@ -181,13 +181,14 @@ func (m *Mutex) holding() *recipes.Holding {
 	return m.h
 }
 
-// Held returns a context that is cancelled, with a cause that errors.Is
-// recipes.ErrSuspended (default loss policy), recipes.ErrSessionLost,
-// recipes.ErrNodeDeleted, recipes.ErrRevoked or recipes.ErrReleased, the
-// moment the holding may be lost. Without a holding it returns a context
-// already cancelled with ErrNotHeld. The first call per holding arms a data
-// watch on our node (1 getData, in the background) unless one is set.
-func (m *Mutex) Held() context.Context {
+// Context returns the holding's lifetime context: it is cancelled, with a
+// cause that errors.Is recipes.ErrSuspended (default loss policy; also
+// recipes.ErrLeaseExpired), recipes.ErrSessionLost, recipes.ErrNodeDeleted,
+// recipes.ErrRevoked or recipes.ErrReleased, the moment the holding may be
+// lost (see recipes.Held). Without a holding it returns a context already
+// cancelled with ErrNotHeld. The first call per holding arms a data watch
+// on our node (1 getData, in the background) unless one is set.
+func (m *Mutex) Context() context.Context {
 	if h := m.holding(); h != nil {
 		return h.Context()
 	}

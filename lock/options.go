@@ -53,7 +53,7 @@ func WithLossPolicy(p recipes.LossPolicy) Option {
 
 // WithRevocation makes holdings watch their node for Curator's revocation
 // message (cost: 1 getData per acquisition): Revoked() is then closed, and
-// Held() cancelled with recipes.ErrRevoked, when someone calls Revoke on the
+// Context() cancelled with recipes.ErrRevoked, when someone calls Revoke on the
 // holder's node.
 func WithRevocation() Option {
 	return func(c *config) { c.revocable = true }

@@ -11,7 +11,7 @@ import (
 // Participants or returned by Mutex.Node) to release, with Curator's
 // protocol: it writes "__REVOKE__" into the node's data (ZooKeeper's
 // "recoverable lock"). A holder with WithRevocation sees Revoked() closed
-// and Held() cancelled with recipes.ErrRevoked; any holder's fenced writes
+// and Context() cancelled with recipes.ErrRevoked; any holder's fenced writes
 // fail from then on, because the node's version changed. Revocation is a
 // request: the lock is free only when the holder unlocks (or its session
 // ends). Cost: 1 setData. A node already gone yields an error wrapping

@@ -240,7 +240,7 @@ func (d *zkrecipesDriver) ElectStart(ctx context.Context, path string) error {
 		if err != nil {
 			return nil, err
 		}
-		return t.Resign, nil
+		return t.Release, nil
 	})
 	return nil
 }

@@ -20,7 +20,7 @@ type holding struct {
 	held  context.Context                                           // done the moment the holding may be lost
 	fence recipes.Fence                                             // its token
 	multi func(context.Context, ...any) ([]zk.MultiResponse, error) // fenced writes; nil: the holder does not write
-	// release gives the holding up (Unlock, Resign, Release).
+	// release gives the holding up (Unlock, Release).
 	release func(context.Context) error
 }
 

@@ -62,7 +62,7 @@ func TestAbandonedCampaignsKeepOneWatch(t *testing.T) {
 	go func() {
 		t2, err := ps[1].el.Campaign(ctx)
 		if err == nil {
-			err = t2.Resign(ctx)
+			err = t2.Release(ctx)
 		}
 		done <- err
 	}()
@@ -70,7 +70,7 @@ func TestAbandonedCampaignsKeepOneWatch(t *testing.T) {
 		got, err := ps[0].el.Participants(ctx)
 		return err == nil && len(got) == 2
 	})
-	if err := term.Resign(ctx); err != nil {
+	if err := term.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
@@ -113,7 +113,7 @@ func TestAbandonedObservesKeepOneWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer term.Resign(ctx) //nolint:errcheck
+	defer term.Release(ctx) //nolint:errcheck
 	for range n {
 		observe(func(p leader.Participant) bool { return p.Node == term.Fence().Path })
 	}
@@ -133,7 +133,7 @@ func TestObserveClosesWithSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer term.Resign(ctx) //nolint:errcheck
+	defer term.Release(ctx) //nolint:errcheck
 	ch := ps[1].el.Observe(ctx)
 	if p := <-ch; p.Node != term.Fence().Path {
 		t.Fatalf("first value %+v", p)

@@ -26,7 +26,7 @@ func ExampleMutex() {
 		fmt.Println(err)
 		return
 	}
-	held := m.Held() // cancelled the moment the lock may be lost
+	held := m.Context() // cancelled the moment the lock may be lost
 	// A fenced write: ZooKeeper rejects it if this holding is gone.
 	_, err = m.FencedMulti(ctx, &zk.SetDataRequest{Path: "/example-config", Data: []byte("v2"), Version: -1})
 	fmt.Println("held:", held.Err() == nil, "fenced write:", err)
@@ -114,7 +114,7 @@ func ExampleRevoke() {
 	ps, _ := lock.New(b, "/examples/revocable").Participants(ctx)
 	_ = lock.Revoke(ctx, b, ps[0].Node) // ask the holder to release
 	<-holder.Revoked()
-	fmt.Println("holder asked to release:", context.Cause(holder.Held()) != nil)
+	fmt.Println("holder asked to release:", context.Cause(holder.Context()) != nil)
 	_ = holder.Unlock(ctx)
 	// Output:
 	// holder asked to release: true

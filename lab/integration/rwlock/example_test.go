@@ -30,7 +30,7 @@ func ExampleRWMutex() {
 	_ = reader1.RUnlock(ctx)
 	_ = reader2.RUnlock(ctx)
 	fmt.Println("writer:", <-done)
-	held := writer.Held() // cancelled the moment the write lock may be lost
+	held := writer.Context() // cancelled the moment the write lock may be lost
 	fmt.Println("write held:", held.Err() == nil)
 	_ = writer.Unlock(ctx)
 	fmt.Println("after Unlock:", context.Cause(held))
@@ -65,7 +65,7 @@ func ExampleRWMutex_downgrade() {
 	fmt.Println("fenced write:", err)
 	fmt.Println("RLock while writing:", m.RLock(ctx))
 	fmt.Println("Unlock:", m.Unlock(ctx))
-	fmt.Println("still reading:", m.RHeld().Err() == nil)
+	fmt.Println("still reading:", m.RContext().Err() == nil)
 	fmt.Println("upgrade:", m.Lock(ctx))
 	fmt.Println("RUnlock:", m.RUnlock(ctx))
 	// Output:
