@@ -48,10 +48,11 @@
 // Election and Term are safe for concurrent use. An idle Election owns no
 // goroutine. A Term owns one registration on its context (a watch on its
 // node runs in the session's background until the term ends); Observe runs
-// two goroutines until its channel closes; the event hook runs on a
-// goroutine that exists only while events are queued. Closing the session
-// ends the first two; the event goroutine ends once the queue is drained,
-// so a hook that never returns keeps it (see WithEvents).
+// two goroutines until its Stream's C closes (its ctx ends, or the reader
+// calls Stop); the event hook runs on a goroutine that exists only while
+// events are queued. Closing the session ends the first two; the event
+// goroutine ends once the queue is drained, so a hook that never returns
+// keeps it (see WithEvents).
 //
 // Bad input follows the convention of every zkrecipes package (see
 // package recipes): constructors validate and never panic, and an invalid

@@ -88,13 +88,16 @@ func ExampleElection_Observe() {
 	}
 	defer s.Close()
 
-	for p := range leader.New(s, "/services/billing/leader").Observe(ctx) {
+	obs := leader.New(s, "/services/billing/leader").Observe(ctx)
+	defer obs.Stop() // a reader that returns early leaves no goroutine behind
+	for p := range obs.C {
 		if p.IsZero() {
 			fmt.Println("nobody leads")
 			continue
 		}
 		fmt.Println("leader is", p.ID)
 	}
+	log.Print("observe ended: ", obs.Err()) // ctx's error here, or the session closed
 }
 
 // Lifecycle events, delivered in order without ever blocking the election.

@@ -25,7 +25,8 @@ func Example() {
 	for _, site := range []string{"bank-a", "bank-b"} {
 		p := twophase.NewParticipant(s, root, site)
 		go func() {
-			for prop := range p.Transactions(ctx) {
+			stream := p.Transactions(ctx)
+			for prop := range stream.C {
 				// Prepare the local change described by prop.Payload(), then:
 				if err := prop.Vote(ctx, twophase.Commit); err != nil {
 					log.Print(err)
@@ -38,6 +39,7 @@ func Example() {
 				}
 				fmt.Println(site, "applies", d) // commit or roll back the prepared change
 			}
+			log.Print(site, ": stream ended: ", stream.Err()) // ctx's error, or the session closed
 		}()
 	}
 

@@ -33,8 +33,9 @@ func TestNilAndInvalidWithoutServer(t *testing.T) {
 	if !errors.Is(p.Err(), recipes.ErrNilSession) {
 		t.Fatalf("nil session: %v", p.Err())
 	}
-	if _, ok := <-p.Transactions(ctx); ok {
-		t.Fatal("Transactions delivered on a nil session")
+	stream := p.Transactions(ctx)
+	if _, ok := <-stream.C; ok || !errors.Is(stream.Err(), recipes.ErrNilSession) {
+		t.Fatalf("Transactions on a nil session: delivered, or Err %v", stream.Err())
 	}
 	if _, err := p.Lookup(ctx, "t"); !errors.Is(err, recipes.ErrNilSession) {
 		t.Fatal(err)
@@ -61,8 +62,9 @@ func TestNilAndInvalidWithoutServer(t *testing.T) {
 			t.Errorf("%s on nil: %v", name, err)
 		}
 	}
-	if _, ok := <-np.Transactions(ctx); ok {
-		t.Fatal("nil Participant delivered")
+	nstream := np.Transactions(ctx)
+	if _, ok := <-nstream.C; ok || !errors.Is(nstream.Err(), twophase.ErrNilReceiver) {
+		t.Fatalf("nil Participant: delivered, or Err %v", nstream.Err())
 	}
 	_, _, err := ntx.Decision(ctx)
 	if !errors.Is(err, twophase.ErrNilReceiver) {

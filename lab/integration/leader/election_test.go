@@ -215,8 +215,9 @@ func TestObserve(t *testing.T) {
 	obs := connect(t, e.Addrs())
 	ps := newParticipants(t, 4, e.Addrs(), path)
 	ctx := ctxT(t, 2*time.Minute)
-	octx, ocancel := context.WithCancel(ctx)
-	ch := leader.New(obs, path).Observe(octx)
+	octx, ocancel := context.WithCancelCause(ctx)
+	stream := leader.New(obs, path).Observe(octx)
+	ch := stream.C
 
 	next := func() leader.Participant {
 		t.Helper()
@@ -278,7 +279,10 @@ func TestObserve(t *testing.T) {
 	if err := t2.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	ocancel()
+	if err := stream.Err(); err != nil {
+		t.Fatalf("Err while observing = %v, want nil", err)
+	}
+	ocancel(errObserverDone)
 	waitFor(t, 10*time.Second, "Observe's channel to close", func() bool {
 		select {
 		case _, ok := <-ch:
@@ -287,7 +291,14 @@ func TestObserve(t *testing.T) {
 			return false
 		}
 	})
+	// The reason: ctx's error, with the caller's cause.
+	if err := stream.Err(); !errors.Is(err, context.Canceled) || !errors.Is(err, errObserverDone) {
+		t.Fatalf("Err after cancel = %v, want context.Canceled and the cause", err)
+	}
 }
+
+// errObserverDone is an observer's own cancellation cause.
+var errObserverDone = errors.New("test: observer done")
 
 func TestRunRequeues(t *testing.T) {
 	e := shared(t)
@@ -654,8 +665,9 @@ func TestBadInput(t *testing.T) {
 		if _, err := el.Leader(ctx); !errors.Is(err, recipes.ErrInvalidPath) {
 			t.Errorf("Leader on %q: %v", p, err)
 		}
-		if _, ok := <-el.Observe(ctx); ok {
-			t.Errorf("Observe on %q delivered", p)
+		obs := el.Observe(ctx)
+		if _, ok := <-obs.C; ok || !errors.Is(obs.Err(), recipes.ErrInvalidPath) {
+			t.Errorf("Observe on %q delivered (or Err %v)", p, obs.Err())
 		}
 	}
 	nilSession := leader.New(nil, "/x")
@@ -730,8 +742,9 @@ func TestBadInput(t *testing.T) {
 	if _, err := cel.Campaign(ctx); !errors.Is(err, recipes.ErrClosed) {
 		t.Errorf("Campaign on a closed session: %v", err)
 	}
-	if _, ok := <-cel.Observe(ctx); ok {
-		t.Errorf("Observe on a closed session delivered")
+	cobs := cel.Observe(ctx)
+	if _, ok := <-cobs.C; ok || !errors.Is(cobs.Err(), recipes.ErrClosed) {
+		t.Errorf("Observe on a closed session delivered (or Err %v)", cobs.Err())
 	}
 	if err := leader.Run(ctx, cel, func(context.Context) error { return nil }); !errors.Is(err, recipes.ErrClosed) {
 		t.Errorf("Run on a closed session: %v", err)
@@ -751,7 +764,7 @@ func TestObserveWatchesOnlyHead(t *testing.T) {
 	}
 	octx, ocancel := context.WithCancel(ctx)
 	defer ocancel()
-	ch := leader.New(obs, path).Observe(octx)
+	ch := leader.New(obs, path).Observe(octx).C
 	if p := <-ch; p.Node != head.Fence().Path {
 		t.Fatalf("first value %+v, want the head", p)
 	}
