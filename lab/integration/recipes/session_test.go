@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -205,5 +207,61 @@ func TestSessionCloser(t *testing.T) {
 	waitFor(t, 10*time.Second, "the second session's node to go", func() bool { return len(rawChildren(t, admin, path)) == 0 })
 	if err := s2.Close(); err != nil {
 		t.Fatalf("Close after CloseContext = %v", err)
+	}
+}
+
+// stuckConn is a connection whose writes wait until release is closed,
+// once armed: go-zookeeper's close request is never sent and its teardown
+// hangs, as on a network that lets nothing through.
+type stuckConn struct {
+	net.Conn
+	armed   *atomic.Bool
+	release <-chan struct{}
+}
+
+func (c stuckConn) Write(b []byte) (int, error) {
+	if c.armed.Load() {
+		<-c.release
+	}
+	return c.Conn.Write(b)
+}
+
+// TestSessionCloseBounded: Close waits at most the session timeout asked
+// for at Connect: when go-zookeeper's teardown hangs, Close returns an
+// error matching context.DeadlineExceeded about then, with the session
+// already closed; the teardown finishes in the background once it can.
+func TestSessionCloseBounded(t *testing.T) {
+	e := ensemble(t)
+	const timeout = 2 * time.Second
+	var armed atomic.Bool
+	release := make(chan struct{})
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+	}()
+	dial := func(network, addr string, d time.Duration) (net.Conn, error) {
+		c, err := net.DialTimeout(network, addr, d)
+		if err != nil {
+			return nil, err
+		}
+		return stuckConn{Conn: c, armed: &armed, release: release}, nil
+	}
+	s := connect(t, e.Addrs(), recipes.WithSessionTimeout(timeout), recipes.WithDialer(dial))
+	armed.Store(true)
+	start := time.Now()
+	err := s.Close()
+	took := time.Since(start)
+	if !errors.Is(err, context.DeadlineExceeded) || took < timeout || took > timeout+5*time.Second {
+		t.Fatalf("Close = %v after %v, want context.DeadlineExceeded after about %v", err, took, timeout)
+	}
+	if s.State() != recipes.StateClosed {
+		t.Fatalf("state after a bounded Close: %v", s.State())
+	}
+	close(release)
+	released = true
+	if err := s.CloseContext(context.Background()); err != nil {
+		t.Fatalf("CloseContext after the teardown was let go = %v", err)
 	}
 }
