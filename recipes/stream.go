@@ -18,8 +18,9 @@ import (
 type Stream[T any] struct {
 	// C delivers the values. It is closed once the producer has returned:
 	// its ctx ended, Stop was called, or it met an error it does not retry
-	// (see Err). Nothing is sent on C once its ctx is done or Stop was
-	// called, and the producer never stays blocked on a send after that.
+	// (see Err). Once its ctx is done or Stop was called, the producer
+	// gives up the send it is blocked on, if any, and returns: it never
+	// waits for a reader that went away.
 	C <-chan T
 
 	stop     context.CancelCauseFunc

@@ -11,6 +11,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
+	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
 	"github.com/zkrecipes/zkrecipes/queue"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -210,11 +212,11 @@ func TestClaimSessionExpiry(t *testing.T) {
 // to the claim node by someone else that leaves it ours is followed (the
 // fence's version moves and fenced writes go on); once the claim node is
 // deleted by someone else, or the claim is acked, fenced writes are
-// rejected with recipes.ErrFenced. Bad input: a nil ctx is ErrBadArgument,
-// a nil Claim ErrNilQueue; nothing is sent.
+// rejected with recipes.ErrFenced. A fenced write costs 1 multi. Bad input:
+// a nil ctx is ErrBadArgument, a nil Claim ErrNilQueue; nothing is sent.
 func TestClaimFence(t *testing.T) {
 	e := ensemble(t)
-	s := connect(t, e.Addrs())
+	s, counter := testutil.CountedSession(t, e.Addrs())
 	admin := connect(t, e.Addrs())
 	ctx := ctxT(t, time.Minute)
 	path := testPath(t)
@@ -222,11 +224,11 @@ func TestClaimFence(t *testing.T) {
 	if _, err := q.Put(ctx, []byte("a")); err != nil {
 		t.Fatal(err)
 	}
-	counter := path + "-counter"
-	if _, err := admin.Conn().Create(counter, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+	counterPath := path + "-counter"
+	if _, err := admin.Conn().Create(counterPath, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
 	}
-	write := &zk.SetDataRequest{Path: counter, Data: []byte("x"), Version: -1}
+	write := &zk.SetDataRequest{Path: counterPath, Data: []byte("x"), Version: -1}
 
 	c1, err := q.Claim(ctx)
 	if err != nil {
@@ -237,9 +239,11 @@ func TestClaimFence(t *testing.T) {
 	if err != nil || !ok || st.Czxid != f1.Token || st.EphemeralOwner != f1.SessionID || f1.Path != path+"/taken/"+c1.Item().Name {
 		t.Fatalf("fence %+v, claim node %v %+v %v", f1, ok, st, err)
 	}
+	before := counter.Snapshot()
 	if _, err := c1.FencedMulti(ctx, write); err != nil {
 		t.Fatalf("FencedMulti while claimed: %v", err)
 	}
+	testutil.WantOps(t, "Claim.FencedMulti", counter.Snapshot().Sub(before), map[zkcount.Op]int64{zkcount.OpMulti: 1})
 	// A foreign write to the claim node: still ours, followed.
 	if _, err := admin.Conn().Set(f1.Path, []byte("foreign"), -1); err != nil {
 		t.Fatal(err)
