@@ -705,6 +705,11 @@ func TestBadInput(t *testing.T) {
 	if _, err := leader.New(s, "/x").Campaign(nil); !errors.Is(err, recipes.ErrBadArgument) { //nolint:staticcheck
 		t.Errorf("nil ctx: %v", err)
 	}
+	//lint:ignore SA1012 checking that a nil context does not panic
+	nilObs := leader.New(s, "/x").Observe(nil) //nolint:staticcheck
+	if _, ok := <-nilObs.C; ok || !errors.Is(nilObs.Err(), recipes.ErrBadArgument) {
+		t.Errorf("Observe(nil ctx): delivered, or Err %v", nilObs.Err())
+	}
 	path := testPath(t)
 	el := leader.New(s, path)
 	if err := leader.Run(ctx, el, nil); !errors.Is(err, leader.ErrNilFunc) {
