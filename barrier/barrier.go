@@ -52,7 +52,7 @@ func (b *Barrier) check(ctx context.Context) error {
 	if b == nil {
 		return ErrNilBarrier
 	}
-	if err := context.Cause(ctx); err != nil {
+	if err := recipes.ContextError(ctx); err != nil {
 		return fmt.Errorf("barrier %s: %w", b.path, err)
 	}
 	return nil
@@ -138,7 +138,7 @@ func (b *Barrier) Wait(ctx context.Context) error {
 			select {
 			case <-ch:
 			case <-ctx.Done():
-				return fmt.Errorf("barrier %s: %w", b.path, context.Cause(ctx))
+				return fmt.Errorf("barrier %s: %w", b.path, recipes.ContextError(ctx))
 			}
 		case recipes.IsConnErr(err):
 			if err := b.s.RetryPause(ctx); err != nil {
@@ -150,11 +150,11 @@ func (b *Barrier) Wait(ctx context.Context) error {
 	}
 }
 
-// waitUsable is Session.WaitUsable that fails with ctx's cause as soon as
+// waitUsable is Session.WaitUsable that fails with ctx's error as soon as
 // ctx is done, even on a connected session: every request is sent after
 // it, so a done ctx sends nothing.
 func waitUsable(ctx context.Context, s *recipes.Session) (int64, error) {
-	if err := context.Cause(ctx); err != nil {
+	if err := recipes.ContextError(ctx); err != nil {
 		return 0, err
 	}
 	return s.WaitUsable(ctx)

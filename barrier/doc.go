@@ -14,7 +14,7 @@
 // Both types make their own ZooKeeper calls through Session.Conn, with the
 // core's retry helpers: a request that fails for connection reasons is sent
 // again once the session is usable, and every wait honours ctx. A call made
-// with a done ctx returns its cause and sends nothing; a ctx done later is
+// with a done ctx returns ctx's error and sends nothing; a ctx done later is
 // honoured before the next request and while waiting, but a request already
 // sent is waited for (see package recipes), and Leave still deletes
 // "ready" once everyone has left.

@@ -150,7 +150,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	}
 	ok := false
 	defer func() { d.end(ok) }()
-	if err := context.Cause(ctx); err != nil {
+	if err := recipes.ContextError(ctx); err != nil {
 		return fmt.Errorf("barrier %s: enter: %w", d.path, err)
 	}
 	conn := d.s.Conn()
@@ -229,7 +229,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 					return nil
 				}
 			case <-ctx.Done():
-				return fail(fmt.Errorf("barrier %s: enter: %w", d.path, context.Cause(ctx)))
+				return fail(fmt.Errorf("barrier %s: enter: %w", d.path, recipes.ContextError(ctx)))
 			}
 			if err := d.alive(ctx, sid); err != nil {
 				return fail(err)
@@ -263,7 +263,7 @@ var closedCh = func() <-chan zk.Event {
 }()
 
 // alive fails with ErrMemberLost once the session that owns our node is
-// gone, and with ctx's cause.
+// gone, and with ctx's error.
 func (d *DoubleBarrier) alive(ctx context.Context, sid int64) error {
 	id, err := waitUsable(ctx, d.s)
 	if err != nil {
@@ -305,7 +305,7 @@ func (d *DoubleBarrier) createMember(ctx context.Context) (string, int64, error)
 		default:
 			return "", 0, fmt.Errorf("barrier: enter %s: %w", d.path, err)
 		}
-		if err := context.Cause(ctx); err != nil {
+		if err := recipes.ContextError(ctx); err != nil {
 			d.s.DeleteGuaranteed(p, 0)
 			return "", 0, fmt.Errorf("barrier %s: enter: %w", d.path, err)
 		}
@@ -400,7 +400,7 @@ func isMember(d recipes.Dialect, name string) bool {
 //
 // If our session died after entering, our node is already gone: Leave fails
 // with ErrMemberLost (the others did not wait for us). If ctx is done first,
-// Leave returns its cause; our node may already be deleted, and the
+// Leave returns ctx's error; our node may already be deleted, and the
 // DoubleBarrier is then no longer a member.
 func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	if err := d.begin(false); err != nil {
@@ -476,7 +476,7 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 			select {
 			case <-ch:
 			case <-ctx.Done():
-				return fmt.Errorf("barrier %s: leave: %w", d.path, context.Cause(ctx))
+				return fmt.Errorf("barrier %s: leave: %w", d.path, recipes.ContextError(ctx))
 			}
 		}
 	}

@@ -18,7 +18,7 @@ func ExampleBarrier() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(ctx)
+	defer s.Close()
 
 	b, err := barrier.New(s, "/app/start")
 	if err != nil {
@@ -46,7 +46,7 @@ func ExampleDoubleBarrier() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(ctx)
+	defer s.Close()
 
 	d, err := barrier.NewDouble(s, "/app/round", 5)
 	if err != nil {

@@ -1,5 +1,5 @@
 // Package leader is leader election on the recipes core: an Election is one
-// participant (Campaign, Resign through its Term, Leader, Participants,
+// participant (Campaign, Release through its Term, Leader, Participants,
 // Observe), Run is the selector loop with automatic requeue, Do runs a
 // function once as leader, and an optional hook reports lifecycle events.
 //
@@ -50,10 +50,11 @@
 // Election and Term are safe for concurrent use. An idle Election owns no
 // goroutine. A Term owns one registration on its context (a watch on its
 // node runs in the session's background until the term ends); Observe runs
-// two goroutines until its channel closes; the event hook runs on a
-// goroutine that exists only while events are queued. Closing the session
-// ends the first two; the event goroutine ends once the queue is drained,
-// so a hook that never returns keeps it (see WithEvents).
+// two goroutines until its Stream's C closes (its ctx ends, or the reader
+// calls Stop); the event hook runs on a goroutine that exists only while
+// events are queued. Closing the session ends the first two; the event
+// goroutine ends once the queue is drained, so a hook that never returns
+// keeps it (see WithEvents).
 //
 // Bad input follows the convention of every zkrecipes package (see
 // package recipes): New validates its arguments once and returns an error

@@ -114,7 +114,7 @@ func (e *Election) end(t *Term) {
 
 // Campaign joins the election and blocks until we lead or ctx is done. It
 // returns the Term, whose Context is cancelled the moment leadership may be
-// lost. If ctx ends first, the error is ctx's cause and our node is deleted
+// lost. If ctx ends first, the error is ctx's error and our node is deleted
 // before Campaign returns, or handed to the session's background deletes
 // (guaranteed while the session lives) when the connection is down, the
 // delete's outcome is ambiguous, or ctx ended during the owner check; with
@@ -162,7 +162,7 @@ func (e *Election) Campaign(ctx context.Context) (*Term, error) {
 
 func (e *Election) campaign(ctx context.Context) (*Term, error) {
 	for {
-		if err := context.Cause(ctx); err != nil {
+		if err := recipes.ContextError(ctx); err != nil {
 			return nil, fmt.Errorf("leader: campaign %s: %w", e.path, err)
 		}
 		tr := &tracker{e: e}

@@ -5,7 +5,7 @@ import "errors"
 // Sentinel errors of package leader. Errors from this package wrap one of
 // these, or a recipes sentinel (recipes.ErrNilSession, recipes.ErrInvalidPath,
 // recipes.ErrClosed, recipes.ErrDataTooLarge, recipes.ErrBadArgument, ...),
-// or go-zookeeper's errors, or ctx's cause; use errors.Is.
+// or go-zookeeper's errors, or ctx's error; use errors.Is.
 var (
 	// ErrNoLeader: nobody campaigns under the path.
 	ErrNoLeader = errors.New("leader: no leader")
@@ -14,7 +14,7 @@ var (
 	// ErrCampaigning: Campaign on an Election that is already campaigning
 	// or whose term is still live. An Election is one participant.
 	ErrCampaigning = errors.New("leader: already campaigning or leading")
-	// ErrResigned: Resign on a term that was already resigned.
+	// ErrResigned: Release on a term that was already released (resigned).
 	ErrResigned = errors.New("leader: term already resigned")
 	// ErrNoTerm: a method was called on a nil *Term.
 	ErrNoTerm = errors.New("leader: no term")

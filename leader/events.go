@@ -19,7 +19,7 @@ import (
 //	                                              owner check failed (a new node)
 //	DetermineStart DetermineComplete
 //	ElectedStart ElectedComplete                  Campaign returns the term
-//	StopStart StopComplete                        the term ended (Resign, or loss)
+//	StopStart StopComplete                        the term ended (Release, or loss)
 //
 // or, when Campaign returns an error instead of a term (ctx done, session
 // closed, ...), Failed ends the sequence (no Stop events follow). A new
@@ -63,7 +63,7 @@ const (
 	EventReadyComplete
 	// EventFailed: Campaign returns an error (Event.Err) and no term.
 	EventFailed
-	// EventStopStart: the term ended: Resign was called (Event.Err is nil)
+	// EventStopStart: the term ended: Release was called (Event.Err is nil)
 	// or leadership may be lost (Event.Err is the term context's cause).
 	EventStopStart
 	// EventStopComplete: our node is deleted, or its deletion was handed to

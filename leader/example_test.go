@@ -12,14 +12,14 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
-// Campaign, lead while the term lasts, resign.
+// Campaign, lead while the term lasts, resign (Release).
 func ExampleElection_Campaign() {
 	ctx := context.Background()
 	s, err := recipes.Connect(ctx, []string{"127.0.0.1:2181"}, recipes.WithSessionTimeout(4*time.Second))
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(ctx)
+	defer s.Close()
 
 	e, err := leader.New(s, "/services/billing/leader", leader.WithData([]byte("billing-7")))
 	if err != nil {
@@ -29,12 +29,12 @@ func ExampleElection_Campaign() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer term.Resign(ctx)
+	defer term.Release(ctx)
 	// Lead until the term ends; guard shared writes with the fence so that
 	// ZooKeeper rejects them once leadership is gone.
 	_, err = term.FencedMulti(term.Context(), &zk.SetDataRequest{Path: "/services/billing/state", Data: []byte("v2"), Version: -1})
 	if errors.Is(err, recipes.ErrFenced) {
-		log.Print("no longer leader: ", term.Cause())
+		log.Print("no longer leader: ", context.Cause(term.Context()))
 	}
 }
 
@@ -46,7 +46,7 @@ func ExampleRun() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(context.Background())
+	defer s.Close()
 
 	e, err := leader.New(s, "/jobs/compactor/leader")
 	if err != nil {
@@ -73,7 +73,7 @@ func ExampleDo() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(ctx)
+	defer s.Close()
 
 	err = leader.Do(ctx, s, "/jobs/migrate/leader", func(ctx context.Context) error {
 		fmt.Println("migrating")
@@ -92,19 +92,22 @@ func ExampleElection_Observe() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(context.Background())
+	defer s.Close()
 
 	e, err := leader.New(s, "/services/billing/leader")
 	if err != nil {
 		log.Fatal(err)
 	}
-	for p := range e.Observe(ctx) {
+	obs := e.Observe(ctx)
+	defer obs.Stop() // a reader that returns early leaves no goroutine behind
+	for p := range obs.C {
 		if p.IsZero() {
 			fmt.Println("nobody leads")
 			continue
 		}
 		fmt.Println("leader is", p.ID)
 	}
+	log.Print("observe ended: ", obs.Err()) // ctx's error here, or the session closed
 }
 
 // Lifecycle events, delivered in order without ever blocking the election.
@@ -117,13 +120,13 @@ func ExampleWithEvents() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(ctx)
+	defer s.Close()
 	e, err := leader.New(s, "/services/billing/leader", leader.WithEvents(hook))
 	if err != nil {
 		log.Fatal(err)
 	}
 	if term, err := e.Campaign(ctx); err == nil {
-		term.Resign(ctx)
+		term.Release(ctx)
 	}
 }
 

@@ -79,7 +79,7 @@ func (e *Election) Leader(ctx context.Context) (Participant, error) {
 		if len(cs) == 0 {
 			return Participant{}, fmt.Errorf("%w: %s", ErrNoLeader, e.path)
 		}
-		if err := context.Cause(ctx); err != nil {
+		if err := recipes.ContextError(ctx); err != nil {
 			return Participant{}, err
 		}
 		p, ok, err := e.read(cs[0].Name)
@@ -106,7 +106,7 @@ func (e *Election) Participants(ctx context.Context) ([]Participant, error) {
 	}
 	out := make([]Participant, 0, len(cs))
 	for _, c := range cs {
-		if err := context.Cause(ctx); err != nil {
+		if err := recipes.ContextError(ctx); err != nil {
 			return nil, err
 		}
 		p, ok, err := e.read(c.Name)
@@ -120,15 +120,21 @@ func (e *Election) Participants(ctx context.Context) ([]Participant, error) {
 	return out, nil
 }
 
-// Observe reports the leader as it changes. The first value is the current
-// leader (the zero Participant when nobody leads); then every change seen.
-// The channel coalesces: a reader that falls behind gets the newest value,
-// never an older leader after a newer one (leaders' tokens strictly grow),
-// and Observe itself never waits for the reader. Changes quicker than a
-// listing may be skipped (ZooKeeper's watches are one-shot).
+// Observe reports the leader as it changes, on the returned Stream's C.
+// The first value is the current leader (the zero Participant when nobody
+// leads); then every change seen. C coalesces: a reader that falls behind
+// gets the newest value, never an older leader after a newer one (leaders'
+// tokens strictly grow), and Observe itself never waits for the reader.
+// Changes quicker than a listing may be skipped (ZooKeeper's watches are
+// one-shot).
 //
-// The channel is closed once ctx is done (after any request in flight) or
-// the session is closed; at once when the Election is unusable (see Err).
+// C is closed once ctx is done or the reader calls Stop (after any request
+// in flight), or the session is closed; at once when the Election is
+// unusable (see Err). Then the Stream's Err says why: nil after Stop,
+// ctx's error, an error wrapping recipes.ErrClosed, or the Election's
+// (recipes.ErrBadArgument for a nil ctx). A reader that stops early calls
+// Stop (or cancels ctx): the goroutines end even if they were about to
+// send.
 //
 // Cost: 1 getChildren + 1 getData per change, with a data watch on the head
 // node only: a change among the waiting participants wakes no observer.
@@ -138,30 +144,29 @@ func (e *Election) Participants(ctx context.Context) ([]Participant, error) {
 // Observe on a path the Session already watches sends no getData for it,
 // and Observes that end leave at most one go-zookeeper watcher per watched
 // node behind, until that node changes. Observe runs two goroutines until
-// the channel is closed.
-func (e *Election) Observe(ctx context.Context) <-chan Participant {
-	out := make(chan Participant)
-	if e.usable(ctx) != nil {
-		close(out)
-		return out
-	}
-	mb := &mailbox{notify: make(chan struct{}, 1)}
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		e.watchHead(ctx, mb)
-	}()
-	go func() {
+// C is closed.
+func (e *Election) Observe(ctx context.Context) *recipes.Stream[Participant] {
+	return recipes.StartStream(ctx, func(ctx context.Context, out chan<- Participant) error {
+		if err := e.usable(ctx); err != nil {
+			return err
+		}
+		mb := &mailbox{notify: make(chan struct{}, 1)}
+		watched := make(chan struct{})
+		var err error
+		go func() {
+			defer close(watched)
+			err = e.watchHead(ctx, mb)
+		}()
 		mb.deliver(ctx, out, watched)
 		<-watched
-		close(out)
-	}()
-	return out
+		return err
+	})
 }
 
 // watchHead follows the head of the line and publishes leader changes until
-// ctx is done or the session closes.
-func (e *Election) watchHead(ctx context.Context, mb *mailbox) {
+// ctx is done (it returns nil) or the session closes (an error wrapping
+// recipes.ErrClosed).
+func (e *Election) watchHead(ctx context.Context, mb *mailbox) error {
 	var (
 		cur       Participant
 		maxToken  int64
@@ -178,14 +183,21 @@ func (e *Election) watchHead(ctx context.Context, mb *mailbox) {
 		cur, published = p, true
 		mb.put(p)
 	}
+	// stopped says why the loop ends: ctx (nil) or a closed session.
+	stopped := func(err error) error {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("leader: observe %s: %w", e.path, err)
+	}
 	for ctx.Err() == nil {
 		if err := waitUsable(ctx, e.s); err != nil {
-			return
+			return stopped(err)
 		}
 		cs, err := recipes.Contenders(ctx, e.s, e.cfg.dialect, e.path, e.roles()...)
 		if err != nil {
 			if errors.Is(err, recipes.ErrClosed) || !e.retry(ctx, err) {
-				return
+				return stopped(recipes.ErrClosed)
 			}
 			continue
 		}
@@ -194,7 +206,7 @@ func (e *Election) watchHead(ctx context.Context, mb *mailbox) {
 			p, pw, err := e.readWatch(ctx, cs[0].Name)
 			if err != nil {
 				if !e.retry(ctx, err) {
-					return
+					return stopped(recipes.ErrClosed)
 				}
 				continue
 			}
@@ -208,7 +220,7 @@ func (e *Election) watchHead(ctx context.Context, mb *mailbox) {
 			ew, err := e.watchEmpty(ctx)
 			if err != nil {
 				if !e.retry(ctx, err) {
-					return
+					return stopped(recipes.ErrClosed)
 				}
 				continue
 			}
@@ -224,9 +236,10 @@ func (e *Election) watchHead(ctx context.Context, mb *mailbox) {
 			w.Close()
 		case <-ctx.Done():
 			w.Close()
-			return
+			return nil
 		}
 	}
+	return nil
 }
 
 // watchEmpty sets a watch that fires when the first participant may have
@@ -257,7 +270,8 @@ func (e *Election) watchEmpty(ctx context.Context) (w *recipes.Watch, err error)
 }
 
 // retry pauses after a failed request and reports whether to go on: false
-// once ctx is done or the error is not about the connection (it is logged).
+// once ctx is done or the session is closed. An error that is not about
+// the connection is logged, and retried.
 func (e *Election) retry(ctx context.Context, err error) bool {
 	if ctx.Err() != nil {
 		return false

@@ -83,10 +83,10 @@ func OnError(f func(error)) RunOption {
 // round trip; the wait ends early only when ctx is done. A term whose fn
 // returned nil rejoins at once.
 //
-// Run returns ctx's cause once ctx is done, or the first error that
-// campaigning again cannot fix (a closed session). fn's errors
+// Run returns ctx's error (recipes.ContextError) once ctx is done, or the
+// first error that campaigning again cannot fix (a closed session). fn's errors
 // go to OnError and do not stop the loop. Cost per term: Campaign's and
-// Resign's.
+// Release's.
 func Run(ctx context.Context, e *Election, fn func(ctx context.Context) error, opts ...RunOption) error {
 	if err := e.usable(ctx); err != nil {
 		return err
@@ -104,7 +104,7 @@ func Run(ctx context.Context, e *Election, fn func(ctx context.Context) error, o
 		t, err := e.Campaign(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
-				return context.Cause(ctx)
+				return recipes.ContextError(ctx)
 			}
 			return err
 		}
@@ -118,9 +118,9 @@ func Run(ctx context.Context, e *Election, fn func(ctx context.Context) error, o
 				e.s.Logger().Warn("leader: run", "path", e.path, "err", ferr)
 			}
 		}
-		_ = t.Resign(context.WithoutCancel(ctx))
+		_ = t.Release(context.WithoutCancel(ctx))
 		if ctx.Err() != nil {
-			return context.Cause(ctx)
+			return recipes.ContextError(ctx)
 		}
 		if d := cfg.backoff.next(lasted, ferr != nil, rand.Float64); d > 0 {
 			if err := sleep(ctx, d); err != nil {
@@ -130,7 +130,7 @@ func Run(ctx context.Context, e *Election, fn func(ctx context.Context) error, o
 	}
 }
 
-// sleep waits d or until ctx is done (returning its cause).
+// sleep waits d or until ctx is done (returning ctx's error).
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -138,7 +138,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	case <-ctx.Done():
-		return context.Cause(ctx)
+		return recipes.ContextError(ctx)
 	}
 }
 
@@ -158,7 +158,7 @@ func TermOf(ctx context.Context) *Term {
 func runTerm(ctx context.Context, t *Term, fn func(ctx context.Context) error) error {
 	fctx, cancel := context.WithCancelCause(context.WithValue(t.Context(), termKey{}, t))
 	defer cancel(nil)
-	stop := context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	stop := context.AfterFunc(ctx, func() { cancel(recipes.ContextError(ctx)) })
 	defer stop()
 	return fn(fctx)
 }
@@ -168,7 +168,7 @@ func runTerm(ctx context.Context, t *Term, fn func(ctx context.Context) error) e
 // executeInLeader). It returns fn's error; if fn returned nil but the term's
 // context was done before fn returned (leadership may have been lost while
 // fn ran), an error wrapping ErrLost and the term's cause; otherwise
-// Resign's. opts configure the Election; an argument New rejects is
+// Release's. opts configure the Election; an argument New rejects is
 // returned as New returns it, and nothing is sent. Cost: Campaign's + 1
 // delete.
 func Do(ctx context.Context, s *recipes.Session, path string, fn func(ctx context.Context) error, opts ...Option) error {
@@ -188,7 +188,7 @@ func Do(ctx context.Context, s *recipes.Session, path string, fn func(ctx contex
 	}
 	ferr := runTerm(ctx, t, fn)
 	lost := context.Cause(t.Context())
-	rerr := t.Resign(context.WithoutCancel(ctx))
+	rerr := t.Release(context.WithoutCancel(ctx))
 	switch {
 	case ferr != nil:
 		return ferr

@@ -20,8 +20,8 @@ import (
 // suspended since. Context() is cancelled the moment any of that may have
 // changed, with a cause that errors.Is recipes.ErrSuspended,
 // recipes.ErrSessionLost (recipes.ErrClosed also matches it),
-// recipes.ErrNodeDeleted, recipes.ErrRevoked or, after Resign,
-// recipes.ErrReleased.
+// recipes.ErrNodeDeleted, recipes.ErrRevoked or, after Release,
+// recipes.ErrReleased. A Term is a recipes.Held.
 //
 // When a term ends by loss, our node is deleted automatically (right away,
 // or by the session's background retries once it reconnects; a lost session
@@ -40,6 +40,8 @@ type Term struct {
 	resigned bool
 }
 
+var _ recipes.Held = (*Term)(nil)
+
 // newTerm starts the term: ElectedComplete is emitted before anything can
 // emit the term's Stop events.
 func newTerm(e *Election, h *recipes.Holding) *Term {
@@ -49,13 +51,13 @@ func newTerm(e *Election, h *recipes.Holding) *Term {
 	return t
 }
 
-// lost runs once the term's context is done. Unless Resign is handling it,
+// lost runs once the term's context is done. Unless Release is handling it,
 // it gives our node up: the delete goes to the session's background
 // (guaranteed delete while the session lives).
 func (t *Term) lost() {
 	cause := context.Cause(t.ctx)
 	if errors.Is(cause, recipes.ErrReleased) {
-		return // Resign (or the holding's own Release) handles it
+		return // Release handles it
 	}
 	t.stopping.Do(func() {
 		t.e.emit(Event{Type: EventStopStart, Node: t.h.Path(), Err: cause})
@@ -67,6 +69,7 @@ func (t *Term) lost() {
 }
 
 // Context returns the term's lifetime context; see the type's invariant.
+// Its Done channel closes when the term ends, and context.Cause says why.
 // On a nil Term it returns a context already cancelled with ErrNoTerm.
 func (t *Term) Context() context.Context {
 	if t == nil {
@@ -76,13 +79,6 @@ func (t *Term) Context() context.Context {
 	}
 	return t.ctx
 }
-
-// Done is Context().Done().
-func (t *Term) Done() <-chan struct{} { return t.Context().Done() }
-
-// Cause returns why the term ended (context.Cause of its context), or nil
-// while it lasts.
-func (t *Term) Cause() error { return context.Cause(t.Context()) }
 
 // Fence returns the term's fencing token: our node's czxid (with its path,
 // session and version). Tokens strictly grow across successive terms of one
@@ -122,16 +118,16 @@ func (t *Term) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse,
 	return res, nil
 }
 
-// Resign ends the term: its context is cancelled (cause recipes.ErrReleased)
-// before our node is deleted, so we stop leading before anyone else can
-// start. Cost: 1 delete, which wakes exactly one participant, the one behind
-// us (plus, once per session, the Observes of this path, and our own term's
-// node watch, which ends with it). If the delete's outcome is ambiguous, or ctx is
-// already done, it continues in the background while the session lives and
-// Resign returns nil. Resigning a term that already ended by loss returns
-// nil (the node is already being given up); resigning twice returns
+// Release resigns: it ends the term, whose context is cancelled (cause
+// recipes.ErrReleased) before our node is deleted, so we stop leading
+// before anyone else can start. Cost: 1 delete, which wakes exactly one
+// participant, the one behind us (plus, once per session, the Observes of
+// this path, and our own term's node watch, which ends with it). If the
+// delete's outcome is ambiguous, or ctx is already done, it continues in
+// the background while the session lives and Release returns nil. Releasing a term that already ended by loss returns
+// nil (the node is already being given up); releasing twice returns
 // ErrResigned; a nil Term, ErrNoTerm.
-func (t *Term) Resign(ctx context.Context) error {
+func (t *Term) Release(ctx context.Context) error {
 	if t == nil {
 		return ErrNoTerm
 	}

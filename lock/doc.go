@@ -35,7 +35,7 @@
 //	Mutex.TryLock, held         1 getChildren, no write
 //	Mutex.TryLock, free         1 getChildren + 1 create + 1 getChildren
 //	Mutex.Unlock                1 delete; wakes exactly the one waiter behind
-//	Mutex.Held, first call      1 getData (in the background, arms the watch)
+//	Mutex.Context, first call   1 getData (in the background, arms the watch)
 //	WithRevocation              +1 getData per acquisition
 //	Semaphore.Acquire, free     5: mutex (1 create + 1 getChildren), lease
 //	                            (1 create), 1 getChildren of the leases,

@@ -16,7 +16,7 @@ import (
 // sequence holds, and each waiter watches only the node right ahead of it.
 //
 // Invariant: at most one Mutex (in any process, in any compatible client)
-// holds a given path at a time, as long as holders stop when Held() is
+// holds a given path at a time, as long as holders stop when Context() is
 // done; fenced writes (FencedMulti) are rejected by ZooKeeper once the
 // holding is gone, even if the holder does not stop.
 //
@@ -107,19 +107,20 @@ func (m *Mutex) end(h *recipes.Holding) {
 }
 
 // Lock waits until this Mutex holds the lock or ctx is done. If ctx ends
-// first, our node is deleted before Lock returns and the error is ctx's
-// cause; with an already-done ctx nothing is sent.
+// first, our node is deleted before Lock returns and the error wraps ctx's
+// error (errors.Is matches ctx.Err() and the caller's cause, see
+// recipes.ContextError); with an already-done ctx nothing is sent.
 //
 // Cost: uncontended 1 create + 1 getChildren (+1 getData with
 // WithRevocation). Contended: 1 getData to watch the node ahead; when it
 // goes and we are first, no further request (never a second getChildren). If the session is lost
 // while waiting, Lock starts over under the new session.
 //
-// Lock never returns nil with Held() already done: a suspension (default
+// Lock never returns nil with Context() already done: a suspension (default
 // loss policy) or a session change at the moment it acquires is waited out
 // or started over (see recipes.Acquire).
 //
-// A holding that was lost (Held() done) still counts as held by this Mutex
+// A holding that was lost (Context() done) still counts as held by this Mutex
 // until Unlock, which then sends nothing if the session is gone.
 func (m *Mutex) Lock(ctx context.Context) error {
 	if err := m.begin(); err != nil {
@@ -153,7 +154,7 @@ func (m *Mutex) TryLock(ctx context.Context) error {
 	return nil
 }
 
-// Unlock releases the lock: Held() is cancelled (cause recipes.ErrReleased),
+// Unlock releases the lock: Context() is cancelled (cause recipes.ErrReleased),
 // then our node is deleted, which wakes exactly the one waiter watching it.
 // Cost: 1 delete; an ambiguous delete (or a done ctx) is retried in the
 // background while the session lives. Unlock after the session was lost
@@ -185,13 +186,14 @@ func (m *Mutex) holding() *recipes.Holding {
 	return m.h
 }
 
-// Held returns a context that is cancelled, with a cause that errors.Is
-// recipes.ErrSuspended (default loss policy), recipes.ErrSessionLost,
-// recipes.ErrNodeDeleted, recipes.ErrRevoked or recipes.ErrReleased, the
-// moment the holding may be lost. Without a holding it returns a context
-// already cancelled with ErrNotHeld. The first call per holding arms a data
-// watch on our node (1 getData, in the background) unless one is set.
-func (m *Mutex) Held() context.Context {
+// Context returns the holding's lifetime context: it is cancelled, with a
+// cause that errors.Is recipes.ErrSuspended (default loss policy; also
+// recipes.ErrLeaseExpired), recipes.ErrSessionLost, recipes.ErrNodeDeleted,
+// recipes.ErrRevoked or recipes.ErrReleased, the moment the holding may be
+// lost (see recipes.Held). Without a holding it returns a context already
+// cancelled with ErrNotHeld. The first call per holding arms a data watch
+// on our node (1 getData, in the background) unless one is set.
+func (m *Mutex) Context() context.Context {
 	if h := m.holding(); h != nil {
 		return h.Context()
 	}
@@ -268,7 +270,7 @@ func participants(ctx context.Context, s *recipes.Session, d recipes.Dialect, pa
 	}
 	out := make([]Participant, 0, len(cs))
 	for _, c := range cs {
-		if err := context.Cause(ctx); err != nil {
+		if err := recipes.ContextError(ctx); err != nil {
 			return nil, err
 		}
 		p := recipes.JoinPath(path, c.Name)

@@ -42,8 +42,9 @@ func WithLossPolicy(p recipes.LossPolicy) Option {
 // message (cost: 1 getData per acquisition): when someone calls Revoke on
 // the holder's node, the holding's revocation channel is closed
 // (Mutex.Revoked, Lease.Revoked; rwlock's Revoked and RRevoked) and its
-// context cancelled with recipes.ErrRevoked. This is the "recoverable
-// shared lock" of ZooKeeper's recipes.
+// context (Context; rwlock's RContext for the read side) cancelled with
+// recipes.ErrRevoked. This is the "recoverable shared lock" of ZooKeeper's
+// recipes.
 func WithRevocation() Option {
 	return func(c *lockopt.Config) { c.Revocable = true }
 }

@@ -11,7 +11,7 @@ import (
 // Participants or returned by Mutex.Node) to release, with Curator's
 // protocol: it writes "__REVOKE__" into the node's data (ZooKeeper's
 // "recoverable lock"). A holder with WithRevocation sees Revoked() closed
-// and Held() cancelled with recipes.ErrRevoked; any holder's fenced writes
+// and Context() cancelled with recipes.ErrRevoked; any holder's fenced writes
 // fail from then on, because the node's version changed. Revocation is a
 // request: the lock is free only when the holder unlocks (or its session
 // ends). Cost: 1 setData. A node already gone yields an error wrapping
@@ -23,7 +23,7 @@ func Revoke(ctx context.Context, s *recipes.Session, nodePath string) error {
 	if err := recipes.ValidateWritePath(nodePath); err != nil {
 		return fmt.Errorf("lock: %w", err)
 	}
-	if err := context.Cause(ctx); err != nil {
+	if err := recipes.ContextError(ctx); err != nil {
 		return err
 	}
 	if s.State() == recipes.StateClosed {

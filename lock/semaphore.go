@@ -60,11 +60,14 @@ func NewSemaphore(s *recipes.Session, path string, n int, opts ...Option) (*Sema
 	return &Semaphore{s: s, path: path, n: n, cfg: cfg}, nil
 }
 
-// Lease is one acquired lease. It is safe for concurrent use.
+// Lease is one acquired lease, a recipes.Held. It is safe for concurrent
+// use.
 type Lease struct {
 	sem *Semaphore
 	h   *recipes.Holding
 }
+
+var _ recipes.Held = (*Lease)(nil)
 
 // Acquire waits for a lease until ctx is done. If ctx ends first, every node
 // it created is deleted before it returns. Cost, uncontended: 1 create + 1
@@ -74,7 +77,7 @@ type Lease struct {
 // getData each, in the background), so that the wait ends as soon as either
 // may be lost.
 //
-// Acquire never returns a lease whose Held() is already done. If the mutex
+// Acquire never returns a lease whose Context() is already done. If the mutex
 // or the lease may be lost before the lease counts (the connection is
 // suspended under the default loss policy, the session changes, a node is
 // deleted), both are given up and Acquire starts over; the lease is always
@@ -180,7 +183,7 @@ func (sem *Semaphore) acquire(ctx context.Context) (*Lease, error) {
 	return &Lease{sem: sem, h: h}, nil
 }
 
-// Release returns the lease: Held() is cancelled, then the lease node is
+// Release returns the lease: Context() is cancelled, then the lease node is
 // deleted, which wakes at most the one acquirer waiting for a lease. Cost:
 // 1 delete (retried in the background if ambiguous). Releasing twice
 // returns ErrNotHeld.
@@ -197,10 +200,11 @@ func (l *Lease) Release(ctx context.Context) error {
 	return nil
 }
 
-// Held returns the lease's lifetime context, cancelled with a cause that
+// Context returns the lease's lifetime context, cancelled with a cause that
 // errors.Is a recipes sentinel the moment the lease may be lost (see
-// Mutex.Held).
-func (l *Lease) Held() context.Context {
+// recipes.Held). On a nil Lease it returns a context already cancelled with
+// ErrNotHeld.
+func (l *Lease) Context() context.Context {
 	if l == nil {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		cancel(ErrNotHeld)

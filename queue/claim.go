@@ -37,6 +37,7 @@ type Claim struct {
 	path  string // claim node
 	ipath string // item node
 	sid   int64  // session that owns the claim node
+	czxid int64  // the claim node's czxid: its fencing token
 	iv    int32  // item node version read at claim time
 
 	cv atomic.Int32 // claim node version, read with our session as owner
@@ -54,6 +55,8 @@ type Claim struct {
 	ambiguous bool // an Ack multi of ours may have been applied unseen
 }
 
+var _ recipes.Held = (*Claim)(nil)
+
 type claimState int
 
 const (
@@ -67,8 +70,8 @@ const (
 // policy recipes.StepDownOnSuspend; session lost; closed), when the claim
 // node is deleted or replaced (watch: the data watch ch armed when the claim
 // was read), and when the claim is acked or released.
-func newClaim(q *Queue, it Item, cpath, ipath string, sid int64, cv, iv int32, ch <-chan zk.Event) *Claim {
-	c := &Claim{q: q, item: it, path: cpath, ipath: ipath, sid: sid, iv: iv}
+func newClaim(q *Queue, it Item, cpath, ipath string, sid, czxid int64, cv, iv int32, ch <-chan zk.Event) *Claim {
+	c := &Claim{q: q, item: it, path: cpath, ipath: ipath, sid: sid, czxid: czxid, iv: iv}
 	c.cv.Store(cv)
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
 	policy := q.s.LossPolicy()
@@ -178,6 +181,44 @@ func (c *Claim) Item() Item { return c.item }
 // differs, the claim is lost.
 func (c *Claim) SessionID() int64 { return c.sid }
 
+// Fence returns the claim's fencing token: Token is the claim node's czxid,
+// which grows from claim to claim of the same item (each claim node is
+// created after the previous one is gone), Path the claim node, Version its
+// version as the claim last read it (a write to the claim node by a foreign
+// client that leaves it ours is followed, not treated as a loss). The zero
+// Fence for a nil Claim.
+func (c *Claim) Fence() recipes.Fence {
+	if c == nil {
+		return recipes.Fence{}
+	}
+	return recipes.Fence{Token: c.czxid, Path: c.path, SessionID: c.sid, Version: c.cv.Load()}
+}
+
+// FencedMulti runs ops in one multi after a version check of our claim
+// node (see recipes.FencedMulti), so that ZooKeeper rejects them (an error
+// wrapping recipes.ErrFenced) once the claim node is gone: acked, released,
+// or deleted with our session. Cost: 1 multi; nothing is sent once our
+// session is known to be lost, or with a done ctx. A claim node's path is
+// the same for every claimant, so the check is exact against consumers of
+// this package (none deletes a claim node of another session), not against
+// a foreign client that deletes our claim node while our session lives
+// when another consumer then claims the item again before our watch sees
+// the deletion. Processing that must never be done twice should also keep
+// Fence().Token in its own store.
+func (c *Claim) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
+	if c == nil || c.q == nil {
+		return nil, ErrNilQueue
+	}
+	if ctx == nil {
+		return nil, fmt.Errorf("queue: %w: nil context", recipes.ErrBadArgument)
+	}
+	res, err := recipes.FencedMulti(ctx, c.q.s, c.Fence(), ops...)
+	if err != nil {
+		return res, fmt.Errorf("queue: %w", err)
+	}
+	return res, nil
+}
+
 // Claim waits for an unclaimed item and claims it. Cost: 1 create + 1
 // exists (which checks that the claim node is ours and arms the claim's
 // watch) + 1 getData per item; each listing (when the consumer's cached
@@ -231,6 +272,7 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 		return nil, err
 	}
 	var cv int32
+	var czxid int64
 	var watch <-chan zk.Event
 	for created := false; !created; {
 		id, err := q.usable(ctx)
@@ -255,7 +297,7 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 				return nil, nil // claimed by someone else since our listing
 			case errors.Is(err, zk.ErrNoNode):
 				if err := ctx.Err(); err != nil {
-					return giveUp(fmt.Errorf("queue %s: %w", q.path, context.Cause(ctx)))
+					return giveUp(fmt.Errorf("queue %s: %w", q.path, recipes.ContextError(ctx)))
 				}
 				if err := q.s.EnsureParents(q.cfg.claimPath); err != nil && !recipes.IsConnErr(err) {
 					return nil, fmt.Errorf("queue: create %s: %w", q.cfg.claimPath, err)
@@ -281,7 +323,7 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 			// (it vanishes with it): either way not ours to use or delete.
 			return nil, nil
 		default:
-			sid, cv, watch, created = cur, st.Version, ch, true
+			sid, czxid, cv, watch, created = cur, st.Czxid, st.Version, ch, true
 		}
 	}
 	for {
@@ -289,7 +331,7 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 		switch {
 		case err == nil:
 			it := Item{Name: e.name, Priority: e.priority, Seq: e.seq, Data: data}
-			return newClaim(q, it, cpath, ipath, sid, cv, st.Version, watch), nil
+			return newClaim(q, it, cpath, ipath, sid, czxid, cv, st.Version, watch), nil
 		case errors.Is(err, zk.ErrNoNode):
 			// Acked by its previous claimant after our listing.
 			q.deleteOwned(cpath, sid, cv)
@@ -332,7 +374,7 @@ func (c *Claim) end(s claimState, cause error) {
 //   - ErrUncertain: a multi of ours may have been applied and we cannot
 //     learn whether (ctx done or session lost before we could read it
 //     back, and the item is gone). Ack may be called again to learn more.
-//   - ctx's cause, or recipes.ErrClosed: nothing was sent; the claim is
+//   - ctx's error, or recipes.ErrClosed: nothing was sent; the claim is
 //     unchanged.
 //   - other errors (the item changed or was deleted by someone while we
 //     held its claim, server errors): the item was not removed by us.
@@ -508,7 +550,7 @@ func (c *Claim) sessionGone(ctx context.Context) error {
 //     Release first learns whether that Ack removed the item (as Ack
 //     does): if it did, Release says recipes.ErrReleased; if not, it
 //     releases.
-//   - ctx's cause, or recipes.ErrClosed: nothing was sent; the claim is
+//   - ctx's error, or recipes.ErrClosed: nothing was sent; the claim is
 //     unchanged.
 //
 // A done ctx sends nothing.

@@ -36,13 +36,14 @@
 // lives; ErrClaimLost when the claim was already gone. Both say why in
 // their doc comments, and a claim's Context is cancelled with ErrClaimLost
 // and recipes.ErrNodeDeleted the moment its claim node is deleted or
-// replaced.
+// replaced. A Claim is a recipes.Held: its Fence is its claim node's czxid,
+// and Claim.FencedMulti guards a write with that node's version.
 //
 // Cost: consumers cache the sorted child list and list again only when it
 // runs out (or, for a priority queue, after their child watch fired):
 // Take is 1 getData + 1 delete, Claim 1 create + 1 exists (owner check and
 // the claim's watch) + 1 getData, Ack 1 multi (check + 2 deletes), Release
-// 1 delete, Put 1 create, PutAll 1 multi. Sequence numbers are compared with
+// 1 delete, Claim.FencedMulti 1 multi, Put 1 create, PutAll 1 multi. Sequence numbers are compared with
 // RFC 1982 serial arithmetic (recipes.SortBySeq), so the wrap of the
 // parent's counter after 2^31 items does not reorder the queue.
 //
@@ -55,5 +56,5 @@
 // handed to New) ever panics: this is the convention of every zkrecipes
 // package (see package recipes), and queue also refuses a nil ctx with
 // recipes.ErrBadArgument. A done ctx sends nothing: every method returns
-// its cause (context.Cause) before any request.
+// ctx's error (recipes.ContextError) before any request.
 package queue

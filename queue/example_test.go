@@ -21,7 +21,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(context.Background())
+	defer s.Close()
 
 	q, err := queue.New(s, "/app/jobs")
 	if err != nil {
@@ -46,7 +46,7 @@ func ExampleQueue_Claim() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(ctx)
+	defer s.Close()
 
 	q, err := queue.New(s, "/app/jobs", queue.WithData([]byte("resizer-3"))) // shown in our claim nodes
 	if err != nil {
@@ -76,7 +76,7 @@ func ExampleQueue_PutPriority() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(ctx)
+	defer s.Close()
 
 	q, err := queue.New(s, "/app/alerts", queue.WithPriority())
 	if err != nil {

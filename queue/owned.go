@@ -22,7 +22,7 @@ import (
 // reads the node before every attempt and leaves it alone once it is not
 // ours.
 
-// usable returns ctx's cause when ctx is done (so that a done ctx sends
+// usable returns ctx's error when ctx is done (so that a done ctx sends
 // nothing; a nil ctx is recipes.ErrBadArgument), else waits until the session is usable and returns its id.
 // No ZooKeeper calls.
 func (q *Queue) usable(ctx context.Context) (int64, error) {
@@ -30,7 +30,7 @@ func (q *Queue) usable(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("queue %s: %w: nil context", q.path, recipes.ErrBadArgument)
 	}
 	if err := ctx.Err(); err != nil {
-		return 0, fmt.Errorf("queue %s: %w", q.path, context.Cause(ctx))
+		return 0, fmt.Errorf("queue %s: %w", q.path, recipes.ContextError(ctx))
 	}
 	sid, err := q.s.WaitUsable(ctx)
 	if err != nil {

@@ -255,7 +255,7 @@ func (q *Queue) multi(ctx context.Context, ops []any) ([]zk.MultiResponse, error
 			return resp, nil
 		case errors.Is(err, zk.ErrNoNode):
 			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("queue %s: %w", q.path, context.Cause(ctx))
+				return nil, fmt.Errorf("queue %s: %w", q.path, recipes.ContextError(ctx))
 			}
 			if err := q.s.EnsureParents(q.path); err != nil && !recipes.IsConnErr(err) {
 				return nil, fmt.Errorf("queue: create %s: %w", q.path, err)
@@ -408,7 +408,7 @@ func (q *Queue) next(ctx context.Context, block, claims bool) (*entry, []<-chan 
 	select {
 	case q.listing <- struct{}{}:
 	case <-ctx.Done():
-		return nil, nil, fmt.Errorf("queue %s: %w", q.path, context.Cause(ctx))
+		return nil, nil, fmt.Errorf("queue %s: %w", q.path, recipes.ContextError(ctx))
 	}
 	defer func() { <-q.listing }()
 	for {
@@ -508,7 +508,7 @@ func (q *Queue) list(ctx context.Context, armItems, armClaims, claims bool) (lis
 			}
 			// An empty container that never had children is not reaped.
 			if err := ctx.Err(); err != nil {
-				return listing{}, fmt.Errorf("queue %s: %w", q.path, context.Cause(ctx))
+				return listing{}, fmt.Errorf("queue %s: %w", q.path, recipes.ContextError(ctx))
 			}
 			if err := q.s.EnsureParents(q.path); err != nil && !recipes.IsConnErr(err) {
 				return listing{}, fmt.Errorf("queue: create %s: %w", q.path, err)
@@ -674,7 +674,7 @@ func wait(ctx context.Context, chs ...<-chan zk.Event) error {
 	case <-a:
 	case <-b:
 	case <-ctx.Done():
-		return context.Cause(ctx)
+		return recipes.ContextError(ctx)
 	}
 	return nil
 }

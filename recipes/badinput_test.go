@@ -204,7 +204,7 @@ func TestConnectBadServers(t *testing.T) {
 		s, err := recipes.Connect(ctx, servers, recipes.WithDialer(dialer))
 		cancel()
 		if s != nil {
-			_ = s.Close(context.Background())
+			_ = s.Close()
 		}
 		if !errors.Is(err, recipes.ErrBadArgument) || time.Since(start) > time.Second {
 			t.Errorf("Connect(%q) = %v after %v, want ErrBadArgument at once", servers, err, time.Since(start))

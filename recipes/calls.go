@@ -13,7 +13,7 @@ import (
 
 // WaitUsable waits until the session is connected (or reconnected) and
 // returns the current session id. It fails with ErrNilSession, ErrClosed or
-// ctx's cause. No ZooKeeper calls.
+// ctx's error. No ZooKeeper calls.
 func (s *Session) WaitUsable(ctx context.Context) (int64, error) {
 	if err := s.check(); err != nil {
 		return 0, err
@@ -23,7 +23,7 @@ func (s *Session) WaitUsable(ctx context.Context) (int64, error) {
 
 // RetryPause waits a little, or until the next state change, before a
 // request that failed for connection reasons is tried again; it returns
-// ctx's cause when ctx is done first.
+// ctx's error when ctx is done first.
 func (s *Session) RetryPause(ctx context.Context) error {
 	if err := s.check(); err != nil {
 		return err

@@ -101,7 +101,7 @@ func Acquire(ctx context.Context, s *Session, spec Spec) (*Holding, error) {
 	if err := spec.normalize(s); err != nil {
 		return nil, err
 	}
-	if err := context.Cause(ctx); err != nil {
+	if err := ContextError(ctx); err != nil {
 		return nil, err
 	}
 	guid := spec.Dialect.NewGUID()
@@ -130,7 +130,7 @@ func TryAcquire(ctx context.Context, s *Session, spec Spec) (*Holding, error) {
 	if err := spec.normalize(s); err != nil {
 		return nil, err
 	}
-	if err := context.Cause(ctx); err != nil {
+	if err := ContextError(ctx); err != nil {
 		return nil, err
 	}
 	if _, err := s.waitUsable(ctx); err != nil {
@@ -169,7 +169,7 @@ func Contenders(ctx context.Context, s *Session, d Dialect, parent string, roles
 	if err := ValidatePath(parent); err != nil {
 		return nil, err
 	}
-	if err := context.Cause(ctx); err != nil {
+	if err := ContextError(ctx); err != nil {
 		return nil, err
 	}
 	children, _, err := s.conn.Children(parent)
@@ -209,7 +209,7 @@ func contend(ctx context.Context, s *Session, spec *Spec, n *node, try bool) (*H
 		return nil, err
 	}
 	for {
-		if err := context.Cause(ctx); err != nil {
+		if err := ContextError(ctx); err != nil {
 			return abandon(err)
 		}
 		sid, err := s.waitUsable(ctx)
@@ -317,7 +317,7 @@ func order(s *Session, d Dialect, roles []Role, children []string, n *node) ([]C
 // the node no longer exists, gone=false when the watch must be set again
 // (its data changed, or the watch was dropped), errTrouble when the request
 // failed for connection reasons, errRetry when the session sid is lost, or
-// ctx's cause.
+// ctx's error.
 func waitGone(ctx context.Context, s *Session, path string, sid int64) (bool, error) {
 	_, _, w, err := s.WatchData(ctx, path)
 	switch {
@@ -335,7 +335,7 @@ func waitGone(ctx context.Context, s *Session, path string, sid int64) (bool, er
 		case <-w.Fired():
 			return w.Event().Type == zk.EventNodeDeleted, nil
 		case <-ctx.Done():
-			return false, context.Cause(ctx)
+			return false, ContextError(ctx)
 		case <-changed:
 			switch st := s.State(); {
 			case st == StateClosed:
@@ -361,7 +361,7 @@ func waitGone(ctx context.Context, s *Session, path string, sid int64) (bool, er
 // re-verifies our node (1 getData) and builds the holding again; under a
 // new session our node is gone and it returns errRetry (the caller starts
 // over). A revocation found at birth fails with ErrRevoked. If ctx ends
-// meanwhile, it returns ctx's cause (the caller deletes our node).
+// meanwhile, it returns ctx's error (the caller deletes our node).
 func hold(ctx context.Context, s *Session, spec *Spec, n *node) (*Holding, error) {
 	reread := !n.verified || !n.statted || spec.Revocable
 	for {

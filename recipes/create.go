@@ -98,7 +98,7 @@ func createProtected(ctx context.Context, s *Session, d Dialect, role Role, pare
 		default:
 			return nil, fmt.Errorf("recipes: create %s: %w", full, err)
 		}
-		if err := context.Cause(ctx); err != nil {
+		if err := ContextError(ctx); err != nil {
 			s.cleanupGUID(d, parent, guid)
 			return nil, err
 		}

@@ -34,6 +34,12 @@
 // that clock), and one queued while disconnected waits for go-zookeeper's
 // reconnection attempts.
 //
+// When a call gives up because its ctx ended, its error wraps
+// ContextError(ctx): errors.Is matches ctx.Err() (context.Canceled or
+// context.DeadlineExceeded) and, when the caller gave one
+// (context.WithCancelCause and the like), the cause too. The docs of every
+// zkrecipes package call that error "ctx's error".
+//
 // # Bad input
 //
 // The convention of every zkrecipes package: constructors validate their

@@ -17,7 +17,7 @@ func Enter(ctx context.Context, s *Session, spec Spec) (*Holding, error) {
 	if err := spec.normalize(s); err != nil {
 		return nil, err
 	}
-	if err := context.Cause(ctx); err != nil {
+	if err := ContextError(ctx); err != nil {
 		return nil, err
 	}
 	guid := spec.Dialect.NewGUID()
@@ -54,7 +54,7 @@ func WaitChildren(ctx context.Context, s *Session, parent string, done func(chil
 	}
 	watch := false
 	for {
-		if err := context.Cause(ctx); err != nil {
+		if err := ContextError(ctx); err != nil {
 			return err
 		}
 		if _, err := s.waitUsable(ctx); err != nil {
@@ -95,7 +95,7 @@ func WaitChildren(ctx context.Context, s *Session, parent string, done func(chil
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return context.Cause(ctx)
+			return ContextError(ctx)
 		}
 	}
 }

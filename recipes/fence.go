@@ -61,7 +61,7 @@ func FencedMulti(ctx context.Context, s *Session, f Fence, ops ...any) ([]zk.Mul
 	if err := CheckMulti(s.opts.maxData, all...); err != nil {
 		return nil, fmt.Errorf("recipes: fenced multi: %w", err)
 	}
-	if err := context.Cause(ctx); err != nil {
+	if err := ContextError(ctx); err != nil {
 		return nil, err
 	}
 	if id := s.ID(); id != f.SessionID {

@@ -121,6 +121,17 @@ func (h *Holding) Revoked() <-chan struct{} { return h.revoked }
 // Fence returns the fencing token of the holding.
 func (h *Holding) Fence() Fence { return h.fence }
 
+// FencedMulti runs ops in one multi after a version check of our node (see
+// the function FencedMulti), so ZooKeeper rejects them once the holding is
+// gone. Cost: 1 multi. A nil Holding sends nothing and returns an error
+// wrapping ErrFenced.
+func (h *Holding) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
+	if h == nil {
+		return nil, fmt.Errorf("%w: nil holding", ErrFenced)
+	}
+	return FencedMulti(ctx, h.s, h.fence, ops...)
+}
+
 // Path returns the full path of our node.
 func (h *Holding) Path() string { return h.node.path }
 
@@ -193,7 +204,7 @@ func (h *Holding) watch(bg context.Context, ch <-chan zk.Event) {
 // revocation message also closes Revoked.
 func (h *Holding) dataChanged(data []byte, version int32) {
 	if bytes.Equal(data, RevokeMessage) {
-		// Cancel first: whoever sees Revoked closed also sees Held done.
+		// Cancel first: whoever sees Revoked closed also sees Context done.
 		h.cancel(fmt.Errorf("%w: %s", ErrRevoked, h.node.path))
 		h.revokeOnce.Do(func() { close(h.revoked) })
 		return

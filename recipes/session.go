@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -12,8 +13,9 @@ import (
 )
 
 // Session owns one go-zookeeper connection and tracks its state and session
-// id. Create it with Connect and Close it when done; closing ends the
-// ZooKeeper session, which deletes every ephemeral node it created.
+// id. Create it with Connect and close it when done (Close, or
+// CloseContext to bound the wait yourself); closing ends the ZooKeeper
+// session, which deletes every ephemeral node it created.
 //
 // Invariants: go-zookeeper's event channel is always drained and its event
 // callback never blocks on subscribers; every change of session id is
@@ -80,7 +82,7 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 	if err := validateServers(servers); err != nil {
 		return nil, err
 	}
-	if err := context.Cause(ctx); err != nil {
+	if err := ContextError(ctx); err != nil {
 		return nil, fmt.Errorf("recipes: connect: %w", err)
 	}
 	s := &Session{
@@ -119,7 +121,7 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 		close(s.drained)
 	}()
 	if _, err := s.waitUsable(ctx); err != nil {
-		_ = s.Close(context.Background())
+		_ = s.CloseContext(context.Background())
 		return nil, fmt.Errorf("recipes: connect: %w", err)
 	}
 	return s, nil
@@ -328,7 +330,7 @@ func (s *Session) check() error {
 }
 
 // waitUsable waits until the session is connected (or reconnected) and
-// returns its id. It fails with ErrClosed, or with ctx's cause.
+// returns its id. It fails with ErrClosed, or with ctx's error.
 func (s *Session) waitUsable(ctx context.Context) (int64, error) {
 	for {
 		s.mu.Lock()
@@ -346,16 +348,16 @@ func (s *Session) waitUsable(ctx context.Context) (int64, error) {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return 0, context.Cause(ctx)
+			return 0, ContextError(ctx)
 		}
 	}
 }
 
 // retryPause waits a little (or for a state change) before a request that
-// failed for connection reasons is tried again; it returns ctx's cause.
+// failed for connection reasons is tried again; it returns ctx's error.
 func (s *Session) retryPause(ctx context.Context) error {
 	if !pause(ctx, s.changes()) {
-		return context.Cause(ctx)
+		return ContextError(ctx)
 	}
 	return nil
 }
@@ -409,12 +411,32 @@ func (s *Session) background(f func(ctx context.Context)) bool {
 	return true
 }
 
-// Close ends the session: holdings are cancelled (cause ErrClosed, which
-// also matches ErrSessionLost), the server is told to close the session
-// (deleting its ephemeral nodes), and Close waits for the connection's and
-// the session's background goroutines until ctx is done. Calling Close again
-// returns nil.
-func (s *Session) Close(ctx context.Context) error {
+// Session is an io.Closer: Close needs no context.
+var _ io.Closer = (*Session)(nil)
+
+// Close is CloseContext bounded by the session timeout requested at
+// Connect (SessionTimeout): by then the server has, or is about to have,
+// expired the session on its own if the close request never reached it.
+// It satisfies io.Closer, so a Session can be handed to code that closes
+// resources generically (defer s.Close()).
+func (s *Session) Close() error {
+	if s == nil || s.conn == nil {
+		return ErrNilSession
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.timeout)
+	defer cancel()
+	return s.CloseContext(ctx)
+}
+
+// CloseContext ends the session: holdings are cancelled (cause ErrClosed,
+// which also matches ErrSessionLost), the server is told to close the
+// session (deleting its ephemeral nodes), and CloseContext waits for the
+// connection's and the session's background goroutines until ctx is done;
+// then it returns ctx's error (ContextError) while the teardown finishes in
+// the background. Everything but that wait happens whatever ctx says: an
+// already-done ctx still closes the session, and returns ctx's error at
+// once. Closing again returns nil; a nil Session returns ErrNilSession.
+func (s *Session) CloseContext(ctx context.Context) error {
 	if s == nil || s.conn == nil {
 		return ErrNilSession
 	}
@@ -444,11 +466,14 @@ func (s *Session) Close(ctx context.Context) error {
 		s.bg.Wait()
 		close(done)
 	}()
+	if err := ContextError(ctx); err != nil {
+		return fmt.Errorf("recipes: close: %w", err) // no wait at all
+	}
 	select {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("recipes: close: %w", context.Cause(ctx))
+		return fmt.Errorf("recipes: close: %w", ContextError(ctx))
 	}
 }
 

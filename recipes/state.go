@@ -136,7 +136,7 @@ func (sub *Subscription) Next(ctx context.Context) (StateChange, error) {
 		select {
 		case <-sub.notify:
 		case <-ctx.Done():
-			return StateChange{}, context.Cause(ctx)
+			return StateChange{}, ContextError(ctx)
 		}
 	}
 }

@@ -40,11 +40,11 @@ func TestSubscriptionQueue(t *testing.T) {
 	if _, err := sub.Next(ctx); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Next after the end = %v", err)
 	}
-	// A done ctx ends Next with its cause.
+	// A done ctx ends Next with its error and its cause.
 	sub2 := newSubscription(nil)
 	cctx, ccancel := context.WithCancelCause(context.Background())
 	ccancel(ErrSuspended)
-	if _, err := sub2.Next(cctx); !errors.Is(err, ErrSuspended) {
+	if _, err := sub2.Next(cctx); !errors.Is(err, ErrSuspended) || !errors.Is(err, context.Canceled) {
 		t.Fatalf("Next(cancelled) = %v", err)
 	}
 	sub2.Close()

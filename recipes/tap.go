@@ -5,6 +5,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/zkrecipes/zkrecipes/internal/zkframe"
 )
 
 // The create tap learns the czxid of our own nodes for free. ZooKeeper's
@@ -88,7 +90,7 @@ func (t *createTap) dialer(base func(network, address string, timeout time.Durat
 		if err != nil {
 			return nil, err
 		}
-		return &tapConn{Conn: c, t: t, out: splitter{keep: maxTapHead}, in: splitter{keep: 16},
+		return &tapConn{Conn: c, t: t, out: zkframe.New(maxTapHead), in: zkframe.New(16),
 			pending: make(map[int32]string), sent: make(map[int32][]time.Time)}, nil
 	}
 }
@@ -109,12 +111,15 @@ const xidWatchEvent = -1
 const maxUnanswered = 1 << 16
 
 // tapConn reads both directions of one connection. Writes and reads happen
-// on different goroutines; mu guards the maps and the splitters.
+// on different goroutines; mu guards the maps and the splitters. A stream
+// that stops looking like ZooKeeper framing is no longer tapped (the
+// splitter stops; the core then reads fencing tokens back, and the lease
+// renews no more).
 type tapConn struct {
 	net.Conn
 	t       *createTap
 	mu      sync.Mutex
-	out, in splitter
+	out, in *zkframe.Splitter
 	pending map[int32]string      // xid -> requested path of a wanted create
 	sent    map[int32][]time.Time // xid -> send times not answered yet, oldest first
 	nsent   int                   // total length of the lists in sent
@@ -135,7 +140,7 @@ type tapConn struct {
 func (c *tapConn) Write(b []byte) (int, error) {
 	c.mu.Lock()
 	c.now = time.Now()
-	c.out.feed(b, c.request)
+	_ = c.out.Feed(b, func(f zkframe.Frame) error { c.request(f.Head, f.First); return nil })
 	c.mu.Unlock()
 	return c.Conn.Write(b)
 }
@@ -144,7 +149,7 @@ func (c *tapConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if n > 0 {
 		c.mu.Lock()
-		c.in.feed(b[:n], c.reply)
+		_ = c.in.Feed(b[:n], func(f zkframe.Frame) error { c.reply(f.Head, f.First); return nil })
 		hs, timeout, sid, sent := c.handshake, c.hsTimeout, c.hsSession, c.connect
 		renewed, some := c.renewed, c.renewedSome
 		c.handshake, c.renewedSome = false, false
@@ -239,51 +244,4 @@ func renewsLease(code int32) bool {
 		return true
 	}
 	return false
-}
-
-// splitter cuts one direction of a ZooKeeper connection into frames (4-byte
-// big-endian length, then the payload) and hands the first keep bytes of
-// every frame to a callback, with first set for the first frame (the
-// connect handshake, which has no header).
-type splitter struct {
-	keep    int
-	started bool
-	broken  bool
-	hdr     [4]byte
-	nhdr    int
-	need    int
-	head    []byte
-}
-
-// maxFrame: anything longer is not ZooKeeper framing; the splitter stops.
-const maxFrame = 64 << 20
-
-func (s *splitter) feed(b []byte, frame func(head []byte, first bool)) {
-	for len(b) > 0 && !s.broken {
-		if s.nhdr < 4 {
-			n := copy(s.hdr[s.nhdr:], b)
-			s.nhdr += n
-			b = b[n:]
-			if s.nhdr < 4 {
-				return
-			}
-			l := binary.BigEndian.Uint32(s.hdr[:])
-			if l > maxFrame {
-				s.broken = true
-				return
-			}
-			s.need, s.head = int(l), s.head[:0]
-		}
-		n := min(s.need, len(b))
-		if k := min(s.keep-len(s.head), n); k > 0 {
-			s.head = append(s.head, b[:k]...)
-		}
-		s.need -= n
-		b = b[n:]
-		if s.need == 0 {
-			s.nhdr = 0
-			frame(s.head, !s.started)
-			s.started = true
-		}
-	}
 }

@@ -88,36 +88,3 @@ func TestCreateTap(t *testing.T) {
 		}
 	}
 }
-
-// FuzzSplitter: any byte stream, however split, yields the same frames and
-// never panics.
-func FuzzSplitter(f *testing.F) {
-	f.Add(append(frame(make([]byte, 8)), createRequest(1, "/x")...), uint8(3))
-	f.Add([]byte{0xff, 0xff, 0xff, 0xff, 1}, uint8(1))
-	f.Fuzz(func(t *testing.T, stream []byte, chunk uint8) {
-		collect := func(step int) []string {
-			s := splitter{keep: 20}
-			var out []string
-			for b := stream; len(b) > 0; {
-				n := min(step, len(b))
-				s.feed(b[:n], func(head []byte, first bool) {
-					if first != (len(out) == 0) {
-						t.Fatalf("frame %d: first = %v", len(out), first)
-					}
-					out = append(out, string(head))
-				})
-				b = b[n:]
-			}
-			return out
-		}
-		whole, split := collect(len(stream)+1), collect(int(chunk%17)+1)
-		if len(whole) != len(split) {
-			t.Fatalf("%d frames whole, %d split", len(whole), len(split))
-		}
-		for i := range whole {
-			if whole[i] != split[i] || len(whole[i]) > 20 {
-				t.Fatalf("frame %d differs: %q vs %q", i, whole[i], split[i])
-			}
-		}
-	})
-}

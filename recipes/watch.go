@@ -114,7 +114,7 @@ func (w *Watch) Close() {
 // the Session already has a data watch on path that has not fired (the
 // data and stat are then those read when it was set; a change since then
 // fires it). The error wraps zk.ErrNoNode when the node does not exist (no
-// watch is set), ctx's cause when ctx is done before the answer (with a done
+// watch is set), ctx's error when ctx is done before the answer (with a done
 // ctx nothing is sent), or ErrClosed.
 //
 // However many waiters subscribe and give up, the Session holds at most one
@@ -172,7 +172,7 @@ func (s *Session) watch(ctx context.Context, key watchKey) (*Watch, error) {
 	if err := ValidatePath(key.path); err != nil {
 		return nil, err
 	}
-	if err := context.Cause(ctx); err != nil {
+	if err := ContextError(ctx); err != nil {
 		return nil, err
 	}
 	r := &s.watches
@@ -203,7 +203,7 @@ func (s *Session) watch(ctx context.Context, key watchKey) (*Watch, error) {
 		case <-e.armed:
 		case <-ctx.Done():
 			w.Close()
-			return nil, context.Cause(ctx)
+			return nil, ContextError(ctx)
 		}
 		if e.err != nil {
 			w.Close()

@@ -46,7 +46,8 @@
 //	                          the background to watch the write node, unless watched
 //	Unlock, RUnlock           1 delete
 //	Unlock after a downgrade  1 getChildren + 1 delete (no delete if the write node is kept)
-//	Held, RHeld (first call)  1 getData in the background to watch our node, unless watched
+//	Context, RContext         first call: 1 getData in the background to watch our node,
+//	                          unless watched
 //
 // The getData on our own node after an acquisition reads its czxid (the
 // fencing token) and is skipped when the listing proves it (the core's
@@ -74,8 +75,9 @@
 //
 // # Holdings
 //
-// Each holding (write: Held, Fence, Revoked, Node, FencedMulti; read:
-// RHeld, RFence, RRevoked, RNode, RFencedMulti) exposes a context cancelled,
+// Each holding (write: Context, Fence, Revoked, Node, FencedMulti, Unlock;
+// read: RContext, RFence, RRevoked, RNode, RFencedMulti, RUnlock: the
+// methods of recipes.Held, spelled for each side) exposes a context cancelled,
 // with a cause that errors.Is a recipes sentinel, the moment it may be
 // lost, and a fencing token (our node's czxid) for fenced writes that
 // ZooKeeper itself rejects once the holding is gone.

@@ -35,7 +35,7 @@ func (m *RWMutex) Participants(ctx context.Context) ([]Participant, error) {
 	}
 	out := make([]Participant, 0, len(cs))
 	for _, c := range cs {
-		if err := context.Cause(ctx); err != nil {
+		if err := recipes.ContextError(ctx); err != nil {
 			return nil, err
 		}
 		p := recipes.JoinPath(m.path, c.Name)

@@ -186,7 +186,7 @@ func TestNilReceiver(t *testing.T) {
 			t.Errorf("%s on nil = %v", name, err)
 		}
 	}
-	if nilM.Held().Err() == nil || nilM.RHeld().Err() == nil || nilM.Fence().Valid() || nilM.Node() != "" || nilM.Revoked() != nil {
+	if nilM.Context().Err() == nil || nilM.RContext().Err() == nil || nilM.Fence().Valid() || nilM.Node() != "" || nilM.Revoked() != nil {
 		t.Error("nil RWMutex reports a holding")
 	}
 }

@@ -24,7 +24,7 @@ import (
 //
 // Invariant: while a writer holds, no other RWMutex (in any process, in any
 // compatible client) holds the path, for reading or writing, as long as
-// holders stop when their context (Held, RHeld) is done; fenced writes are
+// holders stop when their context (Context, RContext) is done; fenced writes are
 // rejected by ZooKeeper once the holding is gone. The queue is fair: a
 // writer queued before a reader gets the lock before it, so a stream of
 // readers cannot starve a writer.
@@ -142,7 +142,7 @@ func (m *RWMutex) check() error {
 
 // Lock waits until this RWMutex holds the write lock or ctx is done. If ctx
 // ends first, our node is deleted before Lock returns and the error is
-// ctx's cause; with an already-done ctx nothing is sent. Lock while holding
+// ctx's error; with an already-done ctx nothing is sent. Lock while holding
 // only the read lock returns ErrUpgrade; while holding the write lock,
 // ErrAlreadyHeld.
 //
@@ -157,7 +157,7 @@ func (m *RWMutex) check() error {
 // deleting the write node we were watching; only a listing shows it. In
 // the kazoo dialect every node is sequential and we hold without listing.
 // If the session is lost while waiting, Lock starts over under the new
-// session. Lock never returns nil with Held() already done (see
+// session. Lock never returns nil with Context() already done (see
 // recipes.Acquire).
 func (m *RWMutex) Lock(ctx context.Context) error {
 	return m.lockWrite(ctx, false)
@@ -220,7 +220,7 @@ func (m *RWMutex) wrapAcquireErr(err error, try bool, op string) error {
 
 // RLock waits until this RWMutex holds the read lock or ctx is done: until
 // no writer is ahead of our node. If ctx ends first, our node is deleted
-// before RLock returns and the error is ctx's cause; with an already-done
+// before RLock returns and the error is ctx's error; with an already-done
 // ctx nothing is sent. RLock while holding the read lock returns
 // ErrAlreadyHeld.
 //
@@ -228,9 +228,9 @@ func (m *RWMutex) wrapAcquireErr(err error, try bool, op string) error {
 // (Curator's semantics): it creates our read node without waiting (cost: 1
 // create + 1 getData, and 1 getData in the background to watch the write
 // node, whose loss now ends the read holding too). If the write holding is
-// already lost (Held() done), RLock fails with its cause and sends nothing;
+// already lost (Context() done), RLock fails with its cause and sends nothing;
 // if it is lost while the read node is created, the read node is deleted
-// and RLock fails with that cause: it never returns nil with RHeld()
+// and RLock fails with that cause: it never returns nil with RContext()
 // already done.
 // A later Unlock keeps the read holding; see Unlock.
 //
@@ -337,7 +337,7 @@ func (m *RWMutex) downgrade(ctx context.Context, w *holding) (*holding, error) {
 	return r, nil
 }
 
-// Unlock releases the write lock: Held() is cancelled (cause
+// Unlock releases the write lock: Context() is cancelled (cause
 // recipes.ErrReleased), then our write node is deleted. Cost: 1 delete
 // (retried in the background if ambiguous or if ctx is done). It wakes the
 // one writer queued right behind us, or else every reader queued between us
@@ -412,7 +412,7 @@ func writerBetween(cs []recipes.Contender, from, to int32) bool {
 	return false
 }
 
-// RUnlock releases the read lock: RHeld() is cancelled (cause
+// RUnlock releases the read lock: RContext() is cancelled (cause
 // recipes.ErrReleased), then our read node is deleted (and the write node
 // kept by a downgrade, if any). Cost: 1 delete (2 with a kept write node).
 // It wakes at most one process: the writer queued right behind our node.
@@ -453,22 +453,22 @@ func (m *RWMutex) get(write bool) *holding {
 	return m.r
 }
 
-func notHeld() context.Context {
+func notContext() context.Context {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(ErrNotHeld)
 	return ctx
 }
 
-func (m *RWMutex) heldCtx(write bool) context.Context {
+func (m *RWMutex) holdingCtx(write bool) context.Context {
 	if m == nil {
-		return notHeld()
+		return notContext()
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if hd := m.get(write); hd != nil {
 		return hd.context()
 	}
-	return notHeld()
+	return notContext()
 }
 
 func (m *RWMutex) recipesHolding(write bool) *recipes.Holding {
@@ -483,19 +483,20 @@ func (m *RWMutex) recipesHolding(write bool) *recipes.Holding {
 	return nil
 }
 
-// Held returns a context that is cancelled, with a cause that errors.Is
-// recipes.ErrSuspended (default loss policy), recipes.ErrSessionLost,
+// Context returns the write holding's lifetime context: it is cancelled,
+// with a cause that errors.Is recipes.ErrSuspended (default loss policy;
+// also recipes.ErrLeaseExpired), recipes.ErrSessionLost,
 // recipes.ErrNodeDeleted, recipes.ErrRevoked or recipes.ErrReleased, the
-// moment the write holding may be lost. Without a write holding it returns
-// a context already cancelled with ErrNotHeld. The first call per holding
-// arms a data watch on our node (1 getData, in the background) unless one
-// is set.
-func (m *RWMutex) Held() context.Context { return m.heldCtx(true) }
+// moment the write holding may be lost (see recipes.Held). Without a write
+// holding it returns a context already cancelled with ErrNotHeld. The first
+// call per holding arms a data watch on our node (1 getData, in the
+// background) unless one is set.
+func (m *RWMutex) Context() context.Context { return m.holdingCtx(true) }
 
-// RHeld is Held for the read holding. A downgraded read holding also ends
-// if our write node is lost (other than by our Unlock) while it still
+// RContext is Context for the read holding. A downgraded read holding also
+// ends if our write node is lost (other than by our Unlock) while it still
 // guards the read.
-func (m *RWMutex) RHeld() context.Context { return m.heldCtx(false) }
+func (m *RWMutex) RContext() context.Context { return m.holdingCtx(false) }
 
 // Revoked returns a channel closed when another process asked the write
 // holder to release (see Revoke). Only watched with WithRevocation; nil

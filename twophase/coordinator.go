@@ -72,7 +72,7 @@ func (c *Coordinator) check(ctx context.Context) error {
 	if c.s.State() == recipes.StateClosed {
 		return fmt.Errorf("twophase: %w", recipes.ErrClosed)
 	}
-	return context.Cause(ctx)
+	return recipes.ContextError(ctx)
 }
 
 // Tx is one transaction as its coordinator sees it. Its fields are fixed
@@ -329,7 +329,7 @@ type siteWatch struct {
 // written; O(n) in all. A site that voted is not watched any more. Writing
 // the decision wakes each site's watch on it (n notifications).
 //
-// If ctx is done first, Decide returns ctx's cause and the transaction
+// If ctx is done first, Decide returns ctx's error and the transaction
 // stays open: call Decide again (with this Tx or a resumed one), or Abort.
 func (t *Tx) Decide(ctx context.Context) (Decision, error) {
 	if t == nil {
@@ -388,7 +388,7 @@ func (t *Tx) Decide(ctx context.Context) (Decision, error) {
 		chosen, _, _ := reflect.Select(cases)
 		switch chosen {
 		case 0:
-			return 0, context.Cause(ctx)
+			return 0, recipes.ContextError(ctx)
 		case 1:
 			expired = true
 		case 2:

@@ -71,7 +71,7 @@
 //
 // Calls take a context. go-zookeeper cannot abandon a request once sent, so
 // ctx is checked before each request and honoured while waiting (a call
-// made with a done ctx returns its cause and sends nothing; one already
+// made with a done ctx returns ctx's error and sends nothing; one already
 // sent is waited for, see package recipes); requests whose outcome is
 // unknown (connection lost) are sent again once connected, and every write
 // is idempotent under that retry.

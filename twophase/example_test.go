@@ -19,7 +19,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(context.Background())
+	defer s.Close()
 
 	const root = "/app/transfers"
 	for _, site := range []string{"bank-a", "bank-b"} {
@@ -28,7 +28,8 @@ func Example() {
 			log.Fatal(err) // a nil session, a bad root or site
 		}
 		go func() {
-			for prop := range p.Transactions(ctx) {
+			stream := p.Transactions(ctx)
+			for prop := range stream.C {
 				// Prepare the local change described by prop.Payload(), then:
 				if err := prop.Vote(ctx, twophase.Commit); err != nil {
 					log.Print(err)
@@ -41,6 +42,7 @@ func Example() {
 				}
 				fmt.Println(site, "applies", d) // commit or roll back the prepared change
 			}
+			log.Print(site, ": stream ended: ", stream.Err()) // ctx's error, or the session closed
 		}()
 	}
 
@@ -67,7 +69,7 @@ func ExampleCoordinator_Resume() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(ctx)
+	defer s.Close()
 	c, err := twophase.NewCoordinator(s, "/app/transfers")
 	if err != nil {
 		log.Fatal(err)
@@ -95,7 +97,7 @@ func ExampleCoordinator_Collect() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer s.Close(ctx)
+	defer s.Close()
 	c, err := twophase.NewCoordinator(s, "/app/transfers", twophase.WithRetention(time.Hour))
 	if err != nil {
 		log.Fatal(err)

@@ -30,8 +30,9 @@ func TestNilReceivers(t *testing.T) {
 			t.Errorf("%s on nil: %v", name, err)
 		}
 	}
-	if _, ok := <-np.Transactions(ctx); ok {
-		t.Fatal("nil Participant delivered")
+	nstream := np.Transactions(ctx)
+	if _, ok := <-nstream.C; ok || !errors.Is(nstream.Err(), twophase.ErrNilReceiver) {
+		t.Fatalf("nil Participant: delivered, or Err %v", nstream.Err())
 	}
 	_, _, err := ntx.Decision(ctx)
 	if !errors.Is(err, twophase.ErrNilReceiver) {

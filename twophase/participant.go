@@ -62,23 +62,29 @@ func (p *Participant) check(ctx context.Context) error {
 	if p.s.State() == recipes.StateClosed {
 		return fmt.Errorf("twophase: %w", recipes.ErrClosed)
 	}
-	return context.Cause(ctx)
+	return recipes.ContextError(ctx)
 }
 
 // Transactions streams the transactions that name this site and that this
-// site has not finished (Proposal.Finish): every undecided one, including
-// those begun while this site was away and those it already voted in (see
-// Proposal.Voted), and every decided one not finished yet (Proposal.Decision
-// says how it ended; Await returns at once). So a site that restarts gets
-// back everything it may still have to apply. Each is delivered once per
-// call. Before a proposal is delivered for an undecided transaction this
-// site has not voted in, its liveness node <root>/<tx>/<site>/alive is
-// created, ephemeral, so the coordinator sees this site's session end.
+// site has not finished (Proposal.Finish), on the returned Stream's C: every
+// undecided one, including those begun while this site was away and those
+// it already voted in (see Proposal.Voted), and every decided one not
+// finished yet (Proposal.Decision says how it ended; Await returns at
+// once). So a site that restarts gets back everything it may still have to
+// apply. Each is delivered once per call. Before a proposal is delivered
+// for an undecided transaction this site has not voted in, its liveness
+// node <root>/<tx>/<site>/alive is created, ephemeral, so the coordinator
+// sees this site's session end.
 //
-// The channel is closed when ctx is done or the session is closed (at once
-// on a nil Participant). Transient
-// connection errors are retried. Read the channel until it is closed, or
-// cancel ctx: a goroutine runs until then.
+// C is closed when ctx is done, when the reader calls Stop, when the
+// session is closed, or on an error that is not retried (the root cannot
+// be listed or created); at once on a nil Participant. Then the Stream's
+// Err says why: nil after Stop, ctx's error, an error wrapping
+// recipes.ErrClosed, or the error met. Transient connection errors are
+// retried; a transaction that cannot be read (corrupt data, a refused
+// request) is logged and skipped. One goroutine runs until C is closed:
+// read C until then, or call Stop (or cancel ctx); it ends even if it was
+// about to send.
 //
 // Cost: 1 getChildren of the root (with a child watch) per change of the
 // root's children, so every Begin under the root wakes each streaming
@@ -87,18 +93,18 @@ func (p *Participant) check(ctx context.Context) error {
 // does: 1 getChildren of our site node, 1 getData of the payload, 1 create
 // of the liveness node, and a getData for a vote or decision already
 // there. The root is created if missing (1 create per missing level).
-func (p *Participant) Transactions(ctx context.Context) <-chan *Proposal {
-	out := make(chan *Proposal)
-	if p.check(ctx) != nil {
-		close(out)
-		return out
-	}
-	go p.stream(ctx, out)
-	return out
+func (p *Participant) Transactions(ctx context.Context) *recipes.Stream[*Proposal] {
+	return recipes.StartStream(ctx, func(ctx context.Context, out chan<- *Proposal) error {
+		if err := p.check(ctx); err != nil {
+			return err
+		}
+		return p.stream(ctx, out)
+	})
 }
 
-func (p *Participant) stream(ctx context.Context, out chan<- *Proposal) {
-	defer close(out)
+// stream runs Transactions: it returns nil once ctx is done, or the error
+// that ended it.
+func (p *Participant) stream(ctx context.Context, out chan<- *Proposal) error {
 	log := p.s.Logger()
 	seen := map[string]bool{}
 	for {
@@ -109,19 +115,18 @@ func (p *Participant) stream(ctx context.Context, out chan<- *Proposal) {
 			return err
 		})
 		switch {
+		case ctx.Err() != nil:
+			return nil
 		case errors.Is(err, zk.ErrNoNode):
 			if err := ensurePath(ctx, p.s, p.root); err != nil {
-				if context.Cause(ctx) == nil && !errors.Is(err, recipes.ErrClosed) {
-					log.Warn("twophase: create root", "root", p.root, "err", err)
+				if ctx.Err() != nil {
+					return nil
 				}
-				return
+				return fmt.Errorf("twophase: create root %s: %w", p.root, err)
 			}
 			continue
 		case err != nil:
-			if context.Cause(ctx) == nil && !errors.Is(err, recipes.ErrClosed) {
-				log.Warn("twophase: list transactions", "root", p.root, "err", err)
-			}
-			return
+			return fmt.Errorf("twophase: list transactions %s: %w", p.root, err)
 		}
 		slices.Sort(txs)
 		next := make(map[string]bool, len(txs))
@@ -134,8 +139,10 @@ func (p *Participant) stream(ctx context.Context, out chan<- *Proposal) {
 			switch {
 			case err == nil, errors.Is(err, ErrNotInTx), errors.Is(err, ErrUnknownTx):
 				next[tx] = true
-			case context.Cause(ctx) != nil, errors.Is(err, recipes.ErrClosed):
-				return
+			case ctx.Err() != nil:
+				return nil
+			case errors.Is(err, recipes.ErrClosed):
+				return fmt.Errorf("twophase: transactions %s: %w", p.root, err)
 			default:
 				// Corrupt data or a refused request: do not stop the
 				// stream for one bad transaction.
@@ -148,14 +155,14 @@ func (p *Participant) stream(ctx context.Context, out chan<- *Proposal) {
 			select {
 			case out <- prop:
 			case <-ctx.Done():
-				return
+				return nil
 			}
 		}
 		seen = next
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return
+			return nil
 		}
 	}
 }
@@ -499,7 +506,7 @@ func (pr *Proposal) Await(ctx context.Context) (Decision, error) {
 		select {
 		case <-ch:
 		case <-ctx.Done():
-			return 0, context.Cause(ctx)
+			return 0, recipes.ContextError(ctx)
 		case <-deadline:
 			d, err := writeDecision(ctx, s, pr.path, Abort,
 				fmt.Sprintf("site %s saw no decision before its deadline", pr.p.site))

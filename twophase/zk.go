@@ -22,7 +22,7 @@ import (
 // error is returned; it is never one of go-zookeeper's).
 func do(ctx context.Context, s *recipes.Session, f func(sid int64) error) error {
 	for {
-		if err := context.Cause(ctx); err != nil {
+		if err := recipes.ContextError(ctx); err != nil {
 			return err
 		}
 		sid, err := s.WaitUsable(ctx)

@@ -261,7 +261,7 @@ func (d *zkrecipesDriver) ElectStart(ctx context.Context, path string) error {
 		if err != nil {
 			return nil, err
 		}
-		return t.Resign, nil
+		return t.Release, nil
 	})
 	return nil
 }
@@ -279,7 +279,7 @@ func (d *zkrecipesDriver) Resign(ctx context.Context) (int64, error) {
 func (d *zkrecipesDriver) Close(ctx context.Context) error {
 	var errs []error
 	for _, s := range d.ss {
-		errs = append(errs, s.Close(ctx))
+		errs = append(errs, s.CloseContext(ctx))
 	}
 	d.ss = nil
 	return errors.Join(errs...)

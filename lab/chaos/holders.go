@@ -20,7 +20,7 @@ type holding struct {
 	held  context.Context                                           // done the moment the holding may be lost
 	fence recipes.Fence                                             // its token
 	multi func(context.Context, ...any) ([]zk.MultiResponse, error) // fenced writes; nil: the holder does not write
-	// release gives the holding up (Unlock, Resign, Release).
+	// release gives the holding up (Unlock, Release).
 	release func(context.Context) error
 }
 
@@ -139,7 +139,7 @@ func connectRecipes(ctx context.Context, env *Env, c *Client) (*recipes.Session,
 func closeRecipes(s *recipes.Session, st time.Duration) {
 	cctx, cancel := context.WithTimeout(context.Background(), st)
 	defer cancel()
-	_ = s.Close(cctx)
+	_ = s.CloseContext(cctx)
 }
 
 func holderClient(ctx context.Context, env *Env, c *Client, i int, spec holderSpec, quiesce func()) error {

@@ -174,7 +174,7 @@ func fenceWorker(ctx context.Context, spec workerSpec, log *ClientLog, emit func
 		}
 		token := m.Fence().Token
 		log.Acquired(lockPath, token, "")
-		held := m.Held()
+		held := m.Context()
 		watched := watchHolding(log, lockPath, token, held)
 		if held.Err() == nil { // checked once, then a batch of work: where a pause hurts
 			for range 4 {

@@ -10,10 +10,10 @@ import (
 
 // Leader is the workload of leader.Election: every client, with its own
 // recipes.Session on its own link, loops Campaign, a few fenced increments
-// of a counter through Term.FencedMulti, and Resign. It records a term as
+// of a counter through Term.FencedMulti, and Release. It records a term as
 // a holding from Campaign's return (acquired, with the term's fencing
 // token) to the moment the term's context is done (lost, with its cause)
-// or Resign is called (released).
+// or Release is called (released).
 //
 // Checked by: at most one leader at any instant with growing term tokens,
 // fencing order (no stale leader's write accepted, no update lost),
@@ -53,7 +53,7 @@ func (w *Leader) Run(ctx context.Context, env *Env) error {
 				if err != nil {
 					return nil, err
 				}
-				return &holding{held: t.Context(), fence: t.Fence(), multi: t.FencedMulti, release: t.Resign}, nil
+				return &holding{held: t.Context(), fence: t.Fence(), multi: t.FencedMulti, release: t.Release}, nil
 			}, nil
 		},
 	})

@@ -16,7 +16,7 @@ import (
 )
 
 // LeaderOwner is the leader owner mutant and its twin: participants that
-// loop Campaign, fenced increments of a counter every 100 ms, Resign. The
+// loop Campaign, fenced increments of a counter every 100 ms, Release. The
 // target (c1) keeps each term for three session timeouts; the bystanders
 // resign after two writes.
 //
@@ -69,7 +69,7 @@ func (w *LeaderOwner) Run(ctx context.Context, env *Env) error {
 				if err != nil {
 					return nil, err
 				}
-				return &holding{held: t.Context(), fence: t.Fence(), multi: t.FencedMulti, release: t.Resign}, nil
+				return &holding{held: t.Context(), fence: t.Fence(), multi: t.FencedMulti, release: t.Release}, nil
 			}
 		})
 	})

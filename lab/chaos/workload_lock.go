@@ -19,7 +19,7 @@ import (
 // Lock is the workload of lock.Mutex: every client, with its own
 // recipes.Session on its own link, loops Lock, a few fenced increments of a
 // counter (sync, read, then FencedMulti with the counter's version), and
-// Unlock. It records each holding from Lock's return to the moment Held()
+// Unlock. It records each holding from Lock's return to the moment Context()
 // is done (lost) or Unlock is called (released), every fenced write with
 // the holding's token, and each increment as a compare-and-set.
 //
@@ -60,7 +60,7 @@ func (w *Lock) Checkers(cfg Config) []Checker {
 type locker interface {
 	Lock(ctx context.Context) error
 	Unlock(ctx context.Context) error
-	Held() context.Context
+	Context() context.Context
 	Fence() recipes.Fence
 	FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse, error)
 }
@@ -163,7 +163,7 @@ func (w *Lock) loop(ctx context.Context, addrs []string, st time.Duration, log *
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), st)
 		defer cancel()
-		_ = s.Close(cctx)
+		_ = s.CloseContext(cctx)
 	}()
 	mu, err := lock.New(s, lockPath)
 	if err != nil {
@@ -189,7 +189,7 @@ func (w *Lock) loop(ctx context.Context, addrs []string, st time.Duration, log *
 		}
 		fence := m.Fence()
 		log.Acquired(lockPath, fence.Token, "")
-		held := m.Held()
+		held := m.Context()
 		watched := make(chan struct{})
 		go func() {
 			defer close(watched)

@@ -50,7 +50,7 @@ func (b *brokenLock) Unlock(context.Context) error {
 	return err
 }
 
-func (b *brokenLock) Held() context.Context { return b.held }
+func (b *brokenLock) Context() context.Context { return b.held }
 
 func (b *brokenLock) Fence() recipes.Fence { return b.fence }
 

@@ -168,7 +168,7 @@ func (w *LockStepDown) client(ctx context.Context, env *Env, c *Client, lockPath
 			if err := m.Lock(ctx); err != nil {
 				return nil, err
 			}
-			h := &holding{held: m.Held(), fence: m.Fence(), multi: m.FencedMulti, release: m.Unlock}
+			h := &holding{held: m.Context(), fence: m.Fence(), multi: m.FencedMulti, release: m.Unlock}
 			if ignoreLoss { // the mutant: believes it holds until it unlocks
 				belief, drop := context.WithCancelCause(context.Background())
 				h.held = belief

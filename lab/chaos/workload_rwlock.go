@@ -15,7 +15,7 @@ import (
 // otherwise). Writers do a few fenced increments of a counter
 // (FencedMulti); readers hold for a moment so that they overlap. Each
 // holding is recorded from the lock call's return (acquired, mode "read" or
-// "write", with its fencing token) to the moment RHeld/Held is done (lost)
+// "write", with its fencing token) to the moment RContext/Context is done (lost)
 // or the unlock is called (released).
 //
 // Checked by: a writer never overlaps any other holder, fencing order of
@@ -57,12 +57,12 @@ func (w *RWLock) Run(ctx context.Context, env *Env) error {
 					if err := m.Lock(ctx); err != nil {
 						return nil, err
 					}
-					return &holding{mode: "write", held: m.Held(), fence: m.Fence(), multi: m.FencedMulti, release: m.Unlock}, nil
+					return &holding{mode: "write", held: m.Context(), fence: m.Fence(), multi: m.FencedMulti, release: m.Unlock}, nil
 				}
 				if err := m.RLock(ctx); err != nil {
 					return nil, err
 				}
-				return &holding{mode: "read", held: m.RHeld(), fence: m.RFence(), release: m.RUnlock}, nil
+				return &holding{mode: "read", held: m.RContext(), fence: m.RFence(), release: m.RUnlock}, nil
 			}, nil
 		},
 	})

@@ -49,7 +49,7 @@ func (w *RWLockStale) Checkers(cfg Config) []Checker {
 type writeLocker interface {
 	Lock(ctx context.Context) error
 	Unlock(ctx context.Context) error
-	Held() context.Context
+	Context() context.Context
 	Fence() recipes.Fence
 	FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse, error)
 }
@@ -126,21 +126,21 @@ func (w *RWLockStale) downgrader(ctx context.Context, env *Env, c *Client, lockP
 		}
 		wtoken, node := m.Fence().Token, m.Node()
 		c.Log.Acquired(lockPath, wtoken, "write")
-		watched := watchHolding(c.Log, lockPath, wtoken, m.Held())
-		holdFor(ctx, m.Held(), 100*time.Millisecond)
+		watched := watchHolding(c.Log, lockPath, wtoken, m.Context())
+		holdFor(ctx, m.Context(), 100*time.Millisecond)
 		read := ""
-		if m.Held().Err() == nil {
+		if m.Context().Err() == nil {
 			// Curator 5.5: a plain ephemeral read node with our write
 			// node's sequence, then the write node goes.
 			seq := node[len(node)-10:]
 			p, err := s.Conn().Create(lockPath+"/_c_"+uuid.NewString()+"-__READ__"+seq, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
-			if err == nil && m.Held().Err() == nil {
+			if err == nil && m.Context().Err() == nil {
 				read = p
 				c.Log.Released(lockPath, wtoken)
 				c.Log.Acquired(lockPath, 0, "read") // token 0: its czxid postdates writers queued behind it
 			}
 		}
-		if read == "" && m.Held().Err() == nil {
+		if read == "" && m.Context().Err() == nil {
 			c.Log.Released(lockPath, wtoken)
 		}
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), st)
@@ -181,7 +181,7 @@ func (w *RWLockStale) writer(ctx context.Context, env *Env, c *Client, lockPath,
 		}
 		token := m.Fence().Token
 		c.Log.Acquired(lockPath, token, "write")
-		held := m.Held()
+		held := m.Context()
 		watched := watchHolding(c.Log, lockPath, token, held)
 		for range 2 {
 			holdFor(ctx, held, 10*time.Millisecond)
@@ -282,7 +282,7 @@ func (w *staleWriter) Unlock(context.Context) error {
 	return err
 }
 
-func (w *staleWriter) Held() context.Context { return w.held }
+func (w *staleWriter) Context() context.Context { return w.held }
 
 func (w *staleWriter) Fence() recipes.Fence { return w.fence }
 

@@ -11,7 +11,7 @@ import (
 // Semaphore is the workload of lock.Semaphore: every client, with its own
 // recipes.Session on its own link, loops Acquire, a short pause inside the
 // lease, and Release, on a semaphore of N leases. It records each lease as
-// a holding from Acquire's return to the moment Lease.Held is done (lost)
+// a holding from Acquire's return to the moment Lease.Context is done (lost)
 // or Release is called (released). Leases do not write: with n > 1
 // concurrent holders, fencing order is not an invariant.
 //
@@ -62,7 +62,7 @@ func (w *Semaphore) Run(ctx context.Context, env *Env) error {
 				if err != nil {
 					return nil, err
 				}
-				return &holding{held: l.Held(), fence: l.Fence(), release: l.Release}, nil
+				return &holding{held: l.Context(), fence: l.Fence(), release: l.Release}, nil
 			}, nil
 		},
 	})

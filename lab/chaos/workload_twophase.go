@@ -512,7 +512,7 @@ func (w *TwoPhase) site(ctx, finish context.Context, env *Env, c *Client, root s
 				scancel()
 			}
 		})
-		props := p.Transactions(sctx)
+		props := p.Transactions(sctx).C
 		crashed, where, at := false, "", ""
 		for pr := range props {
 			seen++

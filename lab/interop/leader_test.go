@@ -25,7 +25,7 @@ func electionAcquire(path string, opts ...leader.Option) func(*recipes.Session) 
 			if err != nil {
 				return nil, err
 			}
-			return term.Resign, nil
+			return term.Release, nil
 		}, nil
 	}
 }
@@ -124,7 +124,7 @@ func TestElectionWithCuratorLeaderLatch(t *testing.T) {
 	// The moment Go's term ends, on the same clock.
 	ended := make(chan int64, 1)
 	go func() {
-		<-c.term.Done()
+		<-c.term.Context().Done()
 		ended <- chaos.Now()
 	}()
 	// Java rejoins under a new session and waits behind Go.

@@ -84,7 +84,7 @@ func session(t *testing.T, addrs []string) *recipes.Session {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_ = s.Close(ctx)
+		_ = s.CloseContext(ctx)
 	})
 	return s
 }

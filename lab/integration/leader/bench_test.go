@@ -11,8 +11,8 @@ import (
 )
 
 // BenchmarkHandoff measures a graceful handoff: from the leader calling
-// Resign to the next participant's Campaign returning its term. It reports
-// the time (ms/handoff; ms/resign is the part spent in Resign, the delete's
+// Term.Release to the next participant's Campaign returning its term. It reports
+// the time (ms/handoff; ms/resign is the part spent in Release, the delete's
 // commit), and the requests and watch notifications the handoff costs on
 // both sessions: 1 delete, 1 exists (the owner check), 1 getData (the new
 // term's node watch, sent in the background); 1 notification wakes the next
@@ -55,7 +55,7 @@ func BenchmarkHandoff(b *testing.B) {
 		before := snap()
 		b.StartTimer()
 		start := time.Now()
-		if err := term.Resign(ctx); err != nil {
+		if err := term.Release(ctx); err != nil {
 			b.Fatal(err)
 		}
 		resign += time.Since(start)
@@ -75,7 +75,7 @@ func BenchmarkHandoff(b *testing.B) {
 		b.StartTimer()
 	}
 	b.StopTimer()
-	_ = term.Resign(ctx)
+	_ = term.Release(ctx)
 	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "ms/handoff")
 	b.ReportMetric(float64(resign.Microseconds())/1000/float64(b.N), "ms/resign")
 	b.ReportMetric(float64(reqs)/float64(b.N), "requests/handoff")

@@ -90,16 +90,16 @@ func TestTwentyLeadershipChanges(t *testing.T) {
 					if !stop() {
 						end = <-ended // lost before we decided to resign
 					}
-					if err := term.Resign(runCtx); err != nil {
+					if err := term.Release(runCtx); err != nil {
 						t.Errorf("p%d: resign: %v", p.i, err)
 					}
 				case <-runCtx.Done():
 					end = time.Now()
 					stop()
-					_ = term.Resign(context.WithoutCancel(runCtx))
+					_ = term.Release(context.WithoutCancel(runCtx))
 				}
 				mu.Lock()
-				r.end, r.cause = end, term.Cause()
+				r.end, r.cause = end, context.Cause(term.Context())
 				mu.Unlock()
 			}
 		}()

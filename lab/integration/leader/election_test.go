@@ -62,7 +62,7 @@ func TestCampaignResignCost(t *testing.T) {
 	t.Logf("uncontended campaign: %v", got.Requests)
 
 	if term.Context().Err() != nil {
-		t.Fatalf("fresh term already done: %v", term.Cause())
+		t.Fatalf("fresh term already done: %v", context.Cause(term.Context()))
 	}
 	if !regexp.MustCompile(`^_c_[0-9a-f-]{36}-latch-\d{10}$`).MatchString(term.Fence().Path[len(path)+1:]) {
 		t.Errorf("node %s is not in LeaderLatch format", term.Fence().Path)
@@ -79,18 +79,18 @@ func TestCampaignResignCost(t *testing.T) {
 	}
 
 	before = c.Snapshot()
-	if err := term.Resign(ctx); err != nil {
+	if err := term.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	got = c.Snapshot().Sub(before)
 	if got.Req(zkcount.OpDelete) != 1 || got.Total() != 1 {
 		t.Errorf("resign sent %v, want 1 delete", got.Requests)
 	}
-	if !errors.Is(term.Cause(), recipes.ErrReleased) {
-		t.Errorf("cause after Resign: %v", term.Cause())
+	if !errors.Is(context.Cause(term.Context()), recipes.ErrReleased) {
+		t.Errorf("cause after Release: %v", context.Cause(term.Context()))
 	}
-	if err := term.Resign(ctx); !errors.Is(err, leader.ErrResigned) {
-		t.Errorf("second Resign: %v, want ErrResigned", err)
+	if err := term.Release(ctx); !errors.Is(err, leader.ErrResigned) {
+		t.Errorf("second Release: %v, want ErrResigned", err)
 	}
 	if _, err := el.Leader(ctx); !errors.Is(err, leader.ErrNoLeader) {
 		t.Errorf("Leader after resign: %v, want ErrNoLeader", err)
@@ -103,7 +103,7 @@ func TestCampaignResignCost(t *testing.T) {
 	if term2.Fence().Token <= term.Fence().Token {
 		t.Errorf("fence did not grow: %d then %d", term.Fence().Token, term2.Fence().Token)
 	}
-	if err := term2.Resign(ctx); err != nil {
+	if err := term2.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -173,7 +173,7 @@ func TestHandoffWakesOne(t *testing.T) {
 	for i, p := range ps {
 		before[i] = p.c.Snapshot()
 	}
-	if err := first.Resign(ctx); err != nil {
+	if err := first.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	second := <-terms[1]
@@ -199,12 +199,12 @@ func TestHandoffWakesOne(t *testing.T) {
 		t.Errorf("second in line listed again on handoff: %v", got.Requests)
 	}
 	for i := 2; i < len(ps); i++ {
-		if err := second.Resign(ctx); err != nil {
+		if err := second.Release(ctx); err != nil {
 			t.Fatal(err)
 		}
 		second = <-terms[i]
 	}
-	if err := second.Resign(ctx); err != nil {
+	if err := second.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -215,8 +215,9 @@ func TestObserve(t *testing.T) {
 	obs := connect(t, e.Addrs())
 	ps := newParticipants(t, 4, e.Addrs(), path)
 	ctx := ctxT(t, 2*time.Minute)
-	octx, ocancel := context.WithCancel(ctx)
-	ch := newElection(t, obs, path).Observe(octx)
+	octx, ocancel := context.WithCancelCause(ctx)
+	stream := newElection(t, obs, path).Observe(octx)
+	ch := stream.C
 
 	next := func() leader.Participant {
 		t.Helper()
@@ -243,7 +244,7 @@ func TestObserve(t *testing.T) {
 			t.Fatalf("observed %+v, want leader %+v (after token %d)", p, term.Participant(), last)
 		}
 		last = p.Token
-		if err := term.Resign(ctx); err != nil {
+		if err := term.Release(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -255,11 +256,11 @@ func TestObserve(t *testing.T) {
 	// reads ends with the newest leader and never goes back.
 	terms = campaignAll(t, ctx, ps[:3])
 	t0 := <-terms[0]
-	if err := t0.Resign(ctx); err != nil {
+	if err := t0.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	t1 := <-terms[1]
-	if err := t1.Resign(ctx); err != nil {
+	if err := t1.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	t2 := <-terms[2]
@@ -275,10 +276,13 @@ func TestObserve(t *testing.T) {
 		seen = append(seen, p)
 	}
 	t.Logf("slow reader saw %d values for 4 changes", len(seen))
-	if err := t2.Resign(ctx); err != nil {
+	if err := t2.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	ocancel()
+	if err := stream.Err(); err != nil {
+		t.Fatalf("Err while observing = %v, want nil", err)
+	}
+	ocancel(errObserverDone)
 	waitFor(t, 10*time.Second, "Observe's channel to close", func() bool {
 		select {
 		case _, ok := <-ch:
@@ -287,7 +291,14 @@ func TestObserve(t *testing.T) {
 			return false
 		}
 	})
+	// The reason: ctx's error, with the caller's cause.
+	if err := stream.Err(); !errors.Is(err, context.Canceled) || !errors.Is(err, errObserverDone) {
+		t.Fatalf("Err after cancel = %v, want context.Canceled and the cause", err)
+	}
 }
+
+// errObserverDone is an observer's own cancellation cause.
+var errObserverDone = errors.New("test: observer done")
 
 func TestRunRequeues(t *testing.T) {
 	e := shared(t)
@@ -474,11 +485,11 @@ func TestEventsOrder(t *testing.T) {
 		defer mu.Unlock()
 		return len(evs) > 0 && evs[len(evs)-1].Type == leader.EventReadyComplete
 	})
-	if err := first.Resign(ctx); err != nil {
+	if err := first.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	term := <-got
-	if err := term.Resign(ctx); err != nil {
+	if err := term.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	want := []leader.EventType{
@@ -541,7 +552,7 @@ func TestEventsOrder(t *testing.T) {
 	if all, err := el.Participants(ctx); err != nil || len(all) != 1 {
 		t.Fatalf("after a cancelled campaign: %v, %v; want only the leader", all, err)
 	}
-	if err := blocker.Resign(ctx); err != nil {
+	if err := blocker.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -576,12 +587,12 @@ func TestStepDownAtDisconnect(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-term.Done():
+	case <-term.Context().Done():
 	case <-ctx.Done():
 		t.Fatal("term survived a disconnect")
 	}
-	if !errors.Is(term.Cause(), recipes.ErrSuspended) {
-		t.Fatalf("cause %v, want ErrSuspended", term.Cause())
+	if !errors.Is(context.Cause(term.Context()), recipes.ErrSuspended) {
+		t.Fatalf("cause %v, want ErrSuspended", context.Cause(term.Context()))
 	}
 	cutAt := time.Now()
 	if err := l.Restore(); err != nil {
@@ -594,10 +605,10 @@ func TestStepDownAtDisconnect(t *testing.T) {
 		t.Logf("session changed during the cut (slow machine?)")
 	}
 	t.Logf("handed over %v after the step-down", time.Since(cutAt).Round(time.Millisecond))
-	if err := term.Resign(ctx); err != nil {
-		t.Errorf("Resign after loss: %v, want nil", err)
+	if err := term.Release(ctx); err != nil {
+		t.Errorf("Release after loss: %v, want nil", err)
 	}
-	if err := t2.Resign(ctx); err != nil {
+	if err := t2.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -622,7 +633,7 @@ func TestDialects(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer term.Resign(ctx) //nolint:errcheck
+			defer term.Release(ctx) //nolint:errcheck
 			children, _, err := s.Conn().Children(path)
 			if err != nil || len(children) != 1 || !regexp.MustCompile(tc.name).MatchString(children[0]) {
 				t.Fatalf("children %v, %v; want one matching %s", children, err, tc.name)
@@ -676,15 +687,20 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("Run(nil): %v", err)
 	}
 	var nilTerm *leader.Term
-	if err := nilTerm.Resign(ctx); !errors.Is(err, leader.ErrNoTerm) {
-		t.Errorf("nil term Resign: %v", err)
+	if err := nilTerm.Release(ctx); !errors.Is(err, leader.ErrNoTerm) {
+		t.Errorf("nil term Release: %v", err)
 	}
-	if !errors.Is(nilTerm.Cause(), leader.ErrNoTerm) || nilTerm.Fence().Valid() {
-		t.Errorf("nil term: cause %v, fence %+v", nilTerm.Cause(), nilTerm.Fence())
+	if !errors.Is(context.Cause(nilTerm.Context()), leader.ErrNoTerm) || nilTerm.Fence().Valid() {
+		t.Errorf("nil term: cause %v, fence %+v", context.Cause(nilTerm.Context()), nilTerm.Fence())
 	}
 	//lint:ignore SA1012 checking that a nil context does not panic
 	if _, err := newElection(t, s, "/x").Campaign(nil); !errors.Is(err, recipes.ErrBadArgument) { //nolint:staticcheck
 		t.Errorf("nil ctx: %v", err)
+	}
+	//lint:ignore SA1012 checking that a nil context does not panic
+	nilObs := newElection(t, s, "/x").Observe(nil) //nolint:staticcheck
+	if _, ok := <-nilObs.C; ok || !errors.Is(nilObs.Err(), recipes.ErrBadArgument) {
+		t.Errorf("Observe(nil ctx): delivered, or Err %v", nilObs.Err())
 	}
 	path := testPath(t)
 	el := newElection(t, s, path)
@@ -708,23 +724,24 @@ func TestBadInput(t *testing.T) {
 	if _, err := el.Campaign(ctx); !errors.Is(err, leader.ErrCampaigning) {
 		t.Errorf("Campaign while leading: %v", err)
 	}
-	if err := term.Resign(ctx); err != nil {
+	if err := term.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := term.Resign(ctx); !errors.Is(err, leader.ErrResigned) {
-		t.Errorf("Resign twice: %v", err)
+	if err := term.Release(ctx); !errors.Is(err, leader.ErrResigned) {
+		t.Errorf("Release twice: %v", err)
 	}
 	// A closed session.
 	closed := connect(t, e.Addrs())
-	if err := closed.Close(ctx); err != nil {
+	if err := closed.Close(); err != nil {
 		t.Fatal(err)
 	}
 	cel := newElection(t, closed, path)
 	if _, err := cel.Campaign(ctx); !errors.Is(err, recipes.ErrClosed) {
 		t.Errorf("Campaign on a closed session: %v", err)
 	}
-	if _, ok := <-cel.Observe(ctx); ok {
-		t.Errorf("Observe on a closed session delivered")
+	cobs := cel.Observe(ctx)
+	if _, ok := <-cobs.C; ok || !errors.Is(cobs.Err(), recipes.ErrClosed) {
+		t.Errorf("Observe on a closed session delivered (or Err %v)", cobs.Err())
 	}
 	if err := leader.Run(ctx, cel, func(context.Context) error { return nil }); !errors.Is(err, recipes.ErrClosed) {
 		t.Errorf("Run on a closed session: %v", err)
@@ -744,7 +761,7 @@ func TestObserveWatchesOnlyHead(t *testing.T) {
 	}
 	octx, ocancel := context.WithCancel(ctx)
 	defer ocancel()
-	ch := newElection(t, obs, path).Observe(octx)
+	ch := newElection(t, obs, path).Observe(octx).C
 	if p := <-ch; p.Node != head.Fence().Path {
 		t.Fatalf("first value %+v, want the head", p)
 	}
@@ -787,7 +804,7 @@ func TestObserveWatchesOnlyHead(t *testing.T) {
 		return err == nil && len(all) == 2
 	})
 	before = c.Snapshot()
-	if err := head.Resign(ctx); err != nil {
+	if err := head.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	t2 := <-next
@@ -798,7 +815,7 @@ func TestObserveWatchesOnlyHead(t *testing.T) {
 	if d.Notifications != 1 || d.Req(zkcount.OpGetChildren2) != 1 || d.Req(zkcount.OpGetData) != 1 || d.Total() != 2 {
 		t.Errorf("observer cost of a leader change: %d notifications, %v", d.Notifications, d.Requests)
 	}
-	if err := t2.Resign(ctx); err != nil {
+	if err := t2.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -824,9 +841,9 @@ func TestStepDownOnLostKeepsTermThroughShortCut(t *testing.T) {
 	}
 	waitFor(t, 10*time.Second, "reconnected", func() bool { return s.State() == recipes.StateReconnected })
 	if term.Context().Err() != nil {
-		t.Fatalf("StepDownOnLost ended the term at a short cut: %v", term.Cause())
+		t.Fatalf("StepDownOnLost ended the term at a short cut: %v", context.Cause(term.Context()))
 	}
-	if err := term.Resign(ctx); err != nil {
+	if err := term.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 }

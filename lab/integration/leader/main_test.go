@@ -71,7 +71,7 @@ func connect(tb testing.TB, addrs []string, opts ...recipes.Option) *recipes.Ses
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		_ = s.Close(ctx)
+		_ = s.CloseContext(ctx)
 	})
 	return s
 }

@@ -77,15 +77,15 @@ func TestTextOrderSharesLine(t *testing.T) {
 	if !slices.Equal(serial, []string{"a", "b", "c"}) || !slices.Equal(text, serial) {
 		t.Fatalf("line: serial %v, text %v; want a b c in both", serial, text)
 	}
-	if err := t0.Resign(ctx); err != nil {
+	if err := t0.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	t1 := <-terms[1]
-	if err := t1.Resign(ctx); err != nil {
+	if err := t1.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	t2 := <-terms[2]
-	if err := t2.Resign(ctx); err != nil {
+	if err := t2.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 }

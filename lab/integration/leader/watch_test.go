@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 	"unsafe"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
+	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
 	"github.com/zkrecipes/zkrecipes/leader"
+	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // zkWatchers counts the watch channels go-zookeeper (v1.0.4) keeps for path,
@@ -62,7 +66,7 @@ func TestAbandonedCampaignsKeepOneWatch(t *testing.T) {
 	go func() {
 		t2, err := ps[1].el.Campaign(ctx)
 		if err == nil {
-			err = t2.Resign(ctx)
+			err = t2.Release(ctx)
 		}
 		done <- err
 	}()
@@ -70,7 +74,7 @@ func TestAbandonedCampaignsKeepOneWatch(t *testing.T) {
 		got, err := ps[0].el.Participants(ctx)
 		return err == nil && len(got) == 2
 	})
-	if err := term.Resign(ctx); err != nil {
+	if err := term.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
@@ -89,7 +93,7 @@ func TestAbandonedObservesKeepOneWatch(t *testing.T) {
 	observe := func(want func(leader.Participant) bool) {
 		t.Helper()
 		octx, cancel := context.WithCancel(ctx)
-		ch := ps[1].el.Observe(octx)
+		ch := ps[1].el.Observe(octx).C
 		select {
 		case p := <-ch:
 			if !want(p) {
@@ -113,7 +117,7 @@ func TestAbandonedObservesKeepOneWatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer term.Resign(ctx) //nolint:errcheck
+	defer term.Release(ctx) //nolint:errcheck
 	for range n {
 		observe(func(p leader.Participant) bool { return p.Node == term.Fence().Path })
 	}
@@ -123,7 +127,8 @@ func TestAbandonedObservesKeepOneWatch(t *testing.T) {
 }
 
 // TestObserveClosesWithSession: Observe's channel is closed when the session
-// is closed while it waits on the leader's node (as its doc says).
+// is closed while it waits on the leader's node, and Err says so (as its doc
+// says).
 func TestObserveClosesWithSession(t *testing.T) {
 	e := shared(t)
 	path := testPath(t)
@@ -133,12 +138,13 @@ func TestObserveClosesWithSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer term.Resign(ctx) //nolint:errcheck
-	ch := ps[1].el.Observe(ctx)
+	defer term.Release(ctx) //nolint:errcheck
+	obs := ps[1].el.Observe(ctx)
+	ch := obs.C
 	if p := <-ch; p.Node != term.Fence().Path {
 		t.Fatalf("first value %+v", p)
 	}
-	if err := ps[1].s.Close(ctx); err != nil {
+	if err := ps[1].s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "Observe's channel to close", func() bool {
@@ -149,4 +155,57 @@ func TestObserveClosesWithSession(t *testing.T) {
 			return false
 		}
 	})
+	if err := obs.Err(); !errors.Is(err, recipes.ErrClosed) {
+		t.Fatalf("Err after the session closed = %v, want ErrClosed", err)
+	}
+}
+
+// observeGoroutine matches the goroutines an Observe runs: the stream's
+// (delivering to the reader) and the one following the head of the line.
+func observeGoroutine(stack string) bool {
+	return strings.Contains(stack, "zkrecipes/leader.(*Election).watchHead") ||
+		strings.Contains(stack, "zkrecipes/leader.(*mailbox).deliver") ||
+		strings.Contains(stack, "zkrecipes/recipes.StartStream")
+}
+
+// TestObserveStopWhileBlocked: a reader that stops reading while a change
+// is waiting to be delivered (the producer blocked on its send) calls Stop:
+// both of Observe's goroutines end, nothing more is delivered, C is closed
+// and Err is nil (the reader stopped).
+func TestObserveStopWhileBlocked(t *testing.T) {
+	e := shared(t)
+	path := testPath(t)
+	ps := newParticipants(t, 2, e.Addrs(), path)
+	ctx := ctxT(t, time.Minute)
+	term, err := ps[0].el.Campaign(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs := ps[1].el.Observe(ctx)
+	if p := <-obs.C; p.Node != term.Fence().Path {
+		t.Fatalf("first value %+v", p)
+	}
+	// A change nobody reads: the observer lists the path again (1
+	// getChildren) and, nobody leading, arms a child watch (1 more): the
+	// new value is then waiting on C.
+	before := ps[1].c.Snapshot()
+	if err := term.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the observer to see the change", func() bool {
+		return ps[1].c.Snapshot().Sub(before).Req(zkcount.OpGetChildren2) >= 2
+	})
+	if n := len(testutil.Goroutines(observeGoroutine)); n != 2 {
+		t.Fatalf("%d Observe goroutines before Stop, want 2", n)
+	}
+	obs.Stop()
+	if left := testutil.Settle(10*time.Second, observeGoroutine); len(left) > 0 {
+		t.Fatalf("%d Observe goroutines left after Stop:\n%s", len(left), strings.Join(left, "\n\n"))
+	}
+	if p, ok := <-obs.C; ok {
+		t.Fatalf("delivered %+v after Stop", p)
+	}
+	if err := obs.Err(); err != nil {
+		t.Fatalf("Err after Stop = %v, want nil", err)
+	}
 }

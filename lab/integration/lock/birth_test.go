@@ -97,7 +97,7 @@ func alive(t *testing.T, what string, held context.Context, fence recipes.Fence,
 
 // TestMutexSuspendedAtBirth: the connection is suspended between the
 // listing that shows we hold and the holding. Lock must not return success
-// with Held() already done; it waits for the connection, re-verifies the
+// with Context() already done; it waits for the connection, re-verifies the
 // node and returns a live holding.
 func TestMutexSuspendedAtBirth(t *testing.T) {
 	e := ensemble(t)
@@ -121,7 +121,7 @@ func TestMutexSuspendedAtBirth(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("Lock = %v", err)
 	}
-	alive(t, "Lock", m.Held(), m.Fence(), s)
+	alive(t, "Lock", m.Context(), m.Fence(), s)
 	if err := m.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestMutexSessionReplacedAtBirth(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("Lock = %v", err)
 	}
-	alive(t, "Lock", m.Held(), m.Fence(), s)
+	alive(t, "Lock", m.Context(), m.Fence(), s)
 	if n := len(rawChildren(t, admin, path)); n != 1 {
 		t.Fatalf("%d nodes under the lock, want our one", n)
 	}
@@ -162,7 +162,7 @@ func TestMutexSessionReplacedAtBirth(t *testing.T) {
 
 // TestSemaphoreLeaseSuspendedAtBirth: the connection is suspended between
 // creating the lease and its holding. Acquire must not return a lease whose
-// Held() is done (nor one counted under a mutex that stepped down).
+// Context() is done (nor one counted under a mutex that stepped down).
 func TestSemaphoreLeaseSuspendedAtBirth(t *testing.T) {
 	e := ensemble(t)
 	path := testPath(t)
@@ -192,7 +192,7 @@ func TestSemaphoreLeaseSuspendedAtBirth(t *testing.T) {
 	if l == nil {
 		t.FailNow()
 	}
-	alive(t, "Acquire", l.Held(), l.Fence(), s)
+	alive(t, "Acquire", l.Context(), l.Fence(), s)
 	if err := l.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +242,7 @@ func TestSemaphoreWaitEndsWithItsHoldings(t *testing.T) {
 	if l == nil {
 		t.FailNow()
 	}
-	alive(t, "Acquire", l.Held(), l.Fence(), s)
+	alive(t, "Acquire", l.Context(), l.Fence(), s)
 	if err := l.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +279,7 @@ func TestSemaphoreSessionReplacedAtLeaseBirth(t *testing.T) {
 	if l == nil {
 		t.FailNow()
 	}
-	alive(t, "Acquire", l.Held(), l.Fence(), s)
+	alive(t, "Acquire", l.Context(), l.Fence(), s)
 	if n := len(rawChildren(t, admin, path+"/leases")); n != 1 {
 		t.Fatalf("%d leases, want our one", n)
 	}

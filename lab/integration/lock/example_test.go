@@ -17,7 +17,7 @@ func ExampleMutex() {
 		fmt.Println(err)
 		return
 	}
-	defer s.Close(ctx)
+	defer s.Close()
 	// Data the lock protects.
 	_, _ = s.Conn().Create("/example-config", nil, 0, zk.WorldACL(zk.PermAll))
 
@@ -30,7 +30,7 @@ func ExampleMutex() {
 		fmt.Println(err)
 		return
 	}
-	held := m.Held() // cancelled the moment the lock may be lost
+	held := m.Context() // cancelled the moment the lock may be lost
 	// A fenced write: ZooKeeper rejects it if this holding is gone.
 	_, err = m.FencedMulti(ctx, &zk.SetDataRequest{Path: "/example-config", Data: []byte("v2"), Version: -1})
 	fmt.Println("held:", held.Err() == nil, "fenced write:", err)
@@ -48,8 +48,8 @@ func ExampleMutex_TryLock() {
 	ctx := context.Background()
 	a, _ := recipes.Connect(ctx, zkServers())
 	b, _ := recipes.Connect(ctx, zkServers())
-	defer a.Close(ctx)
-	defer b.Close(ctx)
+	defer a.Close()
+	defer b.Close()
 
 	first, _ := lock.New(a, "/examples/trylock")
 	second, _ := lock.New(b, "/examples/trylock")
@@ -71,7 +71,7 @@ func ExampleSemaphore() {
 		fmt.Println(err)
 		return
 	}
-	defer s.Close(ctx)
+	defer s.Close()
 
 	sem, err := lock.NewSemaphore(s, "/examples/semaphore", 2) // Curator InterProcessSemaphoreV2 layout
 	if err != nil {
@@ -111,8 +111,8 @@ func ExampleRevoke() {
 	ctx := context.Background()
 	a, _ := recipes.Connect(ctx, zkServers())
 	b, _ := recipes.Connect(ctx, zkServers())
-	defer a.Close(ctx)
-	defer b.Close(ctx)
+	defer a.Close()
+	defer b.Close()
 
 	holder, _ := lock.New(a, "/examples/revocable", lock.WithRevocation())
 	if err := holder.Lock(ctx); err != nil {
@@ -123,7 +123,7 @@ func ExampleRevoke() {
 	ps, _ := other.Participants(ctx)
 	_ = lock.Revoke(ctx, b, ps[0].Node) // ask the holder to release
 	<-holder.Revoked()
-	fmt.Println("holder asked to release:", context.Cause(holder.Held()) != nil)
+	fmt.Println("holder asked to release:", context.Cause(holder.Context()) != nil)
 	_ = holder.Unlock(ctx)
 	// Output:
 	// holder asked to release: true

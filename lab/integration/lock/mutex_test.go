@@ -161,6 +161,52 @@ func TestMutexCancelWhileWaiting(t *testing.T) {
 	}
 }
 
+// errShutdown is a caller's own cancellation cause.
+var errShutdown = errors.New("test: service shutting down")
+
+// TestMutexCancelCauseWhileWaiting: a waiter cancelled through
+// context.WithCancelCause gets an error that matches both context.Canceled
+// and the caller's cause, and leaves no node.
+func TestMutexCancelCauseWhileWaiting(t *testing.T) {
+	e := ensemble(t)
+	path := testPath(t)
+	a, b := connect(t, e.Addrs()), connect(t, e.Addrs())
+	ctx := context.Background()
+	holder := newMutex(t, a, path)
+	if err := holder.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waiter := newMutex(t, b, path)
+	wctx, cancel := context.WithCancelCause(ctx)
+	done := make(chan error, 1)
+	go func() { done <- waiter.Lock(wctx) }()
+	waitFor(t, 10*time.Second, "two contenders", func() bool { return len(rawChildren(t, a, path)) == 2 })
+	cancel(errShutdown)
+	err := <-done
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, errShutdown) {
+		t.Fatalf("Lock = %v, want an error matching context.Canceled and the cause", err)
+	}
+	if left := rawChildren(t, a, path); len(left) != 1 {
+		t.Fatalf("children after cancel = %v, want only the holder", left)
+	}
+	// Already cancelled: nothing sent, same error.
+	if err := waiter.Lock(wctx); !errors.Is(err, context.Canceled) || !errors.Is(err, errShutdown) {
+		t.Fatalf("Lock(done ctx) = %v", err)
+	}
+	// A deadline with a cause: both match too.
+	tctx, cancel2 := context.WithTimeoutCause(ctx, 300*time.Millisecond, errShutdown)
+	defer cancel2()
+	if err := waiter.Lock(tctx); !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, errShutdown) {
+		t.Fatalf("Lock = %v, want deadline exceeded and the cause", err)
+	}
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if left := rawChildren(t, a, path); len(left) != 0 {
+		t.Fatalf("children after unlock = %v", left)
+	}
+}
+
 // TestMutexAmbiguousCreate: the create's response is dropped (half-open
 // link) after ZooKeeper applied it. Lock finds its node by GUID: exactly one
 // node, and the lock is held.
@@ -196,8 +242,8 @@ func TestMutexAmbiguousCreate(t *testing.T) {
 	if len(children) != 1 || recipes.JoinPath(path, children[0]) != m.Node() {
 		t.Fatalf("children = %v, our node %s", children, m.Node())
 	}
-	if err := m.Held().Err(); err != nil {
-		t.Fatalf("Held() = %v", context.Cause(m.Held()))
+	if err := m.Context().Err(); err != nil {
+		t.Fatalf("Context() = %v", context.Cause(m.Context()))
 	}
 	if err := m.Unlock(ctx); err != nil {
 		t.Fatal(err)
@@ -238,7 +284,7 @@ func TestMutexAmbiguousCreateFails(t *testing.T) {
 	}
 }
 
-// TestMutexSessionExpiry: expiry while holding cancels Held() (even with
+// TestMutexSessionExpiry: expiry while holding cancels Context() (even with
 // StepDownOnLost: at the session's lease deadline, before the server
 // expires it), and the old holder's fenced write is rejected.
 func TestMutexSessionExpiry(t *testing.T) {
@@ -259,7 +305,7 @@ func TestMutexSessionExpiry(t *testing.T) {
 	if err := m.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	held := m.Held()
+	held := m.Context()
 	fence := m.Fence()
 	if err := link.ExpireSession(ctx, s.ID()); err != nil {
 		t.Fatal(err)
@@ -267,12 +313,12 @@ func TestMutexSessionExpiry(t *testing.T) {
 	select {
 	case <-held.Done():
 	case <-ctx.Done():
-		t.Fatal("Held() not cancelled after expiry")
+		t.Fatal("Context() not cancelled after expiry")
 	}
 	if cause := context.Cause(held); !errors.Is(cause, recipes.ErrLeaseExpired) {
 		t.Fatalf("cause = %v, want ErrLeaseExpired", cause)
 	}
-	// Held() ended before the expiry; write once the client knows of it.
+	// Context() ended before the expiry; write once the client knows of it.
 	waitFor(t, 20*time.Second, "the expiry to be learned", func() bool { return s.ID() != fence.SessionID })
 	set := &zk.SetDataRequest{Path: target, Data: []byte("stale"), Version: -1}
 	if _, err := m.FencedMulti(ctx, set); !errors.Is(err, recipes.ErrFenced) {
@@ -302,7 +348,7 @@ func TestMutexSessionExpiry(t *testing.T) {
 }
 
 // TestMutexStepDownBeforeExpiry: with the default policy, a disconnect
-// cancels Held() (cause ErrSuspended) while the server still keeps the
+// cancels Context() (cause ErrSuspended) while the server still keeps the
 // session, i.e. before anyone else could acquire.
 func TestMutexStepDownBeforeExpiry(t *testing.T) {
 	e := ensemble(t)
@@ -320,7 +366,7 @@ func TestMutexStepDownBeforeExpiry(t *testing.T) {
 	if err := m.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	held := m.Held()
+	held := m.Context()
 	node := m.Node()
 	if err := link.Blackhole(); err != nil {
 		t.Fatal(err)
@@ -369,7 +415,7 @@ func TestMutexBadInput(t *testing.T) {
 	if err := nilMutex.Lock(ctx); !errors.Is(err, lock.ErrNilMutex) {
 		t.Errorf("nil Mutex Lock = %v", err)
 	}
-	if nilMutex.Held().Err() == nil || nilMutex.Node() != "" || nilMutex.Fence().Valid() {
+	if nilMutex.Context().Err() == nil || nilMutex.Node() != "" || nilMutex.Fence().Valid() {
 		t.Error("nil Mutex accessors")
 	}
 	cancelled, cancel := context.WithCancel(ctx)
@@ -387,8 +433,8 @@ func TestMutexBadInput(t *testing.T) {
 	if _, err := m.FencedMulti(ctx); !errors.Is(err, lock.ErrNotHeld) {
 		t.Errorf("FencedMulti unheld = %v", err)
 	}
-	if cause := context.Cause(m.Held()); !errors.Is(cause, lock.ErrNotHeld) {
-		t.Errorf("Held() unheld cause = %v", cause)
+	if cause := context.Cause(m.Context()); !errors.Is(cause, lock.ErrNotHeld) {
+		t.Errorf("Context() unheld cause = %v", cause)
 	}
 	for _, n := range []int{0, -3} {
 		if _, err := lock.NewSemaphore(s, testPath(t), n); !errors.Is(err, lock.ErrLeases) {
@@ -429,7 +475,7 @@ func TestMutexBadInput(t *testing.T) {
 	}
 
 	closed := connect(t, e.Addrs())
-	if err := closed.Close(ctx); err != nil {
+	if err := closed.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := newMutex(t, closed, testPath(t)).Lock(ctx); !errors.Is(err, recipes.ErrClosed) {
@@ -456,19 +502,19 @@ func TestMutexCloseWhileWaiting(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- waiter.Lock(ctx) }()
 	waitFor(t, 10*time.Second, "waiter queued", func() bool { return len(rawChildren(t, a, path)) == 2 })
-	if err := b.Close(ctx); err != nil {
+	if err := b.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; !errors.Is(err, recipes.ErrClosed) {
 		t.Fatalf("Lock = %v, want ErrClosed", err)
 	}
 	waitFor(t, 10*time.Second, "waiter's node gone", func() bool { return len(rawChildren(t, a, path)) == 1 })
-	held := holder.Held()
-	if err := a.Close(ctx); err != nil {
+	held := holder.Context()
+	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if cause := context.Cause(held); !errors.Is(cause, recipes.ErrClosed) || !errors.Is(cause, recipes.ErrSessionLost) {
-		t.Fatalf("Held() cause after Close = %v", cause)
+		t.Fatalf("Context() cause after Close = %v", cause)
 	}
 	if err := holder.Unlock(ctx); err != nil {
 		t.Fatalf("Unlock after Close = %v", err)
@@ -511,8 +557,8 @@ func TestMutexWaiterSurvivesCut(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if b.ID() != sid || waiter.Held().Err() != nil {
-		t.Fatalf("session 0x%x -> 0x%x, held: %v", sid, b.ID(), context.Cause(waiter.Held()))
+	if b.ID() != sid || waiter.Context().Err() != nil {
+		t.Fatalf("session 0x%x -> 0x%x, held: %v", sid, b.ID(), context.Cause(waiter.Context()))
 	}
 	if err := waiter.Unlock(ctx); err != nil {
 		t.Fatal(err)

@@ -45,8 +45,8 @@ func TestSemaphoreLimit(t *testing.T) {
 						break
 					}
 				}
-				if l.Held().Err() != nil {
-					errs <- context.Cause(l.Held())
+				if l.Context().Err() != nil {
+					errs <- context.Cause(l.Context())
 				}
 				// Hold until all leases have been held at once (a
 				// no-op after the first time), so that the limit is
@@ -120,7 +120,7 @@ func TestSemaphoreCancel(t *testing.T) {
 }
 
 // TestRevocation: a holder with WithRevocation is asked to release through
-// Revoke; it sees Revoked() and Held() (ErrRevoked), its fenced writes are
+// Revoke; it sees Revoked() and Context() (ErrRevoked), its fenced writes are
 // rejected, and when it unlocks the waiter gets the lock.
 func TestRevocation(t *testing.T) {
 	e := ensemble(t)
@@ -154,9 +154,9 @@ func TestRevocation(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("holder not told of the revocation")
 	}
-	<-holder.Held().Done()
-	if cause := context.Cause(holder.Held()); !errors.Is(cause, recipes.ErrRevoked) {
-		t.Fatalf("Held() cause = %v", cause)
+	<-holder.Context().Done()
+	if cause := context.Cause(holder.Context()); !errors.Is(cause, recipes.ErrRevoked) {
+		t.Fatalf("Context() cause = %v", cause)
 	}
 	if _, err := holder.FencedMulti(ctx, &zk.SetDataRequest{Path: target, Data: []byte("x"), Version: -1}); !errors.Is(err, recipes.ErrFenced) || !errors.Is(err, zk.ErrBadVersion) {
 		t.Fatalf("fenced write after revocation = %v", err)
@@ -180,7 +180,7 @@ func TestRevocation(t *testing.T) {
 	}
 }
 
-// TestMutexNodeDeleted: deleting the holder's node cancels Held() with
+// TestMutexNodeDeleted: deleting the holder's node cancels Context() with
 // ErrNodeDeleted and lets the next contender in.
 func TestMutexNodeDeleted(t *testing.T) {
 	e := ensemble(t)
@@ -192,7 +192,7 @@ func TestMutexNodeDeleted(t *testing.T) {
 	if err := m.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	held := m.Held() // arms the node watch (or finds the node gone)
+	held := m.Context() // arms the node watch (or finds the node gone)
 	if err := b.Conn().Delete(m.Node(), -1); err != nil {
 		t.Fatal(err)
 	}

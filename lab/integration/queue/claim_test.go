@@ -9,6 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
+	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
 	"github.com/zkrecipes/zkrecipes/queue"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -200,5 +204,96 @@ func TestClaimSessionExpiry(t *testing.T) {
 	}
 	if n, err := dq.Len(ctx); err != nil || n != 0 {
 		t.Errorf("Len at the end = %d, %v", n, err)
+	}
+}
+
+// TestClaimFence: a claim's fence is its claim node (czxid, session,
+// version); the token grows from claim to claim of the same item; a write
+// to the claim node by someone else that leaves it ours is followed (the
+// fence's version moves and fenced writes go on); once the claim node is
+// deleted by someone else, or the claim is acked, fenced writes are
+// rejected with recipes.ErrFenced. A fenced write costs 1 multi. Bad input:
+// a nil ctx is ErrBadArgument, a nil Claim ErrNilQueue; nothing is sent.
+func TestClaimFence(t *testing.T) {
+	e := ensemble(t)
+	s, counter := testutil.CountedSession(t, e.Addrs())
+	admin := connect(t, e.Addrs())
+	ctx := ctxT(t, time.Minute)
+	path := testPath(t)
+	q := newQueue(t, s, path)
+	if _, err := q.Put(ctx, []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	counterPath := path + "-counter"
+	if _, err := admin.Conn().Create(counterPath, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	write := &zk.SetDataRequest{Path: counterPath, Data: []byte("x"), Version: -1}
+
+	c1, err := q.Claim(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f1 := c1.Fence()
+	ok, st, err := admin.Conn().Exists(f1.Path)
+	if err != nil || !ok || st.Czxid != f1.Token || st.EphemeralOwner != f1.SessionID || f1.Path != path+"/taken/"+c1.Item().Name {
+		t.Fatalf("fence %+v, claim node %v %+v %v", f1, ok, st, err)
+	}
+	before := counter.Snapshot()
+	if _, err := c1.FencedMulti(ctx, write); err != nil {
+		t.Fatalf("FencedMulti while claimed: %v", err)
+	}
+	testutil.WantOps(t, "Claim.FencedMulti", counter.Snapshot().Sub(before), map[zkcount.Op]int64{zkcount.OpMulti: 1})
+	// A foreign write to the claim node: still ours, followed.
+	if _, err := admin.Conn().Set(f1.Path, []byte("foreign"), -1); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the claim to follow the write", func() bool { return c1.Fence().Version == f1.Version+1 })
+	if c1.Context().Err() != nil {
+		t.Fatalf("claim ended by a write that left it ours: %v", context.Cause(c1.Context()))
+	}
+	if _, err := c1.FencedMulti(ctx, write); err != nil {
+		t.Fatalf("FencedMulti after the followed write: %v", err)
+	}
+	if err := c1.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c1.FencedMulti(ctx, write); !errors.Is(err, recipes.ErrFenced) {
+		t.Fatalf("FencedMulti after Release = %v, want ErrFenced", err)
+	}
+
+	// The same item claimed again: a larger token.
+	c2, err := q.Claim(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f2 := c2.Fence(); f2.Path != f1.Path || f2.Token <= f1.Token {
+		t.Fatalf("second claim's fence %+v after %+v: want the same node, a larger token", f2, f1)
+	}
+	// Someone else deletes the claim node: fenced writes are rejected.
+	if err := admin.Conn().Delete(c2.Fence().Path, -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c2.FencedMulti(ctx, write); !errors.Is(err, recipes.ErrFenced) {
+		t.Fatalf("FencedMulti after the claim node was deleted = %v, want ErrFenced", err)
+	}
+	waitFor(t, 10*time.Second, "the claim to end", func() bool { return c2.Context().Err() != nil })
+
+	c3, err := q.Claim(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c3.FencedMulti(nil, write); !errors.Is(err, recipes.ErrBadArgument) { //nolint:staticcheck // a nil ctx on purpose
+		t.Fatalf("FencedMulti(nil ctx) = %v, want ErrBadArgument", err)
+	}
+	if err := c3.Ack(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c3.FencedMulti(ctx, write); !errors.Is(err, recipes.ErrFenced) {
+		t.Fatalf("FencedMulti after Ack = %v, want ErrFenced", err)
+	}
+	var nilClaim *queue.Claim
+	if _, err := nilClaim.FencedMulti(ctx, write); !errors.Is(err, queue.ErrNilQueue) || nilClaim.Fence().Valid() {
+		t.Fatalf("nil Claim: FencedMulti %v, fence %+v", err, nilClaim.Fence())
 	}
 }

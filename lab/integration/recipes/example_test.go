@@ -19,7 +19,7 @@ func ExampleConnect() {
 	c, _ := sub.Next(ctx)
 	fmt.Println("first state:", c.State, "session id known:", c.SessionID == s.ID())
 
-	_ = s.Close(ctx)
+	_ = s.Close()
 	c, _ = sub.Next(ctx)
 	fmt.Println("then:", c.State)
 	// Output:
@@ -34,7 +34,7 @@ func ExampleAcquire() {
 		fmt.Println(err)
 		return
 	}
-	defer s.Close(ctx)
+	defer s.Close()
 
 	// Two of three contenders may hold at once.
 	spec := recipes.Spec{Path: "/examples/pool", Role: recipes.RoleLease, Predicate: recipes.Semaphore(2)}

@@ -16,12 +16,12 @@ var shared = testutil.NewShared(testenv.Config{Servers: 1})
 func TestMain(m *testing.M) { testutil.Main(m, shared) }
 
 // ensemble returns the shared ensemble and fails the test if goroutines
-// running go-zookeeper, recipes or lock code outlive it (after every
+// running go-zookeeper or recipe code outlive it (after every
 // session is closed).
 func ensemble(t *testing.T) *testenv.Ensemble {
 	t.Helper()
 	e := shared.Start(t)
-	testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "lock"))
+	testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "lock", "leader", "queue"))
 	return e
 }
 

@@ -3,6 +3,9 @@ package recipes_test
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -70,14 +73,14 @@ func TestSessionStates(t *testing.T) {
 		t.Fatalf("new session 0x%x (old 0x%x, ID() 0x%x)", c.SessionID, id, s.ID())
 	}
 
-	if err := s.Close(ctx); err != nil {
+	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	next(recipes.StateClosed)
 	if _, err := sub.Next(ctx); !errors.Is(err, recipes.ErrClosed) {
 		t.Fatalf("Next after close = %v", err)
 	}
-	if err := s.Close(ctx); err != nil {
+	if err := s.CloseContext(ctx); err != nil {
 		t.Fatalf("second Close = %v", err)
 	}
 }
@@ -101,8 +104,11 @@ func TestSessionBadInput(t *testing.T) {
 	if s.ID() != 0 || s.State() != recipes.StateClosed || s.Conn() != nil {
 		t.Fatal("nil session accessors")
 	}
-	if err := s.Close(ctx); !errors.Is(err, recipes.ErrNilSession) {
+	if err := s.Close(); !errors.Is(err, recipes.ErrNilSession) {
 		t.Fatalf("nil Close = %v", err)
+	}
+	if err := s.CloseContext(ctx); !errors.Is(err, recipes.ErrNilSession) {
+		t.Fatalf("nil CloseContext = %v", err)
 	}
 	if _, err := s.Subscribe().Next(ctx); !errors.Is(err, recipes.ErrNilSession) {
 		t.Fatalf("nil Subscribe().Next = %v", err)
@@ -119,7 +125,7 @@ func TestClosedSession(t *testing.T) {
 	e := ensemble(t)
 	s := connect(t, e.Addrs())
 	ctx := context.Background()
-	if err := s.Close(ctx); err != nil {
+	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := recipes.Acquire(ctx, s, recipes.Spec{Path: testPath(t)}); !errors.Is(err, recipes.ErrClosed) {
@@ -150,5 +156,112 @@ func TestDataTooLarge(t *testing.T) {
 	_, err = recipes.FencedMulti(ctx, s, h.Fence(), &zk.SetDataRequest{Path: "/zookeeper/x", Version: -1})
 	if !errors.Is(err, recipes.ErrInvalidPath) {
 		t.Fatalf("FencedMulti under /zookeeper = %v", err)
+	}
+}
+
+// errDone is a caller's own cause for the close tests.
+var errDone = errors.New("test: done with the session")
+
+// TestSessionCloser: a Session is an io.Closer. Close needs no context,
+// ends the session (its holdings are cancelled with ErrClosed, its
+// ephemeral nodes go), and closing again returns nil. CloseContext with an
+// already-done ctx still closes the session but returns ctx's error (both
+// context.Canceled and the caller's cause match) without waiting.
+func TestSessionCloser(t *testing.T) {
+	e := ensemble(t)
+	admin := connect(t, e.Addrs())
+	path := testPath(t)
+	ctx := context.Background()
+
+	s := connect(t, e.Addrs())
+	h, err := recipes.Acquire(ctx, s, recipes.Spec{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c io.Closer = s
+	if err := c.Close(); err != nil {
+		t.Fatalf("Close = %v", err)
+	}
+	if s.State() != recipes.StateClosed || !errors.Is(context.Cause(h.Context()), recipes.ErrClosed) {
+		t.Fatalf("after Close: state %v, holding cause %v", s.State(), context.Cause(h.Context()))
+	}
+	waitFor(t, 10*time.Second, "the closed session's node to go", func() bool { return len(rawChildren(t, admin, path)) == 0 })
+	if err := c.Close(); err != nil {
+		t.Fatalf("second Close = %v", err)
+	}
+
+	s2 := connect(t, e.Addrs())
+	h2, err := recipes.Acquire(ctx, s2, recipes.Spec{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, cancel := context.WithCancelCause(ctx)
+	cancel(errDone)
+	err = s2.CloseContext(done)
+	if !errors.Is(err, context.Canceled) || !errors.Is(err, errDone) {
+		t.Fatalf("CloseContext(done ctx) = %v, want context.Canceled and the cause", err)
+	}
+	if s2.State() != recipes.StateClosed || !errors.Is(context.Cause(h2.Context()), recipes.ErrClosed) {
+		t.Fatalf("after CloseContext(done ctx): state %v, holding cause %v", s2.State(), context.Cause(h2.Context()))
+	}
+	waitFor(t, 10*time.Second, "the second session's node to go", func() bool { return len(rawChildren(t, admin, path)) == 0 })
+	if err := s2.Close(); err != nil {
+		t.Fatalf("Close after CloseContext = %v", err)
+	}
+}
+
+// stuckConn is a connection whose writes wait until release is closed,
+// once armed: go-zookeeper's close request is never sent and its teardown
+// hangs, as on a network that lets nothing through.
+type stuckConn struct {
+	net.Conn
+	armed   *atomic.Bool
+	release <-chan struct{}
+}
+
+func (c stuckConn) Write(b []byte) (int, error) {
+	if c.armed.Load() {
+		<-c.release
+	}
+	return c.Conn.Write(b)
+}
+
+// TestSessionCloseBounded: Close waits at most the session timeout asked
+// for at Connect: when go-zookeeper's teardown hangs, Close returns an
+// error matching context.DeadlineExceeded about then, with the session
+// already closed; the teardown finishes in the background once it can.
+func TestSessionCloseBounded(t *testing.T) {
+	e := ensemble(t)
+	const timeout = 2 * time.Second
+	var armed atomic.Bool
+	release := make(chan struct{})
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+	}()
+	dial := func(network, addr string, d time.Duration) (net.Conn, error) {
+		c, err := net.DialTimeout(network, addr, d)
+		if err != nil {
+			return nil, err
+		}
+		return stuckConn{Conn: c, armed: &armed, release: release}, nil
+	}
+	s := connect(t, e.Addrs(), recipes.WithSessionTimeout(timeout), recipes.WithDialer(dial))
+	armed.Store(true)
+	start := time.Now()
+	err := s.Close()
+	took := time.Since(start)
+	if !errors.Is(err, context.DeadlineExceeded) || took < timeout || took > timeout+5*time.Second {
+		t.Fatalf("Close = %v after %v, want context.DeadlineExceeded after about %v", err, took, timeout)
+	}
+	if s.State() != recipes.StateClosed {
+		t.Fatalf("state after a bounded Close: %v", s.State())
+	}
+	close(release)
+	released = true
+	if err := s.CloseContext(context.Background()); err != nil {
+		t.Fatalf("CloseContext after the teardown was let go = %v", err)
 	}
 }

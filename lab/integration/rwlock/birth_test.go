@@ -53,7 +53,7 @@ func waitFault(t *testing.T, fault <-chan error) {
 
 // TestLockSuspendedAtBirth: the connection is suspended between the listing
 // that shows the writer first and its holding. Lock must not return success
-// with Held() already done; it waits for the connection, re-verifies the
+// with Context() already done; it waits for the connection, re-verifies the
 // node and returns a live write holding.
 func TestLockSuspendedAtBirth(t *testing.T) {
 	e := ensemble(t)
@@ -75,8 +75,8 @@ func TestLockSuspendedAtBirth(t *testing.T) {
 	if err := recv(t, done, waitLong, "Lock"); err != nil {
 		t.Fatalf("Lock = %v", err)
 	}
-	if err := m.Held().Err(); err != nil {
-		t.Fatalf("Lock returned success with Held() already done: %v", context.Cause(m.Held()))
+	if err := m.Context().Err(); err != nil {
+		t.Fatalf("Lock returned success with Context() already done: %v", context.Cause(m.Context()))
 	}
 	if m.Fence().SessionID != s.ID() {
 		t.Fatalf("write node of session 0x%x, session is 0x%x", m.Fence().SessionID, s.ID())
@@ -88,7 +88,7 @@ func TestLockSuspendedAtBirth(t *testing.T) {
 
 // TestDowngradeSuspendedAtBirth: the connection is suspended while a
 // downgrade creates its read node; the write holding steps down with it.
-// RLock must not return success with RHeld() already done: the read node
+// RLock must not return success with RContext() already done: the read node
 // was never guarded by a live write holding, so RLock fails with the
 // suspension and leaves no read node.
 func TestDowngradeSuspendedAtBirth(t *testing.T) {
@@ -114,7 +114,7 @@ func TestDowngradeSuspendedAtBirth(t *testing.T) {
 	}
 	err = recv(t, done, waitLong, "RLock (downgrade)")
 	if err == nil {
-		t.Fatalf("RLock (downgrade) returned success; RHeld: %v", context.Cause(m.RHeld()))
+		t.Fatalf("RLock (downgrade) returned success; RContext: %v", context.Cause(m.RContext()))
 	}
 	if !errors.Is(err, recipes.ErrSuspended) {
 		t.Fatalf("RLock (downgrade) = %v, want ErrSuspended", err)

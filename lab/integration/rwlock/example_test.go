@@ -15,8 +15,8 @@ func ExampleRWMutex() {
 	ctx := context.Background()
 	a, _ := recipes.Connect(ctx, zkServers())
 	b, _ := recipes.Connect(ctx, zkServers())
-	defer a.Close(ctx)
-	defer b.Close(ctx)
+	defer a.Close()
+	defer b.Close()
 
 	reader1, _ := rwlock.New(a, "/examples/rwlock") // Curator's InterProcessReadWriteLock names
 	reader2, _ := rwlock.New(b, "/examples/rwlock")
@@ -30,7 +30,7 @@ func ExampleRWMutex() {
 	_ = reader1.RUnlock(ctx)
 	_ = reader2.RUnlock(ctx)
 	fmt.Println("writer:", <-done)
-	held := writer.Held() // cancelled the moment the write lock may be lost
+	held := writer.Context() // cancelled the moment the write lock may be lost
 	fmt.Println("write held:", held.Err() == nil)
 	_ = writer.Unlock(ctx)
 	fmt.Println("after Unlock:", context.Cause(held))
@@ -52,7 +52,7 @@ func ExampleRWMutex_downgrade() {
 		fmt.Println(err)
 		return
 	}
-	defer s.Close(ctx)
+	defer s.Close()
 	_, _ = s.Conn().Create("/example-rw-config", nil, 0, zk.WorldACL(zk.PermAll))
 
 	m, err := rwlock.New(s, "/examples/rwlock-downgrade") // checks its arguments, sends nothing
@@ -69,7 +69,7 @@ func ExampleRWMutex_downgrade() {
 	fmt.Println("fenced write:", err)
 	fmt.Println("RLock while writing:", m.RLock(ctx))
 	fmt.Println("Unlock:", m.Unlock(ctx))
-	fmt.Println("still reading:", m.RHeld().Err() == nil)
+	fmt.Println("still reading:", m.RContext().Err() == nil)
 	fmt.Println("upgrade:", m.Lock(ctx))
 	fmt.Println("RUnlock:", m.RUnlock(ctx))
 	// Output:
@@ -86,8 +86,8 @@ func ExampleRevoke() {
 	ctx := context.Background()
 	a, _ := recipes.Connect(ctx, zkServers())
 	b, _ := recipes.Connect(ctx, zkServers())
-	defer a.Close(ctx)
-	defer b.Close(ctx)
+	defer a.Close()
+	defer b.Close()
 
 	reader, _ := rwlock.New(a, "/examples/rwlock-revoke", rwlock.WithRevocation())
 	if err := reader.RLock(ctx); err != nil {

@@ -44,10 +44,10 @@ func TestReadersCoexist(t *testing.T) {
 		rs = append(rs, m)
 	}
 	for i, m := range rs {
-		if err := m.RHeld().Err(); err != nil {
-			t.Fatalf("reader %d: RHeld done: %v", i, context.Cause(m.RHeld()))
+		if err := m.RContext().Err(); err != nil {
+			t.Fatalf("reader %d: RContext done: %v", i, context.Cause(m.RContext()))
 		}
-		if m.Held().Err() == nil || m.Fence().Valid() || !m.RFence().Valid() {
+		if m.Context().Err() == nil || m.Fence().Valid() || !m.RFence().Valid() {
 			t.Errorf("reader %d reports a write holding", i)
 		}
 	}
@@ -209,7 +209,7 @@ func operate(ctx context.Context, s *recipes.Session, m *rwlock.RWMutex, counter
 		}
 		from := time.Now()
 		enterRead()
-		err = work(m.RHeld(), false)
+		err = work(m.RContext(), false)
 		leaveRead()
 		record(interval{owner: owner, from: from, to: time.Now()})
 		return errors.Join(err, m.RUnlock(ctx))
@@ -227,7 +227,7 @@ func operate(ctx context.Context, s *recipes.Session, m *rwlock.RWMutex, counter
 			return err
 		}
 		from := time.Now()
-		err = work(m.Held(), true)
+		err = work(m.Context(), true)
 		record(interval{owner: owner, write: true, from: from, to: time.Now()})
 		return errors.Join(err, m.Unlock(ctx))
 	default: // downgrade: write, read inside it, release write, release read
@@ -239,13 +239,13 @@ func operate(ctx context.Context, s *recipes.Session, m *rwlock.RWMutex, counter
 			return err
 		}
 		rFrom := time.Now()
-		err := work(m.Held(), true)
+		err := work(m.Context(), true)
 		record(interval{owner: owner, write: true, from: wFrom, to: time.Now()})
 		if err := m.Unlock(ctx); err != nil {
 			return err
 		}
 		enterRead()
-		err = errors.Join(err, work(m.RHeld(), false))
+		err = errors.Join(err, work(m.RContext(), false))
 		leaveRead()
 		record(interval{owner: owner, from: rFrom, to: time.Now()})
 		return errors.Join(err, m.RUnlock(ctx))
@@ -326,13 +326,13 @@ func TestDowngrade(t *testing.T) {
 	if err := a.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	writeHeld := a.Held()
+	writeHeld := a.Context()
 	cDone := async(func() error { return c.RLock(ctx) })
 	waitChildren(t, admin, path, 2)
 	if err := a.RLock(ctx); err != nil {
 		t.Fatalf("RLock while writing: %v", err)
 	}
-	if a.Held().Err() != nil || a.RHeld().Err() != nil {
+	if a.Context().Err() != nil || a.RContext().Err() != nil {
 		t.Fatal("downgrade: a holding ended")
 	}
 	if err := a.RLock(ctx); !errors.Is(err, rwlock.ErrAlreadyHeld) {
@@ -344,12 +344,12 @@ func TestDowngrade(t *testing.T) {
 	if !pending(cDone) {
 		t.Fatal("reader got in while we write")
 	}
-	readHeld := a.RHeld()
+	readHeld := a.RContext()
 	if err := a.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if !errors.Is(context.Cause(writeHeld), recipes.ErrReleased) {
-		t.Errorf("write Held cause after Unlock: %v", context.Cause(writeHeld))
+		t.Errorf("write Context cause after Unlock: %v", context.Cause(writeHeld))
 	}
 	if err := recv(t, cDone, waitLong, "queued reader"); err != nil {
 		t.Fatal(err)
@@ -365,7 +365,7 @@ func TestDowngrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !errors.Is(context.Cause(readHeld), recipes.ErrReleased) {
-		t.Errorf("read Held cause after RUnlock: %v", context.Cause(readHeld))
+		t.Errorf("read RContext cause after RUnlock: %v", context.Cause(readHeld))
 	}
 	if !pending(bDone) {
 		t.Fatal("writer got in while c reads")
@@ -405,7 +405,7 @@ func TestDowngradeQueuedWriter(t *testing.T) {
 	if err := a.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if a.Held().Err() == nil || a.Node() != "" {
+	if a.Context().Err() == nil || a.Node() != "" {
 		t.Error("write holding still reported after Unlock")
 	}
 	if err := a.Unlock(ctx); !errors.Is(err, rwlock.ErrNotHeld) {
@@ -422,7 +422,7 @@ func TestDowngradeQueuedWriter(t *testing.T) {
 	if !pending(bDone) || !pending(cDone) {
 		t.Fatal("queued writer or later reader got in while the downgraded reader holds")
 	}
-	readHeld := a.RHeld()
+	readHeld := a.RContext()
 	if readHeld.Err() != nil {
 		t.Fatalf("downgraded read holding ended: %v", context.Cause(readHeld))
 	}
@@ -515,8 +515,8 @@ func TestUpgradeAndMisuse(t *testing.T) {
 	if err := m.RUnlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Held().Err(); err != nil {
-		t.Fatalf("write holding ended by RUnlock: %v", context.Cause(m.Held()))
+	if err := m.Context().Err(); err != nil {
+		t.Fatalf("write holding ended by RUnlock: %v", context.Cause(m.Context()))
 	}
 	waitChildren(t, admin, path, 1)
 	if err := m.Unlock(ctx); err != nil {
@@ -587,7 +587,7 @@ func TestBadInput(t *testing.T) {
 	}
 
 	closed := connect(t, e.Addrs())
-	if err := closed.Close(ctx); err != nil {
+	if err := closed.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := newRW(t, closed, path).RLock(ctx); !errors.Is(err, recipes.ErrClosed) {
@@ -618,11 +618,11 @@ func TestSessionExpiry(t *testing.T) {
 			var fenced func() error
 			if write {
 				err = holder.Lock(ctx)
-				held = holder.Held()
+				held = holder.Context()
 				fenced = func() error { _, err := holder.FencedMulti(ctx); return err }
 			} else {
 				err = holder.RLock(ctx)
-				held = holder.RHeld()
+				held = holder.RContext()
 				fenced = func() error { _, err := holder.RFencedMulti(ctx); return err }
 			}
 			if err != nil {
@@ -693,7 +693,7 @@ func TestSessionExpiry(t *testing.T) {
 }
 
 // TestRevocation: with WithRevocation, Revoke on a reader's node closes
-// RRevoked and cancels RHeld with ErrRevoked; the reader unlocks and the
+// RRevoked and cancels RContext with ErrRevoked; the reader unlocks and the
 // writer that asked gets the lock.
 func TestRevocation(t *testing.T) {
 	e := ensemble(t)
@@ -719,7 +719,7 @@ func TestRevocation(t *testing.T) {
 		<-r.RRevoked()
 		_ = r.RUnlock(context.WithoutCancel(ctx))
 	}()
-	held := r.RHeld()
+	held := r.RContext()
 	if err := rwlock.Revoke(ctx, ws, ps[0].Node); err != nil {
 		t.Fatal(err)
 	}
@@ -727,7 +727,7 @@ func TestRevocation(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !errors.Is(context.Cause(held), recipes.ErrRevoked) {
-		t.Errorf("RHeld cause %v, want ErrRevoked", context.Cause(held))
+		t.Errorf("RContext cause %v, want ErrRevoked", context.Cause(held))
 	}
 	select {
 	case <-w.Revoked():
@@ -831,7 +831,7 @@ func TestDowngradeLosesWriteNode(t *testing.T) {
 	if err := errors.Join(a.RLock(ctx), a.Unlock(ctx)); err != nil {
 		t.Fatal(err)
 	}
-	readHeld := a.RHeld()
+	readHeld := a.RContext()
 	if err := admin.Conn().Delete(writeNode, -1); err != nil {
 		t.Fatalf("delete kept write node: %v", err)
 	}

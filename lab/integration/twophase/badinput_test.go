@@ -118,7 +118,8 @@ func TestBadInput(t *testing.T) {
 	if _, err := prop.Await(ctx); !errors.Is(err, recipes.ErrClosed) {
 		t.Errorf("Await on a closed session: %v", err)
 	}
-	if _, ok := <-p.Transactions(ctx); ok {
-		t.Error("Transactions delivered on a closed session")
+	stream := p.Transactions(ctx)
+	if _, ok := <-stream.C; ok || !errors.Is(stream.Err(), recipes.ErrClosed) {
+		t.Errorf("Transactions on a closed session: delivered, or Err %v", stream.Err())
 	}
 }

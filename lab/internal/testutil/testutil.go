@@ -139,7 +139,7 @@ func CloseSession(tb testing.TB, s *recipes.Session) {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := s.Close(ctx); err != nil {
+	if err := s.CloseContext(ctx); err != nil {
 		tb.Errorf("close session: %v", err)
 	}
 }

@@ -1,7 +1,8 @@
 // Package zkcount counts ZooKeeper requests and watch notifications on the
 // wire. It wraps the net.Conn that go-zookeeper dials (pass Counter.Dialer to
-// zk.WithDialer) and parses the framing of the client protocol without
-// decoding request bodies:
+// zk.WithDialer) and decodes the headers of the client protocol without
+// decoding request bodies. The frames themselves are cut by the library's
+// own splitter (internal/zkframe, the one the recipes Session's tap uses):
 //
 //   - every frame is a 4-byte big-endian length followed by that many bytes;
 //   - the first frame in each direction of a connection is the connect
@@ -18,17 +19,21 @@ package zkcount
 
 import (
 	"encoding/binary"
-	"errors"
+	"fmt"
+
+	"github.com/zkrecipes/zkrecipes/internal/zkframe"
 )
 
-// MaxFrame is the largest frame length the parser accepts. ZooKeeper's own
-// limit (jute.maxbuffer) is 1 MiB by default; anything far beyond it means
-// the stream is not ZooKeeper framing and parsing stops.
-const MaxFrame = 64 << 20
+// MaxFrame is the largest frame length the parser accepts (the splitter's
+// bound). ZooKeeper's own limit (jute.maxbuffer) is 1 MiB by default;
+// anything far beyond it means the stream is not ZooKeeper framing and
+// parsing stops.
+const MaxFrame = zkframe.MaxFrame
 
 // ErrCorrupt is reported once when a stream stops looking like ZooKeeper
-// framing; the parser ignores the rest of that stream.
-var ErrCorrupt = errors.New("zkcount: corrupt frame stream")
+// framing (a length beyond MaxFrame, or a frame too short for its header);
+// the parser ignores the rest of that stream.
+var ErrCorrupt = zkframe.ErrCorrupt
 
 // Xids with a special meaning in the protocol.
 const (
@@ -55,104 +60,63 @@ type Frame struct {
 	Err     int32 // reply error code (server frames only)
 }
 
-// Parser splits one direction of a connection into frames. The zero value is
-// not ready; use NewParser. A Parser is not safe for concurrent use.
+// Parser decodes the headers of one direction of a connection. The zero
+// value is not ready; use NewParser. A Parser is not safe for concurrent
+// use.
 type Parser struct {
-	dir     Direction
-	started bool // the connect frame has been seen
-	corrupt bool
-	hdr     [4]byte
-	nhdr    int // bytes of the length prefix read so far
-	need    int // payload bytes still to consume for the current frame
-	frame   Frame
-	head    []byte // first bytes of the payload (up to headLen)
+	dir   Direction
+	split *zkframe.Splitter
 }
 
-// headLen is the number of payload bytes the parser keeps per frame: the
+// headLen is the number of payload bytes the parser needs per frame: the
 // largest header it decodes (server: xid 4 + zxid 8 + err 4 + event type 4).
 const headLen = 20
 
 // NewParser returns a parser for one direction, expecting the connect frame
 // first.
 func NewParser(dir Direction) *Parser {
-	return &Parser{dir: dir, head: make([]byte, 0, headLen)}
+	return &Parser{dir: dir, split: zkframe.New(headLen)}
 }
 
-// Feed consumes p, which may hold any part of the stream (partial frames
+// Feed consumes b, which may hold any part of the stream (partial frames
 // are kept for the next call), and calls emit for each complete frame. It
-// returns ErrCorrupt the first time the stream stops parsing; after that,
-// Feed ignores its input.
+// returns an error wrapping ErrCorrupt the first time the stream stops
+// parsing; after that, Feed ignores its input.
 func (p *Parser) Feed(b []byte, emit func(Frame)) error {
-	if p.corrupt {
+	return p.split.Feed(b, func(f zkframe.Frame) error {
+		fr, err := p.decode(f)
+		if err != nil {
+			return err
+		}
+		emit(fr)
 		return nil
-	}
-	for len(b) > 0 {
-		if p.nhdr < 4 {
-			n := copy(p.hdr[p.nhdr:], b)
-			p.nhdr += n
-			b = b[n:]
-			if p.nhdr < 4 {
-				return nil
-			}
-			l := binary.BigEndian.Uint32(p.hdr[:])
-			if l > MaxFrame {
-				p.corrupt = true
-				return ErrCorrupt
-			}
-			p.need = int(l)
-			p.head = p.head[:0]
-			if p.need == 0 {
-				if err := p.finish(emit); err != nil {
-					return err
-				}
-				continue
-			}
-		}
-		n := min(p.need, len(b))
-		if keep := min(headLen-len(p.head), n); keep > 0 {
-			p.head = append(p.head, b[:keep]...)
-		}
-		p.need -= n
-		b = b[n:]
-		if p.need == 0 {
-			if err := p.finish(emit); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	})
 }
 
-// finish decodes the kept head of a complete frame and reports it.
-func (p *Parser) finish(emit func(Frame)) error {
-	f := Frame{Len: int(binary.BigEndian.Uint32(p.hdr[:]))}
-	p.nhdr = 0
-	if !p.started {
-		p.started = true
-		f.Connect = true
-		emit(f)
-		return nil
+// decode reads the header of a complete frame.
+func (p *Parser) decode(f zkframe.Frame) (Frame, error) {
+	fr := Frame{Len: f.Len}
+	if f.First {
+		fr.Connect = true
+		return fr, nil
 	}
-	h := p.head
+	h := f.Head
 	switch p.dir {
 	case ClientToServer:
 		if len(h) < 8 {
-			p.corrupt = true
-			return ErrCorrupt
+			return fr, fmt.Errorf("%w: request of %d bytes", ErrCorrupt, f.Len)
 		}
-		f.Xid = int32(binary.BigEndian.Uint32(h[0:4]))
-		f.Op = Op(int32(binary.BigEndian.Uint32(h[4:8])))
+		fr.Xid = int32(binary.BigEndian.Uint32(h[0:4]))
+		fr.Op = Op(int32(binary.BigEndian.Uint32(h[4:8])))
 	default:
 		if len(h) < 16 {
-			p.corrupt = true
-			return ErrCorrupt
+			return fr, fmt.Errorf("%w: reply of %d bytes", ErrCorrupt, f.Len)
 		}
-		f.Xid = int32(binary.BigEndian.Uint32(h[0:4]))
-		f.Err = int32(binary.BigEndian.Uint32(h[12:16]))
-		if f.Xid == XidNotification && len(h) >= 20 {
-			f.Event = int32(binary.BigEndian.Uint32(h[16:20]))
+		fr.Xid = int32(binary.BigEndian.Uint32(h[0:4]))
+		fr.Err = int32(binary.BigEndian.Uint32(h[12:16]))
+		if fr.Xid == XidNotification && len(h) >= 20 {
+			fr.Event = int32(binary.BigEndian.Uint32(h[16:20]))
 		}
 	}
-	emit(f)
-	return nil
+	return fr, nil
 }
