@@ -132,6 +132,19 @@ func (e *Env) Connect(c *Client) (*zk.Conn, error) {
 	return conn, nil
 }
 
+// closeWhenConnected closes conn once it has a session again, waiting at
+// most st for that: go-zookeeper's Close gives its closeSession request a
+// second and drops it when the connection is down (as after a fault that
+// just healed), leaving the session, and its ephemeral nodes, to expire;
+// the runner's check of the nodes left would then find them.
+func closeWhenConnected(conn *zk.Conn, st time.Duration) {
+	deadline := time.Now().Add(st)
+	for conn.State() != zk.StateHasSession && time.Now().Before(deadline) {
+		<-time.After(10 * time.Millisecond)
+	}
+	conn.Close()
+}
+
 type nopLogger struct{}
 
 func (nopLogger) Printf(string, ...any) {}

@@ -106,7 +106,7 @@ func (w *Register) client(ctx context.Context, env *Env, c *Client, counter, mem
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer closeWhenConnected(conn, env.SessionTimeout)
 	member := members + "/" + c.Name
 	for round := 0; ctx.Err() == nil; round++ {
 		if round%every == 0 {
