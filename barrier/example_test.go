@@ -25,15 +25,15 @@ func ExampleBarrier() {
 		log.Fatal(err)
 	}
 	// Coordinator:
-	if err := b.Set(ctx); err != nil {
+	if err := b.Set(ctx); err != nil { // 1 create
 		log.Fatal(err)
 	}
 	// ... prepare the input, then release everyone:
-	if err := b.Remove(ctx); err != nil {
+	if err := b.Remove(ctx); err != nil { // 1 delete; wakes every waiter
 		log.Fatal(err)
 	}
 	// Each worker:
-	if err := b.Wait(ctx); err != nil {
+	if err := b.Wait(ctx); err != nil { // 1 exists, +1 per watch event; returns once the node is gone
 		log.Fatal(err)
 	}
 }
@@ -52,13 +52,21 @@ func ExampleDoubleBarrier() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if err := d.Enter(ctx); err != nil { // returns once 5 have entered
+	if err := d.Enter(ctx); err != nil { // returns once 5 have entered; 1 exists + 1 create + 1 getChildren
 		log.Fatal(err)
 	}
 	// ... compute ...
 	if err := d.Leave(ctx); err != nil { // returns once all 5 have left
 		log.Fatal(err)
 	}
+}
+
+// Bad arguments are reported by New, with sentinel errors,
+// and no Barrier is made.
+func ExampleNew_badInput() {
+	b, err := barrier.New(nil, "/app/start")
+	fmt.Println(b == nil, errors.Is(err, recipes.ErrNilSession))
+	// Output: true true
 }
 
 // Bad arguments are reported by the constructor, with sentinel errors,

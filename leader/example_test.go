@@ -12,7 +12,9 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
-// Campaign, lead while the term lasts, resign (Release).
+// Campaign, lead only while the term lasts, fence the writes that must be
+// rejected from a stale leader, resign (Release). Needs a ZooKeeper server,
+// so it is compiled but not run by go test.
 func ExampleElection_Campaign() {
 	ctx := context.Background()
 	s, err := recipes.Connect(ctx, []string{"127.0.0.1:2181"}, recipes.WithSessionTimeout(4*time.Second))
@@ -25,16 +27,28 @@ func ExampleElection_Campaign() {
 	if err != nil {
 		log.Fatal(err) // a nil session, a bad path, an id too large
 	}
-	term, err := e.Campaign(ctx)
+	term, err := e.Campaign(ctx) // uncontended: 1 create + 1 getChildren + 1 exists (+1 getData in the background)
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer term.Release(ctx)
-	// Lead until the term ends; guard shared writes with the fence so that
-	// ZooKeeper rejects them once leadership is gone.
-	_, err = term.FencedMulti(term.Context(), &zk.SetDataRequest{Path: "/services/billing/state", Data: []byte("v2"), Version: -1})
-	if errors.Is(err, recipes.ErrFenced) {
-		log.Print("no longer leader: ", context.Cause(term.Context()))
+	defer term.Release(ctx) // 1 delete; wakes exactly the participant behind us
+
+	led := term.Context() // done the moment leadership may be lost
+	for round := range 3 {
+		select {
+		case <-led.Done():
+			log.Print("no longer leader: ", context.Cause(led))
+			return
+		case <-time.After(time.Second):
+		}
+		// Guard shared writes with the term's fence: ZooKeeper rejects them
+		// once our node is gone, even if this process has not noticed yet.
+		data := []byte(fmt.Sprintf("round %d by token %d", round, term.Fence().Token))
+		_, err = term.FencedMulti(ctx, &zk.SetDataRequest{Path: "/services/billing/state", Data: data, Version: -1})
+		if errors.Is(err, recipes.ErrFenced) {
+			log.Print("not written: leadership was lost")
+			return
+		}
 	}
 }
 
@@ -59,7 +73,12 @@ func ExampleRun() {
 			case <-ctx.Done():
 				return nil
 			case <-time.After(time.Second):
-				fmt.Println("compacting as", leader.TermOf(ctx).Participant().ID)
+				// The term's fence guards shared writes.
+				term := leader.TermOf(ctx)
+				_, err := term.FencedMulti(ctx, &zk.SetDataRequest{Path: "/jobs/compactor/last", Data: []byte(term.Participant().ID), Version: -1})
+				if err != nil {
+					return err // Run logs it (OnError), backs off and campaigns again
+				}
 			}
 		}
 	})
@@ -98,8 +117,8 @@ func ExampleElection_Observe() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	obs := e.Observe(ctx)
-	defer obs.Stop() // a reader that returns early leaves no goroutine behind
+	obs := e.Observe(ctx) // 1 getChildren + 1 getData per change, watching the head node only
+	defer obs.Stop()      // a reader that returns early leaves no goroutine behind
 	for p := range obs.C {
 		if p.IsZero() {
 			fmt.Println("nobody leads")
@@ -108,6 +127,38 @@ func ExampleElection_Observe() {
 		fmt.Println("leader is", p.ID)
 	}
 	log.Print("observe ended: ", obs.Err()) // ctx's error here, or the session closed
+}
+
+// One look at who leads, without campaigning (Observe follows every change).
+func ExampleElection_Leader() {
+	ctx := context.Background()
+	s, err := recipes.Connect(ctx, []string{"127.0.0.1:2181"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+
+	e, err := leader.New(s, "/services/billing/leader")
+	if err != nil {
+		log.Fatal(err)
+	}
+	p, err := e.Leader(ctx) // 1 getChildren + 1 getData
+	switch {
+	case errors.Is(err, leader.ErrNoLeader):
+		fmt.Println("nobody campaigns")
+	case err != nil:
+		log.Fatal(err)
+	default:
+		fmt.Println("leader is", p.ID, "with token", p.Token)
+	}
+}
+
+// Bad arguments are reported by New, with sentinel errors, and no Election
+// is made.
+func ExampleNew_badInput() {
+	e, err := leader.New(nil, "/services/billing/leader")
+	fmt.Println(e == nil, errors.Is(err, recipes.ErrNilSession))
+	// Output: true true
 }
 
 // Lifecycle events, delivered in order without ever blocking the election.

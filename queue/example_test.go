@@ -7,6 +7,7 @@ import (
 	"log"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/queue"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -27,10 +28,10 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	if _, err := q.Put(ctx, []byte("resize image 42")); err != nil {
+	if _, err := q.Put(ctx, []byte("resize image 42")); err != nil { // 1 create
 		log.Fatal(err)
 	}
-	it, err := q.Take(ctx) // blocks until an item is there
+	it, err := q.Take(ctx) // blocks until an item is there; 1 getData + 1 delete per item
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -53,21 +54,66 @@ func ExampleQueue_Claim() {
 		log.Fatal(err)
 	}
 	for {
-		c, err := q.Claim(ctx)
+		c, err := q.Claim(ctx) // 1 create + 1 exists + 1 getData per item
 		if err != nil {
 			log.Fatal(err)
 		}
-		if err := process(c.Item().Data); err != nil {
-			_ = c.Release(ctx) // someone else will try
+		// c.Context() is done the moment the claim may be lost: stop then.
+		if err := process(c.Context(), c.Item().Data); err != nil {
+			_ = c.Release(ctx) // 1 delete; someone else will try
 			continue
 		}
-		if err := c.Ack(ctx); err != nil {
+		if err := c.Ack(ctx); err != nil { // 1 multi: the item and our claim, all or nothing
 			log.Printf("not acknowledged (claim lost, the item will be delivered again): %v", err)
 		}
 	}
 }
 
-func process([]byte) error { return nil }
+func process(ctx context.Context, _ []byte) error { return ctx.Err() }
+
+// A claim is a recipes.Held: a result written to ZooKeeper with
+// FencedMulti is rejected once the claim is no longer ours, so a consumer
+// that lost its claim (the item goes to another) cannot write over the other
+// consumer's result.
+func ExampleClaim_FencedMulti() {
+	ctx := context.Background()
+	s, err := recipes.Connect(ctx, []string{"127.0.0.1:2181"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+
+	q, err := queue.New(s, "/app/jobs")
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := q.Claim(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	held := c.Context()
+	select {
+	case <-held.Done():
+		log.Print("claim lost: ", context.Cause(held)) // the item will be delivered again
+		return
+	default: // still ours: act
+	}
+	result := &zk.CreateRequest{Path: "/app/results/" + c.Item().Name, Data: []byte("ok"), Acl: zk.WorldACL(zk.PermAll)}
+	_, err = c.FencedMulti(ctx, result) // 1 multi
+	if errors.Is(err, recipes.ErrFenced) {
+		log.Print("not written: the claim was lost") // the item will be delivered again
+		return
+	}
+	if err != nil {
+		log.Print(err)
+		_ = c.Release(ctx) // give the item back
+		return
+	}
+	fmt.Println("claim token", c.Fence().Token)
+	if err := c.Ack(ctx); err != nil {
+		log.Print(err)
+	}
+}
 
 // A priority queue: lower priorities are taken first.
 func ExampleQueue_PutPriority() {

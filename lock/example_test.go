@@ -1,0 +1,163 @@
+package lock_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/lock"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// Lock, act only while the lock is held, fence the writes that must be
+// rejected from a stale holder, unlock. The examples that need a ZooKeeper
+// server are compiled but not run by go test (lab/integration/lock runs its
+// own against a real ensemble).
+func ExampleMutex() {
+	ctx := context.Background()
+	s, err := recipes.Connect(ctx, []string{"127.0.0.1:2181"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+
+	m, err := lock.New(s, "/app/locks/report") // checks its arguments, sends nothing
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := m.Lock(ctx); err != nil { // uncontended: 1 create + 1 getChildren
+		log.Fatal(err)
+	}
+	defer m.Unlock(ctx) // 1 delete; wakes the one waiter behind us
+
+	held := m.Context() // done the moment the lock may be lost
+	for part := range 3 {
+		select {
+		case <-held.Done():
+			log.Print("lock lost: ", context.Cause(held)) // recipes.ErrSuspended, ErrSessionLost, ...
+			return
+		default: // still held: act
+		}
+		fmt.Println("rendering part", part)
+	}
+	// Storage outside ZooKeeper can keep the largest token it has seen.
+	fmt.Println("token", m.Fence().Token)
+	// A write to ZooKeeper guarded by our node's version: rejected once the
+	// holding is gone, even if this process has not noticed yet.
+	_, err = m.FencedMulti(ctx, &zk.SetDataRequest{Path: "/app/report", Data: []byte("v2"), Version: -1})
+	if errors.Is(err, recipes.ErrFenced) {
+		log.Print("not written: the lock was lost")
+	}
+}
+
+// TryLock takes the lock only if nobody holds or waits for it.
+func ExampleMutex_TryLock() {
+	ctx := context.Background()
+	s, err := recipes.Connect(ctx, []string{"127.0.0.1:2181"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+
+	m, err := lock.New(s, "/app/locks/cron")
+	if err != nil {
+		log.Fatal(err)
+	}
+	switch err := m.TryLock(ctx); {
+	case errors.Is(err, lock.ErrLocked):
+		fmt.Println("another instance runs the job") // 1 getChildren, nothing written
+	case err != nil:
+		log.Fatal(err)
+	default:
+		defer m.Unlock(ctx)
+		fmt.Println("running the job")
+	}
+}
+
+// At most n holders at once, in Curator's InterProcessSemaphoreV2 layout.
+func ExampleSemaphore() {
+	ctx := context.Background()
+	s, err := recipes.Connect(ctx, []string{"127.0.0.1:2181"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+
+	sem, err := lock.NewSemaphore(s, "/app/pools/db", 3)
+	if err != nil {
+		log.Fatal(err)
+	}
+	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	l, err := sem.Acquire(wait) // a free lease: 5 requests
+	if err != nil {
+		log.Fatal(err) // ctx's error if no lease came in time
+	}
+	defer l.Release(ctx) // 1 delete; wakes the one acquirer waiting
+
+	if err := query(l.Context()); err != nil { // stops the moment the lease may be lost
+		log.Print(err)
+	}
+	_, err = l.FencedMulti(ctx, &zk.SetDataRequest{Path: "/app/pools/db-stats", Data: []byte("1 query"), Version: -1})
+	if errors.Is(err, recipes.ErrFenced) {
+		log.Print("not written: the lease was lost")
+	}
+}
+
+func query(ctx context.Context) error { return ctx.Err() }
+
+// Revocation (Curator's protocol): another process asks the holder to
+// release; a holder made WithRevocation sees Revoked closed and its Context
+// cancelled with recipes.ErrRevoked.
+func ExampleRevoke() {
+	ctx := context.Background()
+	s, err := recipes.Connect(ctx, []string{"127.0.0.1:2181"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+
+	// The holder: +1 getData per acquisition to watch for the request.
+	holder, err := lock.New(s, "/app/locks/report", lock.WithRevocation())
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := holder.Lock(ctx); err != nil {
+		log.Fatal(err)
+	}
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		<-holder.Revoked() // asked to release: finish up, then let go
+		_ = holder.Unlock(ctx)
+	}()
+
+	// Anyone else (another process, in practice): list, then revoke the first.
+	other, err := lock.New(s, "/app/locks/report")
+	if err != nil {
+		log.Fatal(err)
+	}
+	ps, err := other.Participants(ctx) // the holder first
+	if err != nil || len(ps) == 0 {
+		log.Fatal("nobody holds: ", err)
+	}
+	if err := lock.Revoke(ctx, s, ps[0].Node); err != nil { // 1 setData
+		log.Fatal(err)
+	}
+	<-released
+}
+
+// Bad arguments are reported by the constructors, with sentinel errors, and
+// no value is made.
+func ExampleNew_badInput() {
+	m, err := lock.New(nil, "/app/locks/report")
+	fmt.Println(m == nil, errors.Is(err, recipes.ErrNilSession))
+	sem, err := lock.NewSemaphore(nil, "/app/pools/db", 3)
+	fmt.Println(sem == nil, errors.Is(err, recipes.ErrNilSession))
+	// Output:
+	// true true
+	// true true
+}
