@@ -370,19 +370,50 @@ func injectOverlap(ctx context.Context, env *Env, w Window, t *Target) (healFunc
 }
 
 func injectFreeze(ctx context.Context, env *Env, w Window, t *Target) (healFunc, error) {
-	c := aimClient(ctx, env, w, t.Aim, t)
-	if c == nil {
-		return nil, errors.New("no clients")
+	deadline := time.Now().Add(env.SessionTimeout)
+	for {
+		c := aimClient(ctx, env, w, t.Aim, t)
+		if c == nil {
+			return nil, errors.New("no clients")
+		}
+		pid := c.PID()
+		if pid == 0 {
+			return nil, fmt.Errorf("%w: client %s runs in-process", ErrUnsupported, c.Name)
+		}
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			return nil, err
+		}
+		if stillAimed(ctx, env, c, t) || time.Now().After(deadline) || ctx.Err() != nil {
+			t.Servers = serversOf(ctx, env.Ensemble, c)
+			return func(context.Context) error { return syscall.Kill(pid, syscall.SIGCONT) }, nil
+		}
+		// It released (or took) its holding between the aim and the
+		// stop: thaw it and aim again.
+		if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+			return nil, err
+		}
 	}
-	t.Servers = serversOf(ctx, env.Ensemble, c)
-	pid := c.PID()
-	if pid == 0 {
-		return nil, fmt.Errorf("%w: client %s runs in-process", ErrUnsupported, c.Name)
+}
+
+// stillAimed reports whether the client stopped for a fault aimed at a
+// holder (or a waiter) still was one when it stopped: a worker's events
+// reach the recorder through a pipe a little after it wrote them, so it
+// lets them arrive (50 ms) before it looks. It corrects t's client role to
+// what the client was.
+func stillAimed(ctx context.Context, env *Env, c *Client, t *Target) bool {
+	if t.Aim != RoleHolder && t.Aim != RoleWaiter {
+		return true
 	}
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		return nil, err
+	select {
+	case <-ctx.Done():
+	case <-time.After(50 * time.Millisecond):
 	}
-	return func(context.Context) error { return syscall.Kill(pid, syscall.SIGCONT) }, nil
+	holding, _ := env.Rec.holdingNow([]string{c.Name})
+	t.ClientRole = RoleWaiter
+	if holding[c.Name] {
+		t.ClientRole = RoleHolder
+	}
+	return t.ClientRole == t.Aim
 }
 
 // injectKillClient SIGKILLs the aimed client's process (the workload
