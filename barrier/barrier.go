@@ -7,6 +7,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes/internal/zkcall"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -66,7 +68,7 @@ func (b *Barrier) Set(ctx context.Context) error {
 	if err := b.check(ctx); err != nil {
 		return err
 	}
-	parent, _ := recipes.SplitPath(b.path)
+	parent, _ := zkpath.Split(b.path)
 	for {
 		if _, err := waitUsable(ctx, b.s); err != nil {
 			return fmt.Errorf("barrier %s: %w", b.path, err)
@@ -77,11 +79,11 @@ func (b *Barrier) Set(ctx context.Context) error {
 			// ErrNodeExists also covers a retried create that was applied.
 			return nil
 		case errors.Is(err, zk.ErrNoNode):
-			if err := b.s.EnsureParents(parent); err != nil && !recipes.IsConnErr(err) {
+			if err := zkcall.EnsureParents(b.s, parent); err != nil && !zkcall.IsConnErr(err) {
 				return fmt.Errorf("barrier: create parents of %s: %w", b.path, err)
 			}
-		case recipes.IsConnErr(err):
-			if err := b.s.RetryPause(ctx); err != nil {
+		case zkcall.IsConnErr(err):
+			if err := zkcall.Pause(ctx, b.s); err != nil {
 				return fmt.Errorf("barrier %s: %w", b.path, err)
 			}
 		default:
@@ -107,8 +109,8 @@ func (b *Barrier) Remove(ctx context.Context) error {
 			return nil
 		case errors.Is(err, zk.ErrNotEmpty):
 			return fmt.Errorf("barrier: remove %s: %w", b.path, err)
-		case recipes.IsConnErr(err):
-			if err := b.s.RetryPause(ctx); err != nil {
+		case zkcall.IsConnErr(err):
+			if err := zkcall.Pause(ctx, b.s); err != nil {
 				return fmt.Errorf("barrier %s: %w", b.path, err)
 			}
 		default:
@@ -140,8 +142,8 @@ func (b *Barrier) Wait(ctx context.Context) error {
 			case <-ctx.Done():
 				return fmt.Errorf("barrier %s: %w", b.path, recipes.ContextError(ctx))
 			}
-		case recipes.IsConnErr(err):
-			if err := b.s.RetryPause(ctx); err != nil {
+		case zkcall.IsConnErr(err):
+			if err := zkcall.Pause(ctx, b.s); err != nil {
 				return fmt.Errorf("barrier %s: %w", b.path, err)
 			}
 		default:
@@ -157,5 +159,5 @@ func waitUsable(ctx context.Context, s *recipes.Session) (int64, error) {
 	if err := recipes.ContextError(ctx); err != nil {
 		return 0, err
 	}
-	return s.WaitUsable(ctx)
+	return zkcall.WaitUsable(ctx, s)
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes/internal/zkcall"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -88,11 +90,11 @@ func NewDouble(s *recipes.Session, path string, n int, opts ...Option) (*DoubleB
 	if err := recipes.CheckRequest(s.MaxData(), &zk.CreateRequest{
 		// The largest request a member sends: its member node's create
 		// (a GUID of at most 36 characters).
-		Path: recipes.JoinPath(path, "00000000-0000-0000-0000-000000000000"), Acl: s.ACL(), Flags: zk.FlagEphemeral,
+		Path: zkpath.Join(path, "00000000-0000-0000-0000-000000000000"), Acl: s.ACL(), Flags: zk.FlagEphemeral,
 	}); err != nil {
 		return nil, fmt.Errorf("barrier: enter: %w", err)
 	}
-	return &DoubleBarrier{s: s, path: path, n: n, cfg: cfg, ready: recipes.JoinPath(path, ReadyNode)}, nil
+	return &DoubleBarrier{s: s, path: path, n: n, cfg: cfg, ready: zkpath.Join(path, ReadyNode)}, nil
 }
 
 // Path returns the barrier's path.
@@ -167,10 +169,10 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 		if err == nil {
 			break
 		}
-		if !recipes.IsConnErr(err) {
+		if !zkcall.IsConnErr(err) {
 			return fmt.Errorf("barrier: enter %s: %w", d.path, err)
 		}
-		if err := d.s.RetryPause(ctx); err != nil {
+		if err := zkcall.Pause(ctx, d.s); err != nil {
 			return fmt.Errorf("barrier %s: enter: %w", d.path, err)
 		}
 	}
@@ -183,7 +185,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	d.mu.Unlock()
 	fail := func(err error) error {
 		if d.s.ID() == sid {
-			d.s.DeleteGuaranteed(recipes.JoinPath(d.path, name), sid)
+			zkcall.DeleteGuaranteed(d.s, zkpath.Join(d.path, name), sid)
 		}
 		return err
 	}
@@ -197,8 +199,8 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 		}
 		children, _, err := conn.Children(d.path)
 		switch {
-		case recipes.IsConnErr(err):
-			if err := d.s.RetryPause(ctx); err != nil {
+		case zkcall.IsConnErr(err):
+			if err := zkcall.Pause(ctx, d.s); err != nil {
 				return fail(fmt.Errorf("barrier %s: enter: %w", d.path, err))
 			}
 			continue
@@ -235,9 +237,9 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 				return fail(err)
 			}
 			ready, _, readyCh, err = conn.ExistsW(d.ready)
-			if recipes.IsConnErr(err) {
+			if zkcall.IsConnErr(err) {
 				readyCh = closedCh
-				if err := d.s.RetryPause(ctx); err != nil {
+				if err := zkcall.Pause(ctx, d.s); err != nil {
 					return fail(fmt.Errorf("barrier %s: enter: %w", d.path, err))
 				}
 				continue
@@ -281,7 +283,7 @@ func (d *DoubleBarrier) alive(ctx context.Context, sid int64) error {
 // ambiguous).
 func (d *DoubleBarrier) createMember(ctx context.Context) (string, int64, error) {
 	name := d.cfg.dialect.NewGUID()
-	p := recipes.JoinPath(d.path, name)
+	p := zkpath.Join(d.path, name)
 	conn := d.s.Conn()
 	for {
 		sid, err := waitUsable(ctx, d.s)
@@ -296,28 +298,28 @@ func (d *DoubleBarrier) createMember(ctx context.Context) (string, int64, error)
 			}
 			// The session changed under us: check the owner below.
 		case errors.Is(err, zk.ErrNoNode):
-			if err := d.s.EnsureParents(d.path); err != nil && !recipes.IsConnErr(err) {
+			if err := zkcall.EnsureParents(d.s, d.path); err != nil && !zkcall.IsConnErr(err) {
 				return "", 0, fmt.Errorf("barrier: create %s: %w", d.path, err)
 			}
 			continue
-		case errors.Is(err, zk.ErrNodeExists), recipes.IsConnErr(err):
+		case errors.Is(err, zk.ErrNodeExists), zkcall.IsConnErr(err):
 			// A create of ours applied earlier; see whose it is.
 		default:
 			return "", 0, fmt.Errorf("barrier: enter %s: %w", d.path, err)
 		}
 		if err := recipes.ContextError(ctx); err != nil {
-			d.s.DeleteGuaranteed(p, 0)
+			zkcall.DeleteGuaranteed(d.s, p, 0)
 			return "", 0, fmt.Errorf("barrier %s: enter: %w", d.path, err)
 		}
 		if sid, err = waitUsable(ctx, d.s); err != nil {
-			d.s.DeleteGuaranteed(p, 0)
+			zkcall.DeleteGuaranteed(d.s, p, 0)
 			return "", 0, fmt.Errorf("barrier %s: enter: %w", d.path, err)
 		}
 		ok, st, err := conn.Exists(p)
 		switch {
 		case err != nil:
-			if err := d.s.RetryPause(ctx); err != nil {
-				d.s.DeleteGuaranteed(p, 0)
+			if err := zkcall.Pause(ctx, d.s); err != nil {
+				zkcall.DeleteGuaranteed(d.s, p, 0)
 				return "", 0, fmt.Errorf("barrier %s: enter: %w", d.path, err)
 			}
 		case ok && st.EphemeralOwner == sid:
@@ -340,8 +342,8 @@ func (d *DoubleBarrier) createReady(ctx context.Context) error {
 		switch {
 		case err == nil, errors.Is(err, zk.ErrNodeExists):
 			return nil
-		case recipes.IsConnErr(err):
-			if err := d.s.RetryPause(ctx); err != nil {
+		case zkcall.IsConnErr(err):
+			if err := zkcall.Pause(ctx, d.s); err != nil {
 				return fmt.Errorf("barrier %s: enter: %w", d.path, err)
 			}
 		default:
@@ -426,8 +428,8 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			children = nil
-		case recipes.IsConnErr(err):
-			if err := d.s.RetryPause(ctx); err != nil {
+		case zkcall.IsConnErr(err):
+			if err := zkcall.Pause(ctx, d.s); err != nil {
 				return fmt.Errorf("barrier %s: leave: %w", d.path, err)
 			}
 			continue
@@ -456,12 +458,12 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 		} else {
 			watch = members[0]
 		}
-		exists, _, ch, err := conn.ExistsW(recipes.JoinPath(d.path, watch))
+		exists, _, ch, err := conn.ExistsW(zkpath.Join(d.path, watch))
 		if err != nil {
-			if !recipes.IsConnErr(err) {
+			if !zkcall.IsConnErr(err) {
 				return fmt.Errorf("barrier: leave %s: %w", d.path, err)
 			}
-			if err := d.s.RetryPause(ctx); err != nil {
+			if err := zkcall.Pause(ctx, d.s); err != nil {
 				return fmt.Errorf("barrier %s: leave: %w", d.path, err)
 			}
 			continue
@@ -484,15 +486,15 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	// done by now does not stop this delete while connected: a "ready" left
 	// behind would let the next round's members pass Enter alone.
 	for {
-		if _, err := d.s.WaitUsable(ctx); err != nil {
+		if _, err := zkcall.WaitUsable(ctx, d.s); err != nil {
 			return fmt.Errorf("barrier %s: leave: %w", d.path, err)
 		}
 		err := conn.Delete(d.ready, -1)
 		switch {
 		case err == nil, errors.Is(err, zk.ErrNoNode):
 			return nil
-		case recipes.IsConnErr(err):
-			if err := d.s.RetryPause(ctx); err != nil {
+		case zkcall.IsConnErr(err):
+			if err := zkcall.Pause(ctx, d.s); err != nil {
 				return fmt.Errorf("barrier %s: leave: %w", d.path, err)
 			}
 		default:
@@ -504,13 +506,13 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 // deleteOurs deletes our member node; an ambiguous delete is finished in the
 // background (guaranteed delete) and treated as done. Cost: 1 delete.
 func (d *DoubleBarrier) deleteOurs(ctx context.Context, name string, sid int64) error {
-	p := recipes.JoinPath(d.path, name)
+	p := zkpath.Join(d.path, name)
 	err := d.s.Conn().Delete(p, -1)
 	switch {
 	case err == nil, errors.Is(err, zk.ErrNoNode):
 		return nil
-	case recipes.IsConnErr(err):
-		d.s.DeleteGuaranteed(p, sid)
+	case zkcall.IsConnErr(err):
+		zkcall.DeleteGuaranteed(d.s, p, sid)
 		return nil
 	}
 	return fmt.Errorf("barrier: leave %s: %w", d.path, err)

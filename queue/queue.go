@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes/internal/zkcall"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -90,7 +92,7 @@ func New(s *recipes.Session, path string, opts ...Option) (*Queue, error) {
 		return nil, fmt.Errorf("queue: %w", err)
 	}
 	if cfg.claimPath == "" {
-		cfg.claimPath = recipes.JoinPath(path, "taken")
+		cfg.claimPath = zkpath.Join(path, "taken")
 	}
 	if err := recipes.ValidateWritePath(cfg.claimPath); err != nil {
 		return nil, fmt.Errorf("queue: claim path: %w", err)
@@ -98,7 +100,7 @@ func New(s *recipes.Session, path string, opts ...Option) (*Queue, error) {
 	if cfg.claimPath == path {
 		return nil, fmt.Errorf("queue: %w: claim path %s is the queue's path", recipes.ErrBadArgument, path)
 	}
-	if err := recipes.CheckData(cfg.data, s.MaxData()); err != nil {
+	if err := zkcall.CheckData(cfg.data, s.MaxData()); err != nil {
 		return nil, fmt.Errorf("queue: claim data: %w", err)
 	}
 	return &Queue{s: s, path: path, cfg: cfg, listing: make(chan struct{}, 1)}, nil
@@ -147,7 +149,7 @@ func (q *Queue) put(ctx context.Context, data []byte, priority int, explicit boo
 	if err != nil {
 		return "", err
 	}
-	_, name := recipes.SplitPath(resp[0].String)
+	_, name := zkpath.Split(resp[0].String)
 	return name, nil
 }
 
@@ -155,7 +157,7 @@ func (q *Queue) checkPut(data []byte, priority int) error {
 	if priority < MinPriority || priority > MaxPriority {
 		return fmt.Errorf("%w: %d (want %d..%d)", ErrPriority, priority, MinPriority, MaxPriority)
 	}
-	if err := recipes.CheckData(data, q.MaxData()); err != nil {
+	if err := zkcall.CheckData(data, q.MaxData()); err != nil {
 		return fmt.Errorf("queue %s: %w", q.path, err)
 	}
 	return nil
@@ -193,7 +195,7 @@ func (q *Queue) createReq(data []byte, priority int, explicit bool) *zk.CreateRe
 		explicit = true // a priority queue always writes the priority
 	}
 	return &zk.CreateRequest{
-		Path:  recipes.JoinPath(q.path, itemPrefix(q.cfg.dialect, priority, explicit)),
+		Path:  zkpath.Join(q.path, itemPrefix(q.cfg.dialect, priority, explicit)),
 		Data:  data,
 		Acl:   q.s.ACL(),
 		Flags: zk.FlagSequence,
@@ -229,7 +231,7 @@ func (q *Queue) PutAll(ctx context.Context, items [][]byte) ([]string, error) {
 	}
 	names := make([]string, len(resp))
 	for i, r := range resp {
-		_, names[i] = recipes.SplitPath(r.String)
+		_, names[i] = zkpath.Split(r.String)
 	}
 	return names, nil
 }
@@ -257,16 +259,16 @@ func (q *Queue) multi(ctx context.Context, ops []any) ([]zk.MultiResponse, error
 			if err := ctx.Err(); err != nil {
 				return nil, fmt.Errorf("queue %s: %w", q.path, recipes.ContextError(ctx))
 			}
-			if err := q.s.EnsureParents(q.path); err != nil && !recipes.IsConnErr(err) {
+			if err := zkcall.EnsureParents(q.s, q.path); err != nil && !zkcall.IsConnErr(err) {
 				return nil, fmt.Errorf("queue: create %s: %w", q.path, err)
 			}
 		case errors.Is(err, zk.ErrSessionExpired), errors.Is(err, zk.ErrNoServer):
 			// Never reached the server (or was flushed with its session
 			// before being applied): safe to send again.
-			if err := q.s.RetryPause(ctx); err != nil {
+			if err := zkcall.Pause(ctx, q.s); err != nil {
 				return nil, fmt.Errorf("queue %s: %w", q.path, err)
 			}
-		case recipes.IsConnErr(err):
+		case zkcall.IsConnErr(err):
 			return nil, fmt.Errorf("%w: put to %s: %w", ErrUncertain, q.path, err)
 		default:
 			return nil, fmt.Errorf("queue: put to %s: %w", q.path, err)
@@ -315,7 +317,7 @@ func (q *Queue) take(ctx context.Context, block bool) (Item, error) {
 // remove reads and deletes one item; ok is false when another consumer got
 // it first.
 func (q *Queue) remove(ctx context.Context, e entry) (Item, bool, error) {
-	p := recipes.JoinPath(q.path, e.name)
+	p := zkpath.Join(q.path, e.name)
 	conn := q.s.Conn()
 	for {
 		if err := q.check(ctx); err != nil {
@@ -326,8 +328,8 @@ func (q *Queue) remove(ctx context.Context, e entry) (Item, bool, error) {
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			return Item{}, false, nil
-		case recipes.IsConnErr(err):
-			if err := q.s.RetryPause(ctx); err != nil {
+		case zkcall.IsConnErr(err):
+			if err := zkcall.Pause(ctx, q.s); err != nil {
 				q.unread(e)
 				return Item{}, false, fmt.Errorf("queue %s: %w", q.path, err)
 			}
@@ -346,7 +348,7 @@ func (q *Queue) remove(ctx context.Context, e entry) (Item, bool, error) {
 			continue // rewritten by someone: read again
 		case errors.Is(err, zk.ErrSessionExpired), errors.Is(err, zk.ErrNoServer):
 			continue // not applied
-		case recipes.IsConnErr(err):
+		case zkcall.IsConnErr(err):
 			return q.resolveDelete(ctx, p, it, err)
 		default:
 			return Item{}, false, fmt.Errorf("queue: delete %s: %w", p, err)
@@ -364,8 +366,8 @@ func (q *Queue) resolveDelete(ctx context.Context, p string, it Item, cause erro
 			return it, true, fmt.Errorf("%w: take %s: %w (then %w)", ErrUncertain, p, cause, err)
 		}
 		ok, st, err := conn.Exists(p)
-		if recipes.IsConnErr(err) {
-			if err := q.s.RetryPause(ctx); err != nil {
+		if zkcall.IsConnErr(err) {
+			if err := zkcall.Pause(ctx, q.s); err != nil {
 				return it, true, fmt.Errorf("%w: take %s: %w (then %w)", ErrUncertain, p, cause, err)
 			}
 			continue
@@ -379,7 +381,7 @@ func (q *Queue) resolveDelete(ctx context.Context, p string, it Item, cause erro
 			return it, true, nil
 		case errors.Is(err, zk.ErrNoNode):
 			return Item{}, false, nil
-		case recipes.IsConnErr(err):
+		case zkcall.IsConnErr(err):
 			continue
 		default:
 			return Item{}, false, fmt.Errorf("queue: delete %s: %w", p, err)
@@ -510,12 +512,12 @@ func (q *Queue) list(ctx context.Context, armItems, armClaims, claims bool) (lis
 			if err := ctx.Err(); err != nil {
 				return listing{}, fmt.Errorf("queue %s: %w", q.path, recipes.ContextError(ctx))
 			}
-			if err := q.s.EnsureParents(q.path); err != nil && !recipes.IsConnErr(err) {
+			if err := zkcall.EnsureParents(q.s, q.path); err != nil && !zkcall.IsConnErr(err) {
 				return listing{}, fmt.Errorf("queue: create %s: %w", q.path, err)
 			}
 			continue
-		case recipes.IsConnErr(err):
-			if err := q.s.RetryPause(ctx); err != nil {
+		case zkcall.IsConnErr(err):
+			if err := zkcall.Pause(ctx, q.s); err != nil {
 				return listing{}, fmt.Errorf("queue %s: %w", q.path, err)
 			}
 			continue
@@ -553,8 +555,8 @@ func (q *Queue) listClaims(ctx context.Context, arm bool) (map[string]bool, <-ch
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			return nil, nil, nil
-		case recipes.IsConnErr(err):
-			if err := q.s.RetryPause(ctx); err != nil {
+		case zkcall.IsConnErr(err):
+			if err := zkcall.Pause(ctx, q.s); err != nil {
 				return nil, nil, fmt.Errorf("queue %s: %w", q.path, err)
 			}
 			if err := q.check(ctx); err != nil {
@@ -588,8 +590,8 @@ func (q *Queue) Peek(ctx context.Context) (Item, error) {
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			names = nil
-		case recipes.IsConnErr(err):
-			if err := q.s.RetryPause(ctx); err != nil {
+		case zkcall.IsConnErr(err):
+			if err := zkcall.Pause(ctx, q.s); err != nil {
 				return Item{}, fmt.Errorf("queue %s: %w", q.path, err)
 			}
 			continue
@@ -601,11 +603,11 @@ func (q *Queue) Peek(ctx context.Context) (Item, error) {
 			return Item{}, fmt.Errorf("%w: %s", ErrEmpty, q.path)
 		}
 		for _, e := range entries {
-			data, _, err := conn.Get(recipes.JoinPath(q.path, e.name))
+			data, _, err := conn.Get(zkpath.Join(q.path, e.name))
 			if errors.Is(err, zk.ErrNoNode) {
 				continue
 			}
-			if err != nil && !recipes.IsConnErr(err) {
+			if err != nil && !zkcall.IsConnErr(err) {
 				return Item{}, fmt.Errorf("queue: get %s: %w", e.name, err)
 			}
 			if err != nil {
@@ -627,8 +629,8 @@ func (q *Queue) Len(ctx context.Context) (int, error) {
 		switch {
 		case errors.Is(err, zk.ErrNoNode):
 			return 0, nil
-		case recipes.IsConnErr(err):
-			if err := q.s.RetryPause(ctx); err != nil {
+		case zkcall.IsConnErr(err):
+			if err := zkcall.Pause(ctx, q.s); err != nil {
 				return 0, fmt.Errorf("queue %s: %w", q.path, err)
 			}
 			if err := q.check(ctx); err != nil {
