@@ -160,21 +160,15 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	// and our listing, it still wakes us.
 	var ready bool
 	var readyCh <-chan zk.Event
-	for {
-		if _, err := waitUsable(ctx, d.s); err != nil {
-			return fmt.Errorf("barrier %s: enter: %w", d.path, err)
-		}
-		var err error
+	err := zkcall.Exec(ctx, d.s, func(conn *zk.Conn, _ int64) (err error) {
 		ready, _, readyCh, err = conn.ExistsW(d.ready)
-		if err == nil {
-			break
-		}
-		if !zkcall.IsConnErr(err) {
-			return fmt.Errorf("barrier: enter %s: %w", d.path, err)
-		}
-		if err := zkcall.Pause(ctx, d.s); err != nil {
-			return fmt.Errorf("barrier %s: enter: %w", d.path, err)
-		}
+		return err
+	})
+	switch {
+	case zkcall.Stopped(err):
+		return fmt.Errorf("barrier %s: enter: %w", d.path, err)
+	case err != nil:
+		return fmt.Errorf("barrier: enter %s: %w", d.path, err)
 	}
 	name, sid, err := d.createMember(ctx)
 	if err != nil {
@@ -267,7 +261,7 @@ var closedCh = func() <-chan zk.Event {
 // alive fails with ErrMemberLost once the session that owns our node is
 // gone, and with ctx's error.
 func (d *DoubleBarrier) alive(ctx context.Context, sid int64) error {
-	id, err := waitUsable(ctx, d.s)
+	id, err := zkcall.Usable(ctx, d.s)
 	if err != nil {
 		return fmt.Errorf("barrier %s: %w", d.path, err)
 	}
@@ -286,7 +280,7 @@ func (d *DoubleBarrier) createMember(ctx context.Context) (string, int64, error)
 	p := zkpath.Join(d.path, name)
 	conn := d.s.Conn()
 	for {
-		sid, err := waitUsable(ctx, d.s)
+		sid, err := zkcall.Usable(ctx, d.s)
 		if err != nil {
 			return "", 0, fmt.Errorf("barrier %s: enter: %w", d.path, err)
 		}
@@ -311,7 +305,7 @@ func (d *DoubleBarrier) createMember(ctx context.Context) (string, int64, error)
 			zkcall.DeleteGuaranteed(d.s, p, 0)
 			return "", 0, fmt.Errorf("barrier %s: enter: %w", d.path, err)
 		}
-		if sid, err = waitUsable(ctx, d.s); err != nil {
+		if sid, err = zkcall.Usable(ctx, d.s); err != nil {
 			zkcall.DeleteGuaranteed(d.s, p, 0)
 			return "", 0, fmt.Errorf("barrier %s: enter: %w", d.path, err)
 		}
@@ -334,22 +328,17 @@ func (d *DoubleBarrier) createMember(ctx context.Context) (string, int64, error)
 // createReady creates the persistent "ready" node (no error if it exists).
 // Cost: 1 create.
 func (d *DoubleBarrier) createReady(ctx context.Context) error {
-	for {
-		if _, err := waitUsable(ctx, d.s); err != nil {
-			return fmt.Errorf("barrier %s: enter: %w", d.path, err)
-		}
-		_, err := d.s.Conn().Create(d.ready, nil, 0, d.s.ACL())
-		switch {
-		case err == nil, errors.Is(err, zk.ErrNodeExists):
-			return nil
-		case zkcall.IsConnErr(err):
-			if err := zkcall.Pause(ctx, d.s); err != nil {
-				return fmt.Errorf("barrier %s: enter: %w", d.path, err)
-			}
-		default:
-			return fmt.Errorf("barrier: create %s: %w", d.ready, err)
-		}
+	err := zkcall.Exec(ctx, d.s, func(conn *zk.Conn, _ int64) error {
+		_, err := conn.Create(d.ready, nil, 0, d.s.ACL())
+		return err
+	})
+	switch {
+	case err == nil, errors.Is(err, zk.ErrNodeExists):
+		return nil
+	case zkcall.Stopped(err):
+		return fmt.Errorf("barrier %s: enter: %w", d.path, err)
 	}
+	return fmt.Errorf("barrier: create %s: %w", d.ready, err)
 }
 
 // memberNames returns the children that are members in dialect d (named
@@ -416,7 +405,7 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	conn := d.s.Conn()
 	ours := true // our node should exist
 	for {
-		id, err := waitUsable(ctx, d.s)
+		id, err := zkcall.Usable(ctx, d.s)
 		if err != nil {
 			return fmt.Errorf("barrier %s: leave: %w", d.path, err)
 		}
@@ -484,7 +473,8 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	}
 	// Everyone has left: delete "ready" (Curator and kazoo do too). A ctx
 	// done by now does not stop this delete while connected: a "ready" left
-	// behind would let the next round's members pass Enter alone.
+	// behind would let the next round's members pass Enter alone. So this
+	// loop is not zkcall.Do, which sends nothing once ctx is done.
 	for {
 		if _, err := zkcall.WaitUsable(ctx, d.s); err != nil {
 			return fmt.Errorf("barrier %s: leave: %w", d.path, err)

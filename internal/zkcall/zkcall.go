@@ -9,6 +9,7 @@ package zkcall
 
 import (
 	"context"
+	"errors"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/corelink"
@@ -23,7 +24,8 @@ import (
 // when ctx is done (an error wrapping recipes.ContextError(ctx), so
 // errors.Is context.Canceled or context.DeadlineExceeded) and with
 // recipes.ErrNilSession or recipes.ErrClosed; those errors are checked
-// before every attempt and while waiting.
+// before every attempt and while waiting. Stopped tells them from the
+// call's own results.
 //
 // Writes of unknown outcome: a connection error after a write means it may
 // or may not have been applied, and Do sends it again. That is right only
@@ -40,16 +42,30 @@ func Do[T any](ctx context.Context, s *recipes.Session, call func(conn *zk.Conn,
 	for {
 		sid, err := Usable(ctx, s)
 		if err != nil {
-			return zero, err
+			return zero, stop{err}
 		}
 		v, err := call(s.Conn(), sid)
 		if !IsConnErr(err) {
 			return v, err
 		}
 		if err := Pause(ctx, s); err != nil {
-			return zero, err
+			return zero, stop{err}
 		}
 	}
+}
+
+// stop marks an error with which Do gave up without an answer.
+type stop struct{ err error }
+
+func (e stop) Error() string { return e.err.Error() }
+func (e stop) Unwrap() error { return e.err }
+
+// Stopped reports whether err (or an error it wraps) is one with which Do
+// or Exec gave up without an answer from the server: ctx ended, or the
+// Session is nil or closed. Pure.
+func Stopped(err error) bool {
+	var e stop
+	return errors.As(err, &e)
 }
 
 // Exec is Do for a call with no result other than its error.
