@@ -511,25 +511,19 @@ func (c *Claim) sessionGone(ctx context.Context) error {
 		c.end(claimReleased, fmt.Errorf("%w: session 0x%x", recipes.ErrSessionLost, c.sid))
 		return lost
 	}
-	for {
-		if _, err := c.q.usable(ctx); err != nil {
-			return fmt.Errorf("%w: ack %s: %w", ErrUncertain, c.item.Name, err)
-		}
-		ok, _, err := c.q.s.Conn().Exists(c.ipath)
-		switch {
-		case err == nil && ok:
-			c.end(claimReleased, fmt.Errorf("%w: session 0x%x", recipes.ErrSessionLost, c.sid))
-			return lost
-		case err == nil:
-			c.end(claimReleased, fmt.Errorf("%w: session 0x%x", recipes.ErrSessionLost, c.sid))
-			return fmt.Errorf("%w: ack %s: session 0x%x lost after an ack in flight, item gone", ErrUncertain, c.item.Name, c.sid)
-		case !zkcall.IsConnErr(err):
-			return fmt.Errorf("%w: ack %s: %w", ErrUncertain, c.item.Name, err)
-		}
-		if err := zkcall.Pause(ctx, c.q.s); err != nil {
-			return fmt.Errorf("%w: ack %s: %w", ErrUncertain, c.item.Name, err)
-		}
+	ok, err := zkcall.Do(ctx, c.q.s, func(conn *zk.Conn, _ int64) (bool, error) {
+		ok, _, err := conn.Exists(c.ipath)
+		return ok, err
+	})
+	switch {
+	case err == nil && ok:
+		c.end(claimReleased, fmt.Errorf("%w: session 0x%x", recipes.ErrSessionLost, c.sid))
+		return lost
+	case err == nil:
+		c.end(claimReleased, fmt.Errorf("%w: session 0x%x", recipes.ErrSessionLost, c.sid))
+		return fmt.Errorf("%w: ack %s: session 0x%x lost after an ack in flight, item gone", ErrUncertain, c.item.Name, c.sid)
 	}
+	return fmt.Errorf("%w: ack %s: %w", ErrUncertain, c.item.Name, err)
 }
 
 // Release gives the item back: Context is cancelled (recipes.ErrReleased)
