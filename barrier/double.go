@@ -188,16 +188,18 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 		return nil
 	}
 	for {
-		if err := d.alive(ctx, sid); err != nil {
-			return fail(err)
-		}
-		children, _, err := conn.Children(d.path)
-		switch {
-		case zkcall.IsConnErr(err):
-			if err := zkcall.Pause(ctx, d.s); err != nil {
-				return fail(fmt.Errorf("barrier %s: enter: %w", d.path, err))
+		children, err := zkcall.Do(ctx, d.s, func(conn *zk.Conn, id int64) ([]string, error) {
+			if id != sid {
+				return nil, d.replaced(sid, id)
 			}
-			continue
+			children, _, err := conn.Children(d.path)
+			return children, err
+		})
+		switch {
+		case zkcall.Stopped(err):
+			return fail(fmt.Errorf("barrier %s: enter: %w", d.path, err))
+		case errors.Is(err, ErrMemberLost):
+			return fail(err)
 		case err != nil:
 			return fail(fmt.Errorf("barrier: enter %s: %w", d.path, err))
 		}
@@ -266,9 +268,15 @@ func (d *DoubleBarrier) alive(ctx context.Context, sid int64) error {
 		return fmt.Errorf("barrier %s: %w", d.path, err)
 	}
 	if id != sid {
-		return fmt.Errorf("%w (%w): %s: session 0x%x replaced by 0x%x", ErrMemberLost, recipes.ErrSessionLost, d.path, sid, id)
+		return d.replaced(sid, id)
 	}
 	return nil
+}
+
+// replaced is the ErrMemberLost of a member whose session sid was replaced
+// by session id (its node went with sid).
+func (d *DoubleBarrier) replaced(sid, id int64) error {
+	return fmt.Errorf("%w (%w): %s: session 0x%x replaced by 0x%x", ErrMemberLost, recipes.ErrSessionLost, d.path, sid, id)
 }
 
 // createMember creates our ephemeral member node, creating the barrier path
@@ -405,23 +413,22 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	conn := d.s.Conn()
 	ours := true // our node should exist
 	for {
-		id, err := zkcall.Usable(ctx, d.s)
-		if err != nil {
-			return fmt.Errorf("barrier %s: leave: %w", d.path, err)
-		}
-		if ours && id != sid {
-			stillMember = false
-			return fmt.Errorf("%w (%w): %s: session 0x%x replaced by 0x%x", ErrMemberLost, recipes.ErrSessionLost, d.path, sid, id)
-		}
-		children, _, err := conn.Children(d.path)
-		switch {
-		case errors.Is(err, zk.ErrNoNode):
-			children = nil
-		case zkcall.IsConnErr(err):
-			if err := zkcall.Pause(ctx, d.s); err != nil {
-				return fmt.Errorf("barrier %s: leave: %w", d.path, err)
+		children, err := zkcall.Do(ctx, d.s, func(conn *zk.Conn, id int64) ([]string, error) {
+			if ours && id != sid {
+				return nil, d.replaced(sid, id)
 			}
-			continue
+			children, _, err := conn.Children(d.path)
+			if errors.Is(err, zk.ErrNoNode) {
+				return nil, nil
+			}
+			return children, err
+		})
+		switch {
+		case zkcall.Stopped(err):
+			return fmt.Errorf("barrier %s: leave: %w", d.path, err)
+		case errors.Is(err, ErrMemberLost):
+			stillMember = false
+			return err
 		case err != nil:
 			return fmt.Errorf("barrier: leave %s: %w", d.path, err)
 		}
