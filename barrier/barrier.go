@@ -7,6 +7,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes/internal/zkcall"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -66,23 +68,21 @@ func (b *Barrier) Set(ctx context.Context) error {
 	if err := b.check(ctx); err != nil {
 		return err
 	}
-	parent, _ := recipes.SplitPath(b.path)
+	parent, _ := zkpath.Split(b.path)
 	for {
-		if _, err := waitUsable(ctx, b.s); err != nil {
-			return fmt.Errorf("barrier %s: %w", b.path, err)
-		}
-		_, err := b.s.Conn().Create(b.path, nil, 0, b.s.ACL())
+		err := zkcall.Exec(ctx, b.s, func(conn *zk.Conn, _ int64) error {
+			_, err := conn.Create(b.path, nil, 0, b.s.ACL())
+			return err
+		})
 		switch {
 		case err == nil, errors.Is(err, zk.ErrNodeExists):
 			// ErrNodeExists also covers a retried create that was applied.
 			return nil
+		case zkcall.Stopped(err):
+			return fmt.Errorf("barrier %s: %w", b.path, err)
 		case errors.Is(err, zk.ErrNoNode):
-			if err := b.s.EnsureParents(parent); err != nil && !recipes.IsConnErr(err) {
+			if err := zkcall.EnsureParents(b.s, parent); err != nil && !zkcall.IsConnErr(err) {
 				return fmt.Errorf("barrier: create parents of %s: %w", b.path, err)
-			}
-		case recipes.IsConnErr(err):
-			if err := b.s.RetryPause(ctx); err != nil {
-				return fmt.Errorf("barrier %s: %w", b.path, err)
 			}
 		default:
 			return fmt.Errorf("barrier: set %s: %w", b.path, err)
@@ -97,24 +97,16 @@ func (b *Barrier) Remove(ctx context.Context) error {
 	if err := b.check(ctx); err != nil {
 		return err
 	}
-	for {
-		if _, err := waitUsable(ctx, b.s); err != nil {
-			return fmt.Errorf("barrier %s: %w", b.path, err)
-		}
-		err := b.s.Conn().Delete(b.path, -1)
-		switch {
-		case err == nil, errors.Is(err, zk.ErrNoNode):
-			return nil
-		case errors.Is(err, zk.ErrNotEmpty):
-			return fmt.Errorf("barrier: remove %s: %w", b.path, err)
-		case recipes.IsConnErr(err):
-			if err := b.s.RetryPause(ctx); err != nil {
-				return fmt.Errorf("barrier %s: %w", b.path, err)
-			}
-		default:
-			return fmt.Errorf("barrier: remove %s: %w", b.path, err)
-		}
+	err := zkcall.Exec(ctx, b.s, func(conn *zk.Conn, _ int64) error {
+		return conn.Delete(b.path, -1)
+	})
+	switch {
+	case err == nil, errors.Is(err, zk.ErrNoNode):
+		return nil
+	case zkcall.Stopped(err):
+		return fmt.Errorf("barrier %s: %w", b.path, err)
 	}
+	return fmt.Errorf("barrier: remove %s: %w", b.path, err)
 }
 
 // Wait returns nil once the barrier node does not exist, waiting with an
@@ -127,10 +119,12 @@ func (b *Barrier) Wait(ctx context.Context) error {
 		return err
 	}
 	for {
-		if _, err := waitUsable(ctx, b.s); err != nil {
-			return fmt.Errorf("barrier %s: %w", b.path, err)
-		}
-		ok, _, ch, err := b.s.Conn().ExistsW(b.path)
+		var ok bool
+		var ch <-chan zk.Event
+		err := zkcall.Exec(ctx, b.s, func(conn *zk.Conn, _ int64) (err error) {
+			ok, _, ch, err = conn.ExistsW(b.path)
+			return err
+		})
 		switch {
 		case err == nil && !ok:
 			return nil
@@ -140,22 +134,10 @@ func (b *Barrier) Wait(ctx context.Context) error {
 			case <-ctx.Done():
 				return fmt.Errorf("barrier %s: %w", b.path, recipes.ContextError(ctx))
 			}
-		case recipes.IsConnErr(err):
-			if err := b.s.RetryPause(ctx); err != nil {
-				return fmt.Errorf("barrier %s: %w", b.path, err)
-			}
+		case zkcall.Stopped(err):
+			return fmt.Errorf("barrier %s: %w", b.path, err)
 		default:
 			return fmt.Errorf("barrier: wait %s: %w", b.path, err)
 		}
 	}
-}
-
-// waitUsable is Session.WaitUsable that fails with ctx's error as soon as
-// ctx is done, even on a connected session: every request is sent after
-// it, so a done ctx sends nothing.
-func waitUsable(ctx context.Context, s *recipes.Session) (int64, error) {
-	if err := recipes.ContextError(ctx); err != nil {
-		return 0, err
-	}
-	return s.WaitUsable(ctx)
 }

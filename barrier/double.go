@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes/internal/zkcall"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -88,11 +90,11 @@ func NewDouble(s *recipes.Session, path string, n int, opts ...Option) (*DoubleB
 	if err := recipes.CheckRequest(s.MaxData(), &zk.CreateRequest{
 		// The largest request a member sends: its member node's create
 		// (a GUID of at most 36 characters).
-		Path: recipes.JoinPath(path, "00000000-0000-0000-0000-000000000000"), Acl: s.ACL(), Flags: zk.FlagEphemeral,
+		Path: zkpath.Join(path, "00000000-0000-0000-0000-000000000000"), Acl: s.ACL(), Flags: zk.FlagEphemeral,
 	}); err != nil {
 		return nil, fmt.Errorf("barrier: enter: %w", err)
 	}
-	return &DoubleBarrier{s: s, path: path, n: n, cfg: cfg, ready: recipes.JoinPath(path, ReadyNode)}, nil
+	return &DoubleBarrier{s: s, path: path, n: n, cfg: cfg, ready: zkpath.Join(path, ReadyNode)}, nil
 }
 
 // Path returns the barrier's path.
@@ -158,21 +160,15 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	// and our listing, it still wakes us.
 	var ready bool
 	var readyCh <-chan zk.Event
-	for {
-		if _, err := waitUsable(ctx, d.s); err != nil {
-			return fmt.Errorf("barrier %s: enter: %w", d.path, err)
-		}
-		var err error
+	err := zkcall.Exec(ctx, d.s, func(conn *zk.Conn, _ int64) (err error) {
 		ready, _, readyCh, err = conn.ExistsW(d.ready)
-		if err == nil {
-			break
-		}
-		if !recipes.IsConnErr(err) {
-			return fmt.Errorf("barrier: enter %s: %w", d.path, err)
-		}
-		if err := d.s.RetryPause(ctx); err != nil {
-			return fmt.Errorf("barrier %s: enter: %w", d.path, err)
-		}
+		return err
+	})
+	switch {
+	case zkcall.Stopped(err):
+		return fmt.Errorf("barrier %s: enter: %w", d.path, err)
+	case err != nil:
+		return fmt.Errorf("barrier: enter %s: %w", d.path, err)
 	}
 	name, sid, err := d.createMember(ctx)
 	if err != nil {
@@ -183,7 +179,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	d.mu.Unlock()
 	fail := func(err error) error {
 		if d.s.ID() == sid {
-			d.s.DeleteGuaranteed(recipes.JoinPath(d.path, name), sid)
+			zkcall.DeleteGuaranteed(d.s, zkpath.Join(d.path, name), sid)
 		}
 		return err
 	}
@@ -192,16 +188,18 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 		return nil
 	}
 	for {
-		if err := d.alive(ctx, sid); err != nil {
-			return fail(err)
-		}
-		children, _, err := conn.Children(d.path)
-		switch {
-		case recipes.IsConnErr(err):
-			if err := d.s.RetryPause(ctx); err != nil {
-				return fail(fmt.Errorf("barrier %s: enter: %w", d.path, err))
+		children, err := zkcall.Do(ctx, d.s, func(conn *zk.Conn, id int64) ([]string, error) {
+			if id != sid {
+				return nil, d.replaced(sid, id)
 			}
-			continue
+			children, _, err := conn.Children(d.path)
+			return children, err
+		})
+		switch {
+		case zkcall.Stopped(err):
+			return fail(fmt.Errorf("barrier %s: enter: %w", d.path, err))
+		case errors.Is(err, ErrMemberLost):
+			return fail(err)
 		case err != nil:
 			return fail(fmt.Errorf("barrier: enter %s: %w", d.path, err))
 		}
@@ -235,9 +233,9 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 				return fail(err)
 			}
 			ready, _, readyCh, err = conn.ExistsW(d.ready)
-			if recipes.IsConnErr(err) {
+			if zkcall.IsConnErr(err) {
 				readyCh = closedCh
-				if err := d.s.RetryPause(ctx); err != nil {
+				if err := zkcall.Pause(ctx, d.s); err != nil {
 					return fail(fmt.Errorf("barrier %s: enter: %w", d.path, err))
 				}
 				continue
@@ -265,14 +263,20 @@ var closedCh = func() <-chan zk.Event {
 // alive fails with ErrMemberLost once the session that owns our node is
 // gone, and with ctx's error.
 func (d *DoubleBarrier) alive(ctx context.Context, sid int64) error {
-	id, err := waitUsable(ctx, d.s)
+	id, err := zkcall.Usable(ctx, d.s)
 	if err != nil {
 		return fmt.Errorf("barrier %s: %w", d.path, err)
 	}
 	if id != sid {
-		return fmt.Errorf("%w (%w): %s: session 0x%x replaced by 0x%x", ErrMemberLost, recipes.ErrSessionLost, d.path, sid, id)
+		return d.replaced(sid, id)
 	}
 	return nil
+}
+
+// replaced is the ErrMemberLost of a member whose session sid was replaced
+// by session id (its node went with sid).
+func (d *DoubleBarrier) replaced(sid, id int64) error {
+	return fmt.Errorf("%w (%w): %s: session 0x%x replaced by 0x%x", ErrMemberLost, recipes.ErrSessionLost, d.path, sid, id)
 }
 
 // createMember creates our ephemeral member node, creating the barrier path
@@ -281,10 +285,10 @@ func (d *DoubleBarrier) alive(ctx context.Context, sid int64) error {
 // ambiguous).
 func (d *DoubleBarrier) createMember(ctx context.Context) (string, int64, error) {
 	name := d.cfg.dialect.NewGUID()
-	p := recipes.JoinPath(d.path, name)
+	p := zkpath.Join(d.path, name)
 	conn := d.s.Conn()
 	for {
-		sid, err := waitUsable(ctx, d.s)
+		sid, err := zkcall.Usable(ctx, d.s)
 		if err != nil {
 			return "", 0, fmt.Errorf("barrier %s: enter: %w", d.path, err)
 		}
@@ -296,28 +300,28 @@ func (d *DoubleBarrier) createMember(ctx context.Context) (string, int64, error)
 			}
 			// The session changed under us: check the owner below.
 		case errors.Is(err, zk.ErrNoNode):
-			if err := d.s.EnsureParents(d.path); err != nil && !recipes.IsConnErr(err) {
+			if err := zkcall.EnsureParents(d.s, d.path); err != nil && !zkcall.IsConnErr(err) {
 				return "", 0, fmt.Errorf("barrier: create %s: %w", d.path, err)
 			}
 			continue
-		case errors.Is(err, zk.ErrNodeExists), recipes.IsConnErr(err):
+		case errors.Is(err, zk.ErrNodeExists), zkcall.IsConnErr(err):
 			// A create of ours applied earlier; see whose it is.
 		default:
 			return "", 0, fmt.Errorf("barrier: enter %s: %w", d.path, err)
 		}
 		if err := recipes.ContextError(ctx); err != nil {
-			d.s.DeleteGuaranteed(p, 0)
+			zkcall.DeleteGuaranteed(d.s, p, 0)
 			return "", 0, fmt.Errorf("barrier %s: enter: %w", d.path, err)
 		}
-		if sid, err = waitUsable(ctx, d.s); err != nil {
-			d.s.DeleteGuaranteed(p, 0)
+		if sid, err = zkcall.Usable(ctx, d.s); err != nil {
+			zkcall.DeleteGuaranteed(d.s, p, 0)
 			return "", 0, fmt.Errorf("barrier %s: enter: %w", d.path, err)
 		}
 		ok, st, err := conn.Exists(p)
 		switch {
 		case err != nil:
-			if err := d.s.RetryPause(ctx); err != nil {
-				d.s.DeleteGuaranteed(p, 0)
+			if err := zkcall.Pause(ctx, d.s); err != nil {
+				zkcall.DeleteGuaranteed(d.s, p, 0)
 				return "", 0, fmt.Errorf("barrier %s: enter: %w", d.path, err)
 			}
 		case ok && st.EphemeralOwner == sid:
@@ -332,22 +336,17 @@ func (d *DoubleBarrier) createMember(ctx context.Context) (string, int64, error)
 // createReady creates the persistent "ready" node (no error if it exists).
 // Cost: 1 create.
 func (d *DoubleBarrier) createReady(ctx context.Context) error {
-	for {
-		if _, err := waitUsable(ctx, d.s); err != nil {
-			return fmt.Errorf("barrier %s: enter: %w", d.path, err)
-		}
-		_, err := d.s.Conn().Create(d.ready, nil, 0, d.s.ACL())
-		switch {
-		case err == nil, errors.Is(err, zk.ErrNodeExists):
-			return nil
-		case recipes.IsConnErr(err):
-			if err := d.s.RetryPause(ctx); err != nil {
-				return fmt.Errorf("barrier %s: enter: %w", d.path, err)
-			}
-		default:
-			return fmt.Errorf("barrier: create %s: %w", d.ready, err)
-		}
+	err := zkcall.Exec(ctx, d.s, func(conn *zk.Conn, _ int64) error {
+		_, err := conn.Create(d.ready, nil, 0, d.s.ACL())
+		return err
+	})
+	switch {
+	case err == nil, errors.Is(err, zk.ErrNodeExists):
+		return nil
+	case zkcall.Stopped(err):
+		return fmt.Errorf("barrier %s: enter: %w", d.path, err)
 	}
+	return fmt.Errorf("barrier: create %s: %w", d.ready, err)
 }
 
 // memberNames returns the children that are members in dialect d (named
@@ -414,23 +413,22 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	conn := d.s.Conn()
 	ours := true // our node should exist
 	for {
-		id, err := waitUsable(ctx, d.s)
-		if err != nil {
-			return fmt.Errorf("barrier %s: leave: %w", d.path, err)
-		}
-		if ours && id != sid {
-			stillMember = false
-			return fmt.Errorf("%w (%w): %s: session 0x%x replaced by 0x%x", ErrMemberLost, recipes.ErrSessionLost, d.path, sid, id)
-		}
-		children, _, err := conn.Children(d.path)
-		switch {
-		case errors.Is(err, zk.ErrNoNode):
-			children = nil
-		case recipes.IsConnErr(err):
-			if err := d.s.RetryPause(ctx); err != nil {
-				return fmt.Errorf("barrier %s: leave: %w", d.path, err)
+		children, err := zkcall.Do(ctx, d.s, func(conn *zk.Conn, id int64) ([]string, error) {
+			if ours && id != sid {
+				return nil, d.replaced(sid, id)
 			}
-			continue
+			children, _, err := conn.Children(d.path)
+			if errors.Is(err, zk.ErrNoNode) {
+				return nil, nil
+			}
+			return children, err
+		})
+		switch {
+		case zkcall.Stopped(err):
+			return fmt.Errorf("barrier %s: leave: %w", d.path, err)
+		case errors.Is(err, ErrMemberLost):
+			stillMember = false
+			return err
 		case err != nil:
 			return fmt.Errorf("barrier: leave %s: %w", d.path, err)
 		}
@@ -456,12 +454,12 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 		} else {
 			watch = members[0]
 		}
-		exists, _, ch, err := conn.ExistsW(recipes.JoinPath(d.path, watch))
+		exists, _, ch, err := conn.ExistsW(zkpath.Join(d.path, watch))
 		if err != nil {
-			if !recipes.IsConnErr(err) {
+			if !zkcall.IsConnErr(err) {
 				return fmt.Errorf("barrier: leave %s: %w", d.path, err)
 			}
-			if err := d.s.RetryPause(ctx); err != nil {
+			if err := zkcall.Pause(ctx, d.s); err != nil {
 				return fmt.Errorf("barrier %s: leave: %w", d.path, err)
 			}
 			continue
@@ -482,17 +480,18 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	}
 	// Everyone has left: delete "ready" (Curator and kazoo do too). A ctx
 	// done by now does not stop this delete while connected: a "ready" left
-	// behind would let the next round's members pass Enter alone.
+	// behind would let the next round's members pass Enter alone. So this
+	// loop is not zkcall.Do, which sends nothing once ctx is done.
 	for {
-		if _, err := d.s.WaitUsable(ctx); err != nil {
+		if _, err := zkcall.WaitUsable(ctx, d.s); err != nil {
 			return fmt.Errorf("barrier %s: leave: %w", d.path, err)
 		}
 		err := conn.Delete(d.ready, -1)
 		switch {
 		case err == nil, errors.Is(err, zk.ErrNoNode):
 			return nil
-		case recipes.IsConnErr(err):
-			if err := d.s.RetryPause(ctx); err != nil {
+		case zkcall.IsConnErr(err):
+			if err := zkcall.Pause(ctx, d.s); err != nil {
 				return fmt.Errorf("barrier %s: leave: %w", d.path, err)
 			}
 		default:
@@ -504,13 +503,13 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 // deleteOurs deletes our member node; an ambiguous delete is finished in the
 // background (guaranteed delete) and treated as done. Cost: 1 delete.
 func (d *DoubleBarrier) deleteOurs(ctx context.Context, name string, sid int64) error {
-	p := recipes.JoinPath(d.path, name)
+	p := zkpath.Join(d.path, name)
 	err := d.s.Conn().Delete(p, -1)
 	switch {
 	case err == nil, errors.Is(err, zk.ErrNoNode):
 		return nil
-	case recipes.IsConnErr(err):
-		d.s.DeleteGuaranteed(p, sid)
+	case zkcall.IsConnErr(err):
+		zkcall.DeleteGuaranteed(d.s, p, sid)
 		return nil
 	}
 	return fmt.Errorf("barrier: leave %s: %w", d.path, err)

@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/zkcall"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -51,7 +53,7 @@ func New(s *recipes.Session, path string, opts ...Option) (*Election, error) {
 	if err := recipes.ValidateParentPath(path); err != nil {
 		return nil, fmt.Errorf("leader: %w", err)
 	}
-	if err := recipes.CheckData(cfg.data, s.MaxData()); err != nil {
+	if err := zkcall.CheckData(cfg.data, s.MaxData()); err != nil {
 		return nil, fmt.Errorf("leader: participant id: %w", err)
 	}
 	return &Election{s: s, path: path, cfg: cfg, role: cfg.dialect.ElectionRole(), events: newDispatcher(cfg.events)}, nil
@@ -233,7 +235,7 @@ type tracker struct {
 
 func (tr *tracker) predicate(cs []recipes.Contender, self int) (bool, int) {
 	e := tr.e
-	node := recipes.JoinPath(e.path, cs[self].Name)
+	node := zkpath.Join(e.path, cs[self].Name)
 	if cs[self].Name != tr.node {
 		if tr.node != "" { // the core created a new node (session lost)
 			e.emit(Event{Type: EventOfferStart})
@@ -247,7 +249,7 @@ func (tr *tracker) predicate(cs []recipes.Contender, self int) (bool, int) {
 		e.emit(Event{Type: EventElectedStart, Node: node})
 		return true, -1
 	}
-	watch := recipes.JoinPath(e.path, cs[self-1].Name)
+	watch := zkpath.Join(e.path, cs[self-1].Name)
 	e.emit(Event{Type: EventReadyStart, Node: node, Watch: watch})
 	e.emit(Event{Type: EventReadyComplete, Node: node, Watch: watch})
 	return false, self - 1

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -31,7 +32,7 @@ func (e *Election) roles() []recipes.Role { return e.cfg.dialect.Blocking(e.role
 // read returns the participant at node name, or ok=false when the node is
 // gone. Cost: 1 getData. It sets no watch.
 func (e *Election) read(name string) (p Participant, ok bool, err error) {
-	path := recipes.JoinPath(e.path, name)
+	path := zkpath.Join(e.path, name)
 	data, st, err := e.s.Conn().Get(path)
 	if errors.Is(err, zk.ErrNoNode) {
 		return Participant{}, false, nil
@@ -47,7 +48,7 @@ func (e *Election) read(name string) (p Participant, ok bool, err error) {
 // behind beyond that one. Cost: 1 getData, or none when the Session already
 // watches the node. w is nil when the node is gone.
 func (e *Election) readWatch(ctx context.Context, name string) (p Participant, w *recipes.Watch, err error) {
-	path := recipes.JoinPath(e.path, name)
+	path := zkpath.Join(e.path, name)
 	data, st, w, err := e.s.WatchData(ctx, path)
 	if errors.Is(err, zk.ErrNoNode) {
 		return Participant{}, nil, nil

@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/lockopt"
+	"github.com/zkrecipes/zkrecipes/internal/zkcall"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -64,7 +66,7 @@ func checkArgs(s *recipes.Session, path string, c lockopt.Config, role recipes.R
 	if err := recipes.ValidateParentPath(path); err != nil {
 		return fmt.Errorf("lock: %w", err)
 	}
-	if err := recipes.CheckData(c.Data, s.MaxData()); err != nil {
+	if err := zkcall.CheckData(c.Data, s.MaxData()); err != nil {
 		return fmt.Errorf("lock: data: %w", err)
 	}
 	if !c.Dialect.Supports(role) {
@@ -273,7 +275,7 @@ func participants(ctx context.Context, s *recipes.Session, d recipes.Dialect, pa
 		if err := recipes.ContextError(ctx); err != nil {
 			return nil, err
 		}
-		p := recipes.JoinPath(path, c.Name)
+		p := zkpath.Join(path, c.Name)
 		data, st, err := s.Conn().Get(p)
 		if errors.Is(err, zk.ErrNoNode) {
 			continue

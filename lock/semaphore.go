@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/lockopt"
+	"github.com/zkrecipes/zkrecipes/internal/zkcall"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -109,14 +111,14 @@ func retryable(err error) bool {
 func (sem *Semaphore) acquire(ctx context.Context) (*Lease, error) {
 	policy := sem.cfg.LossPolicy(sem.s)
 	mu, err := recipes.Acquire(ctx, sem.s, recipes.Spec{
-		Path: recipes.JoinPath(sem.path, "locks"), Dialect: recipes.Curator, Role: recipes.RoleLock,
+		Path: zkpath.Join(sem.path, "locks"), Dialect: recipes.Curator, Role: recipes.RoleLock,
 		Data: sem.cfg.Data, Policy: policy,
 	})
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = mu.Release(context.WithoutCancel(ctx)) }()
-	leases := recipes.JoinPath(sem.path, "leases")
+	leases := zkpath.Join(sem.path, "leases")
 	h, err := recipes.Enter(ctx, sem.s, recipes.Spec{
 		Path: leases, Dialect: recipes.Curator, Role: recipes.RoleLease,
 		Data: sem.cfg.Data, Policy: policy, Revocable: sem.cfg.Revocable,
@@ -151,7 +153,7 @@ func (sem *Semaphore) acquire(ctx context.Context) (*Lease, error) {
 	}()
 	err = guard()
 	if err == nil {
-		err = recipes.WaitChildren(wctx, sem.s, leases, func(children []string) (bool, error) {
+		err = zkcall.WaitChildren(wctx, sem.s, leases, func(children []string) (bool, error) {
 			if err := guard(); err != nil {
 				return false, err
 			}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes/internal/zkcall"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -128,8 +130,8 @@ func (c *Claim) watch(ch <-chan zk.Event) {
 		for ch = nil; ch == nil; {
 			ok, st, wch, err := conn.ExistsW(c.path)
 			switch {
-			case recipes.IsConnErr(err):
-				if c.q.s.RetryPause(c.ctx) != nil {
+			case zkcall.IsConnErr(err):
+				if zkcall.Pause(c.ctx, c.q.s) != nil {
 					return
 				}
 				continue
@@ -253,8 +255,8 @@ func (q *Queue) Claim(ctx context.Context) (*Claim, error) {
 // claim tries to claim one item; nil, nil when someone else has it.
 func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 	conn := q.s.Conn()
-	cpath := recipes.JoinPath(q.cfg.claimPath, e.name)
-	ipath := recipes.JoinPath(q.path, e.name)
+	cpath := zkpath.Join(q.cfg.claimPath, e.name)
+	ipath := zkpath.Join(q.path, e.name)
 	var sid int64      // the session our claim node is (to be) owned by
 	var sent int64     // the session of our last create
 	ambiguous := false // a create of ours may have been applied unseen
@@ -264,9 +266,9 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 			// Only if it turns out ours: made under the session current
 			// when we sent the create, or (queued across a reconnect)
 			// under the one after it.
-			q.s.DeleteGuaranteed(cpath, sent)
+			zkcall.DeleteGuaranteed(q.s, cpath, sent)
 			if cur := q.s.ID(); cur != 0 && cur != sent {
-				q.s.DeleteGuaranteed(cpath, cur)
+				zkcall.DeleteGuaranteed(q.s, cpath, cur)
 			}
 		}
 		return nil, err
@@ -287,9 +289,9 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 				// Read it back below: that checks the owner (the session
 				// may have changed under the create) and arms the watch.
 				ambiguous = true
-			case recipes.IsConnErr(err):
+			case zkcall.IsConnErr(err):
 				ambiguous = true
-				if err := q.s.RetryPause(ctx); err != nil {
+				if err := zkcall.Pause(ctx, q.s); err != nil {
 					return giveUp(fmt.Errorf("queue %s: %w", q.path, err))
 				}
 				continue
@@ -299,7 +301,7 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 				if err := ctx.Err(); err != nil {
 					return giveUp(fmt.Errorf("queue %s: %w", q.path, recipes.ContextError(ctx)))
 				}
-				if err := q.s.EnsureParents(q.cfg.claimPath); err != nil && !recipes.IsConnErr(err) {
+				if err := zkcall.EnsureParents(q.s, q.cfg.claimPath); err != nil && !zkcall.IsConnErr(err) {
 					return nil, fmt.Errorf("queue: create %s: %w", q.cfg.claimPath, err)
 				}
 				continue
@@ -310,8 +312,8 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 		ok, st, ch, err := conn.ExistsW(cpath)
 		cur := q.s.ID()
 		switch {
-		case recipes.IsConnErr(err):
-			if err := q.s.RetryPause(ctx); err != nil {
+		case zkcall.IsConnErr(err):
+			if err := zkcall.Pause(ctx, q.s); err != nil {
 				return giveUp(fmt.Errorf("queue %s: %w", q.path, err))
 			}
 		case err != nil:
@@ -336,10 +338,10 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 			// Acked by its previous claimant after our listing.
 			q.deleteOwned(cpath, sid, cv)
 			return nil, nil
-		case recipes.IsConnErr(err):
-			if err := q.s.RetryPause(ctx); err != nil {
+		case zkcall.IsConnErr(err):
+			if err := zkcall.Pause(ctx, q.s); err != nil {
 				q.unread(e)
-				q.s.DeleteGuaranteed(cpath, sid)
+				zkcall.DeleteGuaranteed(q.s, cpath, sid)
 				return nil, fmt.Errorf("queue %s: %w", q.path, err)
 			}
 			if q.s.ID() != sid {
@@ -433,9 +435,9 @@ func (c *Claim) ack(ctx context.Context) error {
 		case err == nil:
 			c.end(claimAcked, recipes.ErrReleased)
 			return nil
-		case recipes.IsConnErr(err):
+		case zkcall.IsConnErr(err):
 			c.ambiguous = true // c.ours stays set until the outcome is known
-			if err := q.s.RetryPause(ctx); err != nil {
+			if err := zkcall.Pause(ctx, q.s); err != nil {
 				return fmt.Errorf("%w: ack %s: %w", ErrUncertain, c.item.Name, err)
 			}
 			continue
@@ -486,10 +488,10 @@ func (c *Claim) learn(ctx context.Context) (done bool, err error) {
 				return true, nil
 			}
 		}
-		if !recipes.IsConnErr(err) {
+		if !zkcall.IsConnErr(err) {
 			return true, fmt.Errorf("%w: ack %s: %w", ErrUncertain, c.item.Name, err)
 		}
-		if err := c.q.s.RetryPause(ctx); err != nil {
+		if err := zkcall.Pause(ctx, c.q.s); err != nil {
 			return true, fmt.Errorf("%w: ack %s: %w", ErrUncertain, c.item.Name, err)
 		}
 		if c.q.s.ID() != c.sid {
@@ -509,25 +511,19 @@ func (c *Claim) sessionGone(ctx context.Context) error {
 		c.end(claimReleased, fmt.Errorf("%w: session 0x%x", recipes.ErrSessionLost, c.sid))
 		return lost
 	}
-	for {
-		if _, err := c.q.usable(ctx); err != nil {
-			return fmt.Errorf("%w: ack %s: %w", ErrUncertain, c.item.Name, err)
-		}
-		ok, _, err := c.q.s.Conn().Exists(c.ipath)
-		switch {
-		case err == nil && ok:
-			c.end(claimReleased, fmt.Errorf("%w: session 0x%x", recipes.ErrSessionLost, c.sid))
-			return lost
-		case err == nil:
-			c.end(claimReleased, fmt.Errorf("%w: session 0x%x", recipes.ErrSessionLost, c.sid))
-			return fmt.Errorf("%w: ack %s: session 0x%x lost after an ack in flight, item gone", ErrUncertain, c.item.Name, c.sid)
-		case !recipes.IsConnErr(err):
-			return fmt.Errorf("%w: ack %s: %w", ErrUncertain, c.item.Name, err)
-		}
-		if err := c.q.s.RetryPause(ctx); err != nil {
-			return fmt.Errorf("%w: ack %s: %w", ErrUncertain, c.item.Name, err)
-		}
+	ok, err := zkcall.Do(ctx, c.q.s, func(conn *zk.Conn, _ int64) (bool, error) {
+		ok, _, err := conn.Exists(c.ipath)
+		return ok, err
+	})
+	switch {
+	case err == nil && ok:
+		c.end(claimReleased, fmt.Errorf("%w: session 0x%x", recipes.ErrSessionLost, c.sid))
+		return lost
+	case err == nil:
+		c.end(claimReleased, fmt.Errorf("%w: session 0x%x", recipes.ErrSessionLost, c.sid))
+		return fmt.Errorf("%w: ack %s: session 0x%x lost after an ack in flight, item gone", ErrUncertain, c.item.Name, c.sid)
 	}
+	return fmt.Errorf("%w: ack %s: %w", ErrUncertain, c.item.Name, err)
 }
 
 // Release gives the item back: Context is cancelled (recipes.ErrReleased)
@@ -601,8 +597,8 @@ func (c *Claim) Release(ctx context.Context) error {
 	case err == nil:
 	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion):
 		return fmt.Errorf("%w: %s: %w", ErrClaimLost, c.item.Name, err)
-	case recipes.IsConnErr(err):
-		q.s.DeleteGuaranteed(c.path, c.sid)
+	case zkcall.IsConnErr(err):
+		zkcall.DeleteGuaranteed(q.s, c.path, c.sid)
 	default:
 		return fmt.Errorf("queue: release %s: %w", c.item.Name, err)
 	}

@@ -24,7 +24,7 @@
 // time (the read that also arms the claim's watch), and again before every
 // retry after an ambiguous delete. Ack's multi checks our claim node's
 // version in the same transaction that deletes the claim and the item.
-// The retries are recipes.Session.DeleteGuaranteed with our session, which
+// The retries are the core's guaranteed delete with our session, which
 // is owner-checked in the same way.
 //
 // Outcomes of Claim.Ack are exact: nil only when we deleted the item under

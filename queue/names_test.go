@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	zkseq "github.com/zkrecipes/zkrecipes/internal/seq"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -117,7 +118,7 @@ func FuzzName(f *testing.F) {
 		if !explicit && !kazoo {
 			prio = DefaultPriority
 		}
-		name := itemPrefix(d, prio, explicit) + recipes.FormatSeq(seq)
+		name := itemPrefix(d, prio, explicit) + zkseq.Format(seq)
 		e, ok := parseName(d, name)
 		if !ok || e.seq != seq || e.priority != prio {
 			t.Fatalf("parseName(%q) = %+v, %v; want seq %d prio %d", name, e, ok, seq, prio)
@@ -135,7 +136,7 @@ func FuzzSortWindow(f *testing.F) {
 	f.Fuzz(func(t *testing.T, start int32, n uint8) {
 		var in, want []string
 		for i := 0; i < int(n); i++ {
-			name := "qn-" + recipes.FormatSeq(int32(uint32(start)+uint32(i)))
+			name := "qn-" + zkseq.Format(int32(uint32(start)+uint32(i)))
 			want = append(want, name)
 			in = append(in, name)
 		}

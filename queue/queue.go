@@ -9,6 +9,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes/internal/zkcall"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -90,7 +92,7 @@ func New(s *recipes.Session, path string, opts ...Option) (*Queue, error) {
 		return nil, fmt.Errorf("queue: %w", err)
 	}
 	if cfg.claimPath == "" {
-		cfg.claimPath = recipes.JoinPath(path, "taken")
+		cfg.claimPath = zkpath.Join(path, "taken")
 	}
 	if err := recipes.ValidateWritePath(cfg.claimPath); err != nil {
 		return nil, fmt.Errorf("queue: claim path: %w", err)
@@ -98,7 +100,7 @@ func New(s *recipes.Session, path string, opts ...Option) (*Queue, error) {
 	if cfg.claimPath == path {
 		return nil, fmt.Errorf("queue: %w: claim path %s is the queue's path", recipes.ErrBadArgument, path)
 	}
-	if err := recipes.CheckData(cfg.data, s.MaxData()); err != nil {
+	if err := zkcall.CheckData(cfg.data, s.MaxData()); err != nil {
 		return nil, fmt.Errorf("queue: claim data: %w", err)
 	}
 	return &Queue{s: s, path: path, cfg: cfg, listing: make(chan struct{}, 1)}, nil
@@ -147,7 +149,7 @@ func (q *Queue) put(ctx context.Context, data []byte, priority int, explicit boo
 	if err != nil {
 		return "", err
 	}
-	_, name := recipes.SplitPath(resp[0].String)
+	_, name := zkpath.Split(resp[0].String)
 	return name, nil
 }
 
@@ -155,7 +157,7 @@ func (q *Queue) checkPut(data []byte, priority int) error {
 	if priority < MinPriority || priority > MaxPriority {
 		return fmt.Errorf("%w: %d (want %d..%d)", ErrPriority, priority, MinPriority, MaxPriority)
 	}
-	if err := recipes.CheckData(data, q.MaxData()); err != nil {
+	if err := zkcall.CheckData(data, q.MaxData()); err != nil {
 		return fmt.Errorf("queue %s: %w", q.path, err)
 	}
 	return nil
@@ -193,7 +195,7 @@ func (q *Queue) createReq(data []byte, priority int, explicit bool) *zk.CreateRe
 		explicit = true // a priority queue always writes the priority
 	}
 	return &zk.CreateRequest{
-		Path:  recipes.JoinPath(q.path, itemPrefix(q.cfg.dialect, priority, explicit)),
+		Path:  zkpath.Join(q.path, itemPrefix(q.cfg.dialect, priority, explicit)),
 		Data:  data,
 		Acl:   q.s.ACL(),
 		Flags: zk.FlagSequence,
@@ -229,7 +231,7 @@ func (q *Queue) PutAll(ctx context.Context, items [][]byte) ([]string, error) {
 	}
 	names := make([]string, len(resp))
 	for i, r := range resp {
-		_, names[i] = recipes.SplitPath(r.String)
+		_, names[i] = zkpath.Split(r.String)
 	}
 	return names, nil
 }
@@ -237,37 +239,46 @@ func (q *Queue) PutAll(ctx context.Context, items [][]byte) ([]string, error) {
 // multi sends creates (one as a create, more as a multi), creating the
 // queue path on ErrNoNode.
 func (q *Queue) multi(ctx context.Context, ops []any) ([]zk.MultiResponse, error) {
+	if ctx == nil {
+		return nil, q.check(ctx) // ErrBadArgument
+	}
+	type sent struct {
+		resp    []zk.MultiResponse
+		unknown error // a connection error after which the creates may have been applied
+	}
 	for {
-		if err := q.check(ctx); err != nil {
-			return nil, err
-		}
-		var resp []zk.MultiResponse
-		var err error
-		if c, ok := ops[0].(*zk.CreateRequest); ok && len(ops) == 1 {
-			var name string
-			name, err = q.s.Conn().Create(c.Path, c.Data, c.Flags, c.Acl)
-			resp = []zk.MultiResponse{{String: name}}
-		} else {
-			resp, err = q.s.Conn().Multi(ops...)
-		}
+		r, err := zkcall.Do(ctx, q.s, func(conn *zk.Conn, _ int64) (r sent, err error) {
+			if c, ok := ops[0].(*zk.CreateRequest); ok && len(ops) == 1 {
+				var name string
+				name, err = conn.Create(c.Path, c.Data, c.Flags, c.Acl)
+				r.resp = []zk.MultiResponse{{String: name}}
+			} else {
+				r.resp, err = conn.Multi(ops...)
+			}
+			if zkcall.IsConnErr(err) && !errors.Is(err, zk.ErrSessionExpired) && !errors.Is(err, zk.ErrNoServer) {
+				// Maybe applied: sending the (sequential) creates again
+				// could put the items twice, so Do must not retry.
+				return sent{unknown: err}, nil
+			}
+			// ErrSessionExpired, ErrNoServer: never reached the server (or
+			// was flushed with its session before being applied), so Do
+			// may send it again.
+			return r, err
+		})
 		switch {
+		case zkcall.Stopped(err):
+			return nil, fmt.Errorf("queue %s: %w", q.path, err)
+		case r.unknown != nil:
+			return nil, fmt.Errorf("%w: put to %s: %w", ErrUncertain, q.path, r.unknown)
 		case err == nil:
-			return resp, nil
+			return r.resp, nil
 		case errors.Is(err, zk.ErrNoNode):
 			if err := ctx.Err(); err != nil {
 				return nil, fmt.Errorf("queue %s: %w", q.path, recipes.ContextError(ctx))
 			}
-			if err := q.s.EnsureParents(q.path); err != nil && !recipes.IsConnErr(err) {
+			if err := zkcall.EnsureParents(q.s, q.path); err != nil && !zkcall.IsConnErr(err) {
 				return nil, fmt.Errorf("queue: create %s: %w", q.path, err)
 			}
-		case errors.Is(err, zk.ErrSessionExpired), errors.Is(err, zk.ErrNoServer):
-			// Never reached the server (or was flushed with its session
-			// before being applied): safe to send again.
-			if err := q.s.RetryPause(ctx); err != nil {
-				return nil, fmt.Errorf("queue %s: %w", q.path, err)
-			}
-		case recipes.IsConnErr(err):
-			return nil, fmt.Errorf("%w: put to %s: %w", ErrUncertain, q.path, err)
 		default:
 			return nil, fmt.Errorf("queue: put to %s: %w", q.path, err)
 		}
@@ -315,23 +326,21 @@ func (q *Queue) take(ctx context.Context, block bool) (Item, error) {
 // remove reads and deletes one item; ok is false when another consumer got
 // it first.
 func (q *Queue) remove(ctx context.Context, e entry) (Item, bool, error) {
-	p := recipes.JoinPath(q.path, e.name)
+	p := zkpath.Join(q.path, e.name)
 	conn := q.s.Conn()
 	for {
-		if err := q.check(ctx); err != nil {
-			q.unread(e)
-			return Item{}, false, err
-		}
-		data, st, err := conn.Get(p)
+		var data []byte
+		var st *zk.Stat
+		err := zkcall.Exec(ctx, q.s, func(conn *zk.Conn, _ int64) (err error) {
+			data, st, err = conn.Get(p)
+			return err
+		})
 		switch {
+		case zkcall.Stopped(err):
+			q.unread(e)
+			return Item{}, false, fmt.Errorf("queue %s: %w", q.path, err)
 		case errors.Is(err, zk.ErrNoNode):
 			return Item{}, false, nil
-		case recipes.IsConnErr(err):
-			if err := q.s.RetryPause(ctx); err != nil {
-				q.unread(e)
-				return Item{}, false, fmt.Errorf("queue %s: %w", q.path, err)
-			}
-			continue
 		case err != nil:
 			return Item{}, false, fmt.Errorf("queue: get %s: %w", p, err)
 		}
@@ -346,7 +355,7 @@ func (q *Queue) remove(ctx context.Context, e entry) (Item, bool, error) {
 			continue // rewritten by someone: read again
 		case errors.Is(err, zk.ErrSessionExpired), errors.Is(err, zk.ErrNoServer):
 			continue // not applied
-		case recipes.IsConnErr(err):
+		case zkcall.IsConnErr(err):
 			return q.resolveDelete(ctx, p, it, err)
 		default:
 			return Item{}, false, fmt.Errorf("queue: delete %s: %w", p, err)
@@ -364,8 +373,8 @@ func (q *Queue) resolveDelete(ctx context.Context, p string, it Item, cause erro
 			return it, true, fmt.Errorf("%w: take %s: %w (then %w)", ErrUncertain, p, cause, err)
 		}
 		ok, st, err := conn.Exists(p)
-		if recipes.IsConnErr(err) {
-			if err := q.s.RetryPause(ctx); err != nil {
+		if zkcall.IsConnErr(err) {
+			if err := zkcall.Pause(ctx, q.s); err != nil {
 				return it, true, fmt.Errorf("%w: take %s: %w (then %w)", ErrUncertain, p, cause, err)
 			}
 			continue
@@ -379,7 +388,7 @@ func (q *Queue) resolveDelete(ctx context.Context, p string, it Item, cause erro
 			return it, true, nil
 		case errors.Is(err, zk.ErrNoNode):
 			return Item{}, false, nil
-		case recipes.IsConnErr(err):
+		case zkcall.IsConnErr(err):
 			continue
 		default:
 			return Item{}, false, fmt.Errorf("queue: delete %s: %w", p, err)
@@ -488,20 +497,23 @@ type listing struct {
 // watch when armClaims. Cost: 1 getChildren (+1 getChildren of the claims
 // path when claims and the queue is not empty).
 func (q *Queue) list(ctx context.Context, armItems, armClaims, claims bool) (listing, error) {
-	conn := q.s.Conn()
+	if ctx == nil {
+		return listing{}, q.check(ctx) // ErrBadArgument
+	}
 	for {
-		if err := q.check(ctx); err != nil {
-			return listing{}, err
-		}
 		var l listing
 		var names []string
-		var err error
-		if armItems {
-			names, _, l.watch, err = conn.ChildrenW(q.path)
-		} else {
-			names, _, err = conn.Children(q.path)
-		}
+		err := zkcall.Exec(ctx, q.s, func(conn *zk.Conn, _ int64) (err error) {
+			if armItems {
+				names, _, l.watch, err = conn.ChildrenW(q.path)
+			} else {
+				names, _, err = conn.Children(q.path)
+			}
+			return err
+		})
 		switch {
+		case zkcall.Stopped(err):
+			return listing{}, fmt.Errorf("queue %s: %w", q.path, err)
 		case errors.Is(err, zk.ErrNoNode):
 			if !armItems {
 				return listing{}, nil
@@ -510,13 +522,8 @@ func (q *Queue) list(ctx context.Context, armItems, armClaims, claims bool) (lis
 			if err := ctx.Err(); err != nil {
 				return listing{}, fmt.Errorf("queue %s: %w", q.path, recipes.ContextError(ctx))
 			}
-			if err := q.s.EnsureParents(q.path); err != nil && !recipes.IsConnErr(err) {
+			if err := zkcall.EnsureParents(q.s, q.path); err != nil && !zkcall.IsConnErr(err) {
 				return listing{}, fmt.Errorf("queue: create %s: %w", q.path, err)
-			}
-			continue
-		case recipes.IsConnErr(err):
-			if err := q.s.RetryPause(ctx); err != nil {
-				return listing{}, fmt.Errorf("queue %s: %w", q.path, err)
 			}
 			continue
 		case err != nil:
@@ -540,36 +547,29 @@ func (q *Queue) list(ctx context.Context, armItems, armClaims, claims bool) (lis
 // listClaims returns the names of claimed items, and a child watch on the
 // claims path when arm. Cost: 1 getChildren.
 func (q *Queue) listClaims(ctx context.Context, arm bool) (map[string]bool, <-chan zk.Event, error) {
-	conn := q.s.Conn()
-	for {
-		var names []string
-		var ch <-chan zk.Event
-		var err error
+	var names []string
+	var ch <-chan zk.Event
+	err := zkcall.Exec(ctx, q.s, func(conn *zk.Conn, _ int64) (err error) {
 		if arm {
 			names, _, ch, err = conn.ChildrenW(q.cfg.claimPath)
 		} else {
 			names, _, err = conn.Children(q.cfg.claimPath)
 		}
-		switch {
-		case errors.Is(err, zk.ErrNoNode):
-			return nil, nil, nil
-		case recipes.IsConnErr(err):
-			if err := q.s.RetryPause(ctx); err != nil {
-				return nil, nil, fmt.Errorf("queue %s: %w", q.path, err)
-			}
-			if err := q.check(ctx); err != nil {
-				return nil, nil, err
-			}
-			continue
-		case err != nil:
-			return nil, nil, fmt.Errorf("queue: list %s: %w", q.cfg.claimPath, err)
-		}
-		taken := make(map[string]bool, len(names))
-		for _, n := range names {
-			taken[n] = true
-		}
-		return taken, ch, nil
+		return err
+	})
+	switch {
+	case zkcall.Stopped(err):
+		return nil, nil, fmt.Errorf("queue %s: %w", q.path, err)
+	case errors.Is(err, zk.ErrNoNode):
+		return nil, nil, nil
+	case err != nil:
+		return nil, nil, fmt.Errorf("queue: list %s: %w", q.cfg.claimPath, err)
 	}
+	taken := make(map[string]bool, len(names))
+	for _, n := range names {
+		taken[n] = true
+	}
+	return taken, ch, nil
 }
 
 // Peek returns the first item without removing it (the head of a fresh
@@ -581,18 +581,15 @@ func (q *Queue) Peek(ctx context.Context) (Item, error) {
 	}
 	conn := q.s.Conn()
 	for {
-		if err := q.check(ctx); err != nil {
-			return Item{}, err
-		}
-		names, _, err := conn.Children(q.path)
+		names, err := zkcall.Do(ctx, q.s, func(conn *zk.Conn, _ int64) ([]string, error) {
+			names, _, err := conn.Children(q.path)
+			return names, err
+		})
 		switch {
+		case zkcall.Stopped(err):
+			return Item{}, fmt.Errorf("queue %s: %w", q.path, err)
 		case errors.Is(err, zk.ErrNoNode):
 			names = nil
-		case recipes.IsConnErr(err):
-			if err := q.s.RetryPause(ctx); err != nil {
-				return Item{}, fmt.Errorf("queue %s: %w", q.path, err)
-			}
-			continue
 		case err != nil:
 			return Item{}, fmt.Errorf("queue: list %s: %w", q.path, err)
 		}
@@ -601,11 +598,11 @@ func (q *Queue) Peek(ctx context.Context) (Item, error) {
 			return Item{}, fmt.Errorf("%w: %s", ErrEmpty, q.path)
 		}
 		for _, e := range entries {
-			data, _, err := conn.Get(recipes.JoinPath(q.path, e.name))
+			data, _, err := conn.Get(zkpath.Join(q.path, e.name))
 			if errors.Is(err, zk.ErrNoNode) {
 				continue
 			}
-			if err != nil && !recipes.IsConnErr(err) {
+			if err != nil && !zkcall.IsConnErr(err) {
 				return Item{}, fmt.Errorf("queue: get %s: %w", e.name, err)
 			}
 			if err != nil {
@@ -622,30 +619,25 @@ func (q *Queue) Len(ctx context.Context) (int, error) {
 	if err := q.check(ctx); err != nil {
 		return 0, err
 	}
-	for {
-		names, _, err := q.s.Conn().Children(q.path)
-		switch {
-		case errors.Is(err, zk.ErrNoNode):
-			return 0, nil
-		case recipes.IsConnErr(err):
-			if err := q.s.RetryPause(ctx); err != nil {
-				return 0, fmt.Errorf("queue %s: %w", q.path, err)
-			}
-			if err := q.check(ctx); err != nil {
-				return 0, err
-			}
-			continue
-		case err != nil:
-			return 0, fmt.Errorf("queue: list %s: %w", q.path, err)
-		}
-		n := 0
-		for _, name := range names {
-			if _, ok := parseName(q.cfg.dialect, name); ok {
-				n++
-			}
-		}
-		return n, nil
+	names, err := zkcall.Do(ctx, q.s, func(conn *zk.Conn, _ int64) ([]string, error) {
+		names, _, err := conn.Children(q.path)
+		return names, err
+	})
+	switch {
+	case zkcall.Stopped(err):
+		return 0, fmt.Errorf("queue %s: %w", q.path, err)
+	case errors.Is(err, zk.ErrNoNode):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("queue: list %s: %w", q.path, err)
 	}
+	n := 0
+	for _, name := range names {
+		if _, ok := parseName(q.cfg.dialect, name); ok {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // fired reports whether a watch channel has delivered its event.

@@ -5,47 +5,59 @@ import (
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/corelink"
 )
 
-// This file exports the core's request mechanics for recipes that make their
-// own ZooKeeper calls through Session.Conn (barrier, queue), so that retries,
-// parent creation and guaranteed deletes still live in one place.
-
-// WaitUsable waits until the session is connected (or reconnected) and
-// returns the current session id. It fails with ErrNilSession, ErrClosed or
-// ctx's error. No ZooKeeper calls.
-func (s *Session) WaitUsable(ctx context.Context) (int64, error) {
-	if err := s.check(); err != nil {
-		return 0, err
+// This file hands the core's request mechanics to internal/zkcall (through
+// internal/corelink), for the recipes that make their own ZooKeeper calls
+// (barrier, queue, twophase, ...), so that retries, parent creation and
+// guaranteed deletes live in one place without being exported.
+func init() {
+	corelink.WaitUsable = func(ctx context.Context, s any) (int64, error) {
+		ss, err := linked(s)
+		if err != nil {
+			return 0, err
+		}
+		return ss.waitUsable(ctx)
 	}
-	return s.waitUsable(ctx)
+	corelink.RetryPause = func(ctx context.Context, s any) error {
+		ss, err := linked(s)
+		if err != nil {
+			return err
+		}
+		return ss.retryPause(ctx)
+	}
+	corelink.IsConnErr = isConnErr
+	corelink.CheckData = checkData
+	corelink.EnsureParents = func(s any, p string) error {
+		ss, err := linked(s)
+		if err != nil {
+			return err
+		}
+		return ss.ensureParentsChecked(p)
+	}
+	corelink.DeleteGuaranteed = func(s any, path string, sid int64) {
+		if ss, err := linked(s); err == nil {
+			ss.deleteInBackground(path, sid)
+		}
+	}
 }
 
-// RetryPause waits a little, or until the next state change, before a
-// request that failed for connection reasons is tried again; it returns
-// ctx's error when ctx is done first.
-func (s *Session) RetryPause(ctx context.Context) error {
-	if err := s.check(); err != nil {
-		return err
+// linked returns s as a usable *Session, or ErrNilSession / ErrClosed.
+func linked(s any) (*Session, error) {
+	ss, _ := s.(*Session)
+	if err := ss.check(); err != nil {
+		return nil, err
 	}
-	return s.retryPause(ctx)
+	return ss, nil
 }
 
-// IsConnErr reports whether err means that a request's outcome is unknown or
-// that the connection is unusable right now (as opposed to an answer from
-// the server). Pure.
-func IsConnErr(err error) bool { return isConnErr(err) }
-
-// EnsureParents creates the missing levels of p, p included, as container
-// nodes (deepest first on ErrNoNode). Cost: 1 createContainer per level
-// tried; nothing is sent for "/" or for an invalid p (ErrInvalidPath: see
-// ValidateParentPath, the /zookeeper tree included) or one whose create
-// would exceed MaxData (ErrDataTooLarge). Meant to be called after a create
-// failed with ErrNoNode.
-func (s *Session) EnsureParents(p string) error {
-	if err := s.check(); err != nil {
-		return err
-	}
+// ensureParentsChecked creates the missing levels of p, p included, as
+// container nodes (deepest first on ErrNoNode). Cost: 1 createContainer per
+// level tried; nothing is sent for "/" or for an invalid p (ErrInvalidPath:
+// see ValidateParentPath, the /zookeeper tree included) or one whose create
+// would exceed MaxData (ErrDataTooLarge).
+func (s *Session) ensureParentsChecked(p string) error {
 	if err := ValidateParentPath(p); err != nil {
 		return err
 	}
@@ -53,20 +65,6 @@ func (s *Session) EnsureParents(p string) error {
 		return fmt.Errorf("recipes: create %s: %w", abridge(p), err)
 	}
 	return ensureParents(s, p)
-}
-
-// DeleteGuaranteed deletes path in the background, retrying deletes whose
-// outcome is unknown while the session sid lives (any session when sid is 0)
-// and the Session is open: the guaranteed delete. With sid set, path is
-// deleted only while it is an ephemeral node of sid, with the version read
-// (cost per attempt: 1 exists + 1 delete), so a node another client has
-// since created at the same path is left alone; with sid 0 it is deleted
-// by path (1 delete per attempt).
-func (s *Session) DeleteGuaranteed(path string, sid int64) {
-	if s.check() != nil {
-		return
-	}
-	s.deleteInBackground(path, sid)
 }
 
 // OnStateChange registers f to be called synchronously, in order, for every

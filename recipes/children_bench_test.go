@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/zkrecipes/zkrecipes/internal/seq"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -21,11 +22,11 @@ func children(d recipes.Dialect, n int, first int32) []string {
 		for j := range g {
 			g[j] = byte(r.UintN(256))
 		}
-		seq := recipes.FormatSeq(first + int32(i))
+		sfx := seq.Format(first + int32(i))
 		if d.String() == "kazoo" {
-			out = append(out, fmt.Sprintf("%x__lock__%s", g[:], seq))
+			out = append(out, fmt.Sprintf("%x__lock__%s", g[:], sfx))
 		} else {
-			out = append(out, "_c_"+g.String()+"-lock-"+seq)
+			out = append(out, "_c_"+g.String()+"-lock-"+sfx)
 		}
 	}
 	for i := range n / 10 {

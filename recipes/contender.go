@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/hooks"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 )
 
 // Spec describes one contest under a parent path: how our node is named,
@@ -57,7 +58,7 @@ func (sp *Spec) checkCreate(s *Session) error {
 		return err
 	}
 	return CheckRequest(s.opts.maxData, &zk.CreateRequest{
-		Path: JoinPath(sp.Path, prefix), Data: sp.Data, Acl: s.opts.acl, Flags: zk.FlagEphemeralSequential,
+		Path: zkpath.Join(sp.Path, prefix), Data: sp.Data, Acl: s.opts.acl, Flags: zk.FlagEphemeralSequential,
 	})
 }
 
@@ -267,7 +268,7 @@ func contend(ctx context.Context, s *Session, spec *Spec, n *node, try bool) (*H
 			self, stale = -1, false
 			continue
 		}
-		gone, err := waitGone(ctx, s, JoinPath(n.parent, cs[watch].Name), n.sid)
+		gone, err := waitGone(ctx, s, zkpath.Join(n.parent, cs[watch].Name), n.sid)
 		switch {
 		case errors.Is(err, errRetry):
 			return nil, err
@@ -295,7 +296,7 @@ func order(s *Session, d Dialect, roles []Role, children []string, n *node) ([]C
 	cs := make([]Contender, 0, len(children))
 	for _, c := range children {
 		if c != n.name && d.HasGUID(c, n.guid) {
-			s.deleteNow(JoinPath(n.parent, c))
+			s.deleteNow(zkpath.Join(n.parent, c))
 			continue
 		}
 		if ct, ok := d.Parse(c, roles...); ok {

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 )
 
 // node is our own contender node as the core knows it.
@@ -45,7 +46,7 @@ func createProtected(ctx context.Context, s *Session, d Dialect, role Role, pare
 	if err != nil {
 		return nil, err
 	}
-	full := JoinPath(parent, prefix)
+	full := zkpath.Join(parent, prefix)
 	ambiguous := false
 	for {
 		sid, err := s.waitUsable(ctx)
@@ -109,7 +110,7 @@ func createProtected(ctx context.Context, s *Session, d Dialect, role Role, pare
 var errRetry = errors.New("recipes: retry")
 
 func newNode(d Dialect, role Role, parent, guid, created string, sid int64) *node {
-	_, name := SplitPath(created)
+	_, name := zkpath.Split(created)
 	n := &node{parent: parent, guid: guid, name: name, path: created, sid: sid, dialect: d}
 	if c, ok := d.Parse(name, role); ok {
 		n.seq = c.Seq
@@ -186,7 +187,7 @@ func findOwn(ctx context.Context, s *Session, d Dialect, role Role, parent, guid
 		slices.Sort(mine)
 		var found *node
 		for _, name := range mine {
-			n := newNode(d, role, parent, guid, JoinPath(parent, name), sid)
+			n := newNode(d, role, parent, guid, zkpath.Join(parent, name), sid)
 			if found == nil {
 				err := adopt(ctx, s, n)
 				if err == nil {
@@ -215,7 +216,7 @@ func ensureParents(s *Session, p string) error {
 	case err == nil, errors.Is(err, zk.ErrNodeExists):
 		return nil
 	case errors.Is(err, zk.ErrNoNode):
-		parent, _ := SplitPath(p)
+		parent, _ := zkpath.Split(p)
 		if err := ensureParents(s, parent); err != nil {
 			return err
 		}

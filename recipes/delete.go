@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 )
 
 // retryPause spaces background retries while the connection looks usable
@@ -99,7 +100,7 @@ func (s *Session) cleanupGUID(d Dialect, parent, guid string) {
 			case err == nil:
 				for _, c := range children {
 					if d.HasGUID(c, guid) {
-						s.deleteNow(JoinPath(parent, c))
+						s.deleteNow(zkpath.Join(parent, c))
 					}
 				}
 				return

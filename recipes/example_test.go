@@ -209,11 +209,13 @@ func ExampleFence() {
 	// /app/lock/_c_b-lock-0000000002 0
 }
 
-// Sequence numbers wrap after 2^31 creates under one parent; serial
-// arithmetic keeps the order across the wrap.
-func ExampleSerialLess() {
-	last, _ := recipes.ParseSeq("2147483647")
-	next, _ := recipes.ParseSeq("-2147483648")
-	fmt.Println(last < next, recipes.SerialLess(last, next), recipes.FormatSeq(42))
-	// Output: false true 0000000042
+// Sequence numbers wrap after 2^31 creates under one parent; SortBySeq's
+// serial arithmetic keeps the queue order across the wrap.
+func ExampleSortBySeq() {
+	last, _ := recipes.Curator.Parse("_c_9a2f0c4e-8d1b-4f5a-9c3e-2b7d6e1f0a4c-lock-2147483647")
+	next, _ := recipes.Curator.Parse("_c_0b1c2d3e-4f5a-4b6c-8d7e-9f0a1b2c3d4e-lock--2147483648")
+	cs := []recipes.Contender{next, last}
+	recipes.SortBySeq(cs, last.Seq)
+	fmt.Println(last.Seq < next.Seq, cs[0].Seq, cs[1].Seq)
+	// Output: false 2147483647 -2147483648
 }

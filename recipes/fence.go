@@ -98,12 +98,12 @@ func validateOp(op any, maxData int) error {
 		} else if err := ValidateWritePath(o.Path); err != nil {
 			return err
 		}
-		return CheckData(o.Data, maxData)
+		return checkData(o.Data, maxData)
 	case *zk.SetDataRequest:
 		if err := ValidateWritePath(o.Path); err != nil {
 			return err
 		}
-		return CheckData(o.Data, maxData)
+		return checkData(o.Data, maxData)
 	case *zk.DeleteRequest:
 		return ValidateWritePath(o.Path)
 	case *zk.CheckVersionRequest:

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/zkrecipes/zkrecipes/internal/seq"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -59,7 +60,7 @@ func TestOrderAcrossTheWrap(t *testing.T) {
 					recipes.SortBySeq(got, ref.Seq)
 					var suffixes []string
 					for _, c := range got {
-						suffixes = append(suffixes, c.Name[len(c.Name)-len(recipes.FormatSeq(c.Seq)):])
+						suffixes = append(suffixes, c.Name[len(c.Name)-len(seq.Format(c.Seq)):])
 					}
 					if !slices.Equal(suffixes, want) {
 						t.Errorf("%s %v, %s, text=%v, ref %d: %v, want %v", d, dl.role, tt.name, text, ref.Seq, suffixes, want)

@@ -98,29 +98,11 @@ func ValidateParentPath(p string) error {
 	return ValidateWritePath(p)
 }
 
-// JoinPath joins a parent path and a child name.
-func JoinPath(parent, child string) string {
-	if parent == "/" {
-		return "/" + child
-	}
-	return parent + "/" + child
-}
-
-// SplitPath returns the parent and the last segment of a valid path; the
-// root's parent is "/" and its name is "".
-func SplitPath(p string) (parent, name string) {
-	i := strings.LastIndexByte(p, '/')
-	if i <= 0 {
-		return "/", p[min(len(p), 1):]
-	}
-	return p[:i], p[i+1:]
-}
-
-// CheckData returns an error wrapping ErrDataTooLarge when data is longer
+// checkData returns an error wrapping ErrDataTooLarge when data is longer
 // than limit bytes (DefaultMaxData when limit <= 0). It is a first check
 // only: the server's limit applies to the whole request, so a write must
 // also pass CheckRequest or CheckMulti before it is sent. Pure.
-func CheckData(data []byte, limit int) error {
+func checkData(data []byte, limit int) error {
 	if limit <= 0 {
 		limit = DefaultMaxData
 	}

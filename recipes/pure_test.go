@@ -8,6 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/zkrecipes/zkrecipes/internal/seq"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 )
 
 func TestValidatePath(t *testing.T) {
@@ -81,63 +84,24 @@ func FuzzValidatePath(f *testing.F) {
 					t.Fatalf("accepted %q", p)
 				}
 			}
-			parent, name := SplitPath(p)
-			if p != "/" && JoinPath(parent, name) != p {
-				t.Fatalf("SplitPath/JoinPath(%q) = %q, %q", p, parent, name)
+			parent, name := zkpath.Split(p)
+			if p != "/" && zkpath.Join(parent, name) != p {
+				t.Fatalf("zkpath.Split/Join(%q) = %q, %q", p, parent, name)
 			}
 		}
 	})
 }
 
-func TestSplitJoin(t *testing.T) {
-	for _, tt := range []struct{ p, parent, name string }{
-		{"/a", "/", "a"}, {"/a/b", "/a", "b"}, {"/", "/", ""}, {"/a/b/c", "/a/b", "c"},
-	} {
-		parent, name := SplitPath(tt.p)
-		if parent != tt.parent || name != tt.name {
-			t.Errorf("SplitPath(%q) = %q, %q", tt.p, parent, name)
-		}
-	}
-	if JoinPath("/", "x") != "/x" || JoinPath("/a", "x") != "/a/x" {
-		t.Error("JoinPath")
-	}
-}
-
 func TestCheckData(t *testing.T) {
-	if err := CheckData(make([]byte, DefaultMaxData), 0); err != nil {
+	if err := checkData(make([]byte, DefaultMaxData), 0); err != nil {
 		t.Fatal(err)
 	}
-	err := CheckData(make([]byte, DefaultMaxData+1), 0)
+	err := checkData(make([]byte, DefaultMaxData+1), 0)
 	if !errors.Is(err, ErrDataTooLarge) || !strings.HasPrefix(err.Error(), "recipes: ") {
 		t.Fatalf("CheckData = %v", err)
 	}
-	if err := CheckData(make([]byte, 11), 10); !errors.Is(err, ErrDataTooLarge) {
+	if err := checkData(make([]byte, 11), 10); !errors.Is(err, ErrDataTooLarge) {
 		t.Fatalf("CheckData with limit = %v", err)
-	}
-}
-
-func TestSerialLess(t *testing.T) {
-	tests := []struct {
-		a, b int32
-		want bool
-	}{
-		{0, 1, true},
-		{1, 0, false},
-		{5, 5, false},
-		{math.MaxInt32, math.MinInt32, true}, // the wrap: 2147483647 then -2147483648
-		{math.MinInt32, math.MaxInt32, false},
-		{math.MaxInt32 - 2, -5, true},
-		{-5, math.MaxInt32 - 2, false},
-		{-1, 0, true},
-		{0, math.MaxInt32, true},        // distance 2^31-1
-		{0, math.MinInt32, false},       // distance 2^31: undefined, both false
-		{math.MinInt32, 0, false},       // ditto
-		{100, math.MinInt32 + 98, true}, // 100 + (2^31 - 2), wrapped
-	}
-	for _, tt := range tests {
-		if got := SerialLess(tt.a, tt.b); got != tt.want {
-			t.Errorf("SerialLess(%d, %d) = %v, want %v", tt.a, tt.b, got, tt.want)
-		}
 	}
 }
 
@@ -151,8 +115,8 @@ func FuzzSerialOrder(f *testing.F) {
 		// MaxInt32 as ZooKeeper's counter does.
 		want := make([]Contender, n)
 		for i := range want {
-			seq := int32(uint32(start) + uint32(i))
-			want[i] = Contender{Name: "_c_x-lock-" + FormatSeq(seq), Seq: seq}
+			sn := int32(uint32(start) + uint32(i))
+			want[i] = Contender{Name: "_c_x-lock-" + seq.Format(sn), Seq: sn}
 		}
 		got := slices.Clone(want)
 		slices.Reverse(got)
@@ -161,8 +125,8 @@ func FuzzSerialOrder(f *testing.F) {
 			if got[i].Seq != want[i].Seq {
 				t.Fatalf("order wrong at %d: %v", i, got)
 			}
-			if i > 0 && !SerialLess(want[i-1].Seq, want[i].Seq) {
-				t.Fatalf("SerialLess(%d, %d) false", want[i-1].Seq, want[i].Seq)
+			if i > 0 && !seq.Less(want[i-1].Seq, want[i].Seq) {
+				t.Fatalf("seq.Less(%d, %d) false", want[i-1].Seq, want[i].Seq)
 			}
 		}
 	})
@@ -195,8 +159,8 @@ func TestSeqFormatParse(t *testing.T) {
 		if ok != tt.ok || n != tt.n {
 			t.Errorf("ParseSeq(%q) = %d, %v; want %d, %v", tt.s, n, ok, tt.n, tt.ok)
 		}
-		if tt.ok && FormatSeq(tt.n) != tt.s {
-			t.Errorf("FormatSeq(%d) = %q, want %q", tt.n, FormatSeq(tt.n), tt.s)
+		if tt.ok && seq.Format(tt.n) != tt.s {
+			t.Errorf("seq.Format(%d) = %q, want %q", tt.n, seq.Format(tt.n), tt.s)
 		}
 	}
 }
@@ -206,7 +170,7 @@ func FuzzSeqRoundTrip(f *testing.F) {
 	f.Add(int32(math.MinInt32))
 	f.Add(int32(-42))
 	f.Fuzz(func(t *testing.T, n int32) {
-		s := FormatSeq(n)
+		s := seq.Format(n)
 		got, ok := ParseSeq(s)
 		if !ok || got != n {
 			t.Fatalf("round trip %d -> %q -> %d, %v", n, s, got, ok)
@@ -351,7 +315,7 @@ func FuzzDialectParse(f *testing.F) {
 			if !ok {
 				continue
 			}
-			if c.Name != name || !strings.HasSuffix(name, FormatSeq(c.Seq)) {
+			if c.Name != name || !strings.HasSuffix(name, seq.Format(c.Seq)) {
 				t.Fatalf("%s.Parse(%q) = %+v", d, name, c)
 			}
 			if c.GUID != "" && !d.HasGUID(name, c.GUID) {

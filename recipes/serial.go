@@ -4,21 +4,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/zkrecipes/zkrecipes/internal/seq"
 )
-
-// SerialLess reports whether sequence number a comes before b in RFC 1982
-// serial-number arithmetic on 32 bits: a < b iff the signed 32-bit distance
-// b-a is positive. ZooKeeper's sequence counter is the parent's signed
-// 32-bit cversion, so after 2^31 creates under one parent it wraps to
-// negative numbers; plain comparison would then put a newcomer first. For
-// two numbers exactly 2^31 apart the order is undefined (both directions
-// report false). Pure.
-func SerialLess(a, b int32) bool {
-	return int32(uint32(b)-uint32(a)) > 0
-}
-
-// serialDistance is the signed distance from ref to s.
-func serialDistance(ref, s int32) int32 { return int32(uint32(s) - uint32(ref)) }
 
 // SortBySeq sorts contenders into queue order. By default that is the
 // serial order of their sequence numbers, measured as signed distances from
@@ -41,7 +29,7 @@ func SortBySeq(cs []Contender, ref int32) {
 			}
 			return strings.Compare(x.Name, y.Name)
 		}
-		dx, dy := serialDistance(ref, x.Seq), serialDistance(ref, y.Seq)
+		dx, dy := seq.Distance(ref, x.Seq), seq.Distance(ref, y.Seq)
 		switch {
 		case dx < dy:
 			return -1
@@ -72,17 +60,4 @@ func ParseSeq(s string) (int32, bool) {
 		return 0, false
 	}
 	return int32(v), true
-}
-
-// FormatSeq formats n the way ZooKeeper names sequential nodes.
-func FormatSeq(n int32) string {
-	if n >= 0 {
-		s := strconv.FormatInt(int64(n), 10)
-		return "0000000000"[len(s):] + s
-	}
-	s := strconv.FormatInt(-int64(n), 10)
-	if len(s) >= 9 {
-		return "-" + s
-	}
-	return "-" + "000000000"[len(s):] + s
 }

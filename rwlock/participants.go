@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -38,7 +39,7 @@ func (m *RWMutex) Participants(ctx context.Context) ([]Participant, error) {
 		if err := recipes.ContextError(ctx); err != nil {
 			return nil, err
 		}
-		p := recipes.JoinPath(m.path, c.Name)
+		p := zkpath.Join(m.path, c.Name)
 		data, st, err := m.s.Conn().Get(p)
 		if errors.Is(err, zk.ErrNoNode) {
 			continue

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/zkrecipes/zkrecipes/internal/lockopt"
+	zkseq "github.com/zkrecipes/zkrecipes/internal/seq"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -50,7 +51,7 @@ func nodeName(d recipes.Dialect, code string) string {
 	fmt.Sscanf(code[1:], "%d", &seq)
 	role := map[byte]recipes.Role{'R': recipes.RoleRead, 'W': recipes.RoleWrite, 'L': recipes.RoleLock}[code[0]]
 	if role == 0 {
-		return "foreign-" + recipes.FormatSeq(seq)
+		return "foreign-" + zkseq.Format(seq)
 	}
 	guid := fmt.Sprintf("%08x-0000-4000-8000-%012x", seq, seq)
 	if d.String() == "kazoo" {
@@ -60,7 +61,7 @@ func nodeName(d recipes.Dialect, code string) string {
 	if err != nil {
 		panic(err)
 	}
-	return prefix + recipes.FormatSeq(seq)
+	return prefix + zkseq.Format(seq)
 }
 
 // plan evaluates, for every node of the queue (given in any order), what

@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/lockopt"
+	"github.com/zkrecipes/zkrecipes/internal/seq"
+	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -106,7 +108,7 @@ func checkArgs(s *recipes.Session, path string, c lockopt.Config) error {
 	if err := recipes.ValidateParentPath(path); err != nil {
 		return fmt.Errorf("rwlock: %w", err)
 	}
-	if err := recipes.CheckData(c.Data, s.MaxData()); err != nil {
+	if err := zkcall.CheckData(c.Data, s.MaxData()); err != nil {
 		return fmt.Errorf("rwlock: data: %w", err)
 	}
 	if !c.Dialect.Supports(recipes.RoleRead) || !c.Dialect.Supports(recipes.RoleWrite) {
@@ -405,7 +407,7 @@ func (m *RWMutex) writerQueuedBetween(ctx context.Context, w, r *recipes.Holding
 // whose sequence lies strictly between from and to in serial order. Pure.
 func writerBetween(cs []recipes.Contender, from, to int32) bool {
 	for _, c := range cs {
-		if c.Role != recipes.RoleRead && recipes.SerialLess(from, c.Seq) && recipes.SerialLess(c.Seq, to) {
+		if c.Role != recipes.RoleRead && seq.Less(from, c.Seq) && seq.Less(c.Seq, to) {
 			return true
 		}
 	}

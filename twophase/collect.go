@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/zkcall"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -47,7 +49,7 @@ func (c *Coordinator) Collect(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	var now *zk.Stat
-	err := do(ctx, s, func(int64) (err error) {
+	err := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
 		now, err = s.Conn().Set(c.root, nil, -1)
 		return err
 	})
@@ -69,7 +71,7 @@ func (c *Coordinator) Collect(ctx context.Context) (int, error) {
 	deleted := 0
 	var tooLarge error // the first transaction too large to delete in one multi
 	for _, tx := range txs {
-		txPath := recipes.JoinPath(c.root, tx)
+		txPath := zkpath.Join(c.root, tx)
 		kids, st, err := children(ctx, s, txPath)
 		if errors.Is(err, zk.ErrNoNode) {
 			continue
@@ -87,8 +89,8 @@ func (c *Coordinator) Collect(ctx context.Context) (int, error) {
 		}
 		var dst *zk.Stat
 		var ok bool
-		err = do(ctx, s, func(int64) (err error) {
-			ok, dst, err = s.Conn().Exists(recipes.JoinPath(txPath, decisionNode))
+		err = zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
+			ok, dst, err = s.Conn().Exists(zkpath.Join(txPath, decisionNode))
 			return err
 		})
 		if err != nil {
@@ -122,7 +124,7 @@ func (c *Coordinator) deleteTx(ctx context.Context, txPath string, kids []string
 	s := c.s
 	var ops []any
 	for _, k := range kids {
-		kPath := recipes.JoinPath(txPath, k)
+		kPath := zkpath.Join(txPath, k)
 		if k != decisionNode {
 			grand, _, err := children(ctx, s, kPath)
 			if errors.Is(err, zk.ErrNoNode) {
@@ -132,7 +134,7 @@ func (c *Coordinator) deleteTx(ctx context.Context, txPath string, kids []string
 				return false, fmt.Errorf("twophase: list %s: %w", kPath, err)
 			}
 			for _, g := range grand {
-				ops = append(ops, &zk.DeleteRequest{Path: recipes.JoinPath(kPath, g), Version: -1})
+				ops = append(ops, &zk.DeleteRequest{Path: zkpath.Join(kPath, g), Version: -1})
 			}
 		}
 		ops = append(ops, &zk.DeleteRequest{Path: kPath, Version: -1})
@@ -142,7 +144,7 @@ func (c *Coordinator) deleteTx(ctx context.Context, txPath string, kids []string
 		return false, fmt.Errorf("twophase: delete %s: %w", txPath, err)
 	}
 	tried := false
-	err := do(ctx, s, func(int64) error {
+	err := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) error {
 		if tried {
 			// The previous multi's outcome is unknown: was it applied?
 			ok, _, err := s.Conn().Exists(txPath)

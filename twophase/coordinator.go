@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/zkcall"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -51,7 +53,7 @@ func checkSessionRoot(s *recipes.Session, root string) error {
 		return fmt.Errorf("twophase: root: %w", err)
 	}
 	// The smallest node of a transaction: one of a one-character id.
-	if err := recipes.CheckRequest(s.MaxData(), &zk.CreateRequest{Path: recipes.JoinPath(root, "t"), Acl: s.ACL()}); err != nil {
+	if err := recipes.CheckRequest(s.MaxData(), &zk.CreateRequest{Path: zkpath.Join(root, "t"), Acl: s.ACL()}); err != nil {
 		return fmt.Errorf("twophase: root: %w", err)
 	}
 	return nil
@@ -156,10 +158,10 @@ func (c *Coordinator) Begin(ctx context.Context, txID string, sites []string, pa
 	if err != nil {
 		return nil, err
 	}
-	if err := recipes.CheckData(payload, c.s.MaxData()); err != nil {
+	if err := zkcall.CheckData(payload, c.s.MaxData()); err != nil {
 		return nil, fmt.Errorf("twophase: payload: %w", err)
 	}
-	txPath := recipes.JoinPath(c.root, txID)
+	txPath := zkpath.Join(c.root, txID)
 	ops := beginOps(txPath, sorted, payload, c.s.ACL())
 	// The server would drop the connection on a request over its limit:
 	// Begin's multi must fit, and so must Collect's, which deletes every
@@ -171,7 +173,7 @@ func (c *Coordinator) Begin(ctx context.Context, txID string, sites []string, pa
 		return nil, fmt.Errorf("twophase: begin %s: too many sites to collect in one multi: %w", txID, err)
 	}
 	for {
-		err := do(ctx, c.s, func(int64) error {
+		err := zkcall.Exec(ctx, c.s, func(_ *zk.Conn, _ int64) error {
 			_, err := c.s.Conn().Multi(ops...)
 			return err
 		})
@@ -207,7 +209,7 @@ func beginOps(txPath string, sites []string, payload []byte, acl []zk.ACL) []any
 	ops := make([]any, 0, 1+len(sites))
 	ops = append(ops, &zk.CreateRequest{Path: txPath, Data: payload, Acl: acl})
 	for _, site := range sites {
-		ops = append(ops, &zk.CreateRequest{Path: recipes.JoinPath(txPath, site), Acl: acl})
+		ops = append(ops, &zk.CreateRequest{Path: zkpath.Join(txPath, site), Acl: acl})
 	}
 	return ops
 }
@@ -218,27 +220,27 @@ func beginOps(txPath string, sites []string, payload []byte, acl []zk.ACL) []any
 func collectOps(txPath string, sites []string) []any {
 	var ops []any
 	for _, site := range sites {
-		sitePath := recipes.JoinPath(txPath, site)
+		sitePath := zkpath.Join(txPath, site)
 		for _, k := range []string{aliveNode, voteNode, doneNode} {
-			ops = append(ops, &zk.DeleteRequest{Path: recipes.JoinPath(sitePath, k), Version: -1})
+			ops = append(ops, &zk.DeleteRequest{Path: zkpath.Join(sitePath, k), Version: -1})
 		}
 		ops = append(ops, &zk.DeleteRequest{Path: sitePath, Version: -1})
 	}
 	return append(ops,
-		&zk.DeleteRequest{Path: recipes.JoinPath(txPath, decisionNode), Version: -1},
+		&zk.DeleteRequest{Path: zkpath.Join(txPath, decisionNode), Version: -1},
 		&zk.DeleteRequest{Path: txPath, Version: -1})
 }
 
 func (c *Coordinator) newTx(id string, sites []string, payload []byte) *Tx {
 	return &Tx{
-		c: c, id: id, path: recipes.JoinPath(c.root, id), sites: sites,
+		c: c, id: id, path: zkpath.Join(c.root, id), sites: sites,
 		payload: bytes.Clone(payload), deadline: time.Now().Add(c.cfg.voteTimeout),
 	}
 }
 
 // load reads a transaction from ZooKeeper. Cost: 1 getData + 1 getChildren.
 func (c *Coordinator) load(ctx context.Context, txID string) (*Tx, error) {
-	txPath := recipes.JoinPath(c.root, txID)
+	txPath := zkpath.Join(c.root, txID)
 	payload, _, err := get(ctx, c.s, txPath)
 	if err == nil {
 		var kids []string
@@ -286,7 +288,7 @@ func (c *Coordinator) Pending(ctx context.Context) ([]string, error) {
 	slices.Sort(txs)
 	var out []string
 	for _, tx := range txs {
-		kids, _, err := children(ctx, c.s, recipes.JoinPath(c.root, tx))
+		kids, _, err := children(ctx, c.s, zkpath.Join(c.root, tx))
 		if errors.Is(err, zk.ErrNoNode) {
 			continue
 		}
@@ -339,7 +341,7 @@ func (t *Tx) Decide(ctx context.Context) (Decision, error) {
 		return 0, err
 	}
 	s := t.c.s
-	decisionPath := recipes.JoinPath(t.path, decisionNode)
+	decisionPath := zkpath.Join(t.path, decisionNode)
 	sites := make([]siteWatch, len(t.sites))
 	for i, name := range t.sites {
 		sites[i].view.Name = name
@@ -351,7 +353,7 @@ func (t *Tx) Decide(ctx context.Context) (Decision, error) {
 	for {
 		if decisionWatch == nil {
 			var found bool
-			err := do(ctx, s, func(int64) (err error) {
+			err := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
 				found, _, decisionWatch, err = s.Conn().ExistsW(decisionPath)
 				return err
 			})
@@ -409,7 +411,7 @@ func (t *Tx) look(ctx context.Context, sw *siteWatch) error {
 		return nil
 	}
 	s := t.c.s
-	sitePath := recipes.JoinPath(t.path, sw.view.Name)
+	sitePath := zkpath.Join(t.path, sw.view.Name)
 	if sw.fired {
 		sw.fired = false
 		v, err := readVote(ctx, s, sitePath)
@@ -424,7 +426,7 @@ func (t *Tx) look(ctx context.Context, sw *siteWatch) error {
 	var kids []string
 	var st *zk.Stat
 	var ch <-chan zk.Event
-	err := do(ctx, s, func(int64) (err error) {
+	err := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
 		kids, st, ch, err = s.Conn().ChildrenW(sitePath)
 		return err
 	})
@@ -459,7 +461,7 @@ func (t *Tx) look(ctx context.Context, sw *siteWatch) error {
 // readVote reads <site>/vote; 0 when the site has not voted. Cost: 1
 // getData.
 func readVote(ctx context.Context, s *recipes.Session, sitePath string) (Decision, error) {
-	path := recipes.JoinPath(sitePath, voteNode)
+	path := zkpath.Join(sitePath, voteNode)
 	data, _, err := get(ctx, s, path)
 	switch {
 	case errors.Is(err, zk.ErrNoNode):

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/zkcall"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -110,7 +112,7 @@ func (p *Participant) stream(ctx context.Context, out chan<- *Proposal) error {
 	for {
 		var txs []string
 		var ch <-chan zk.Event
-		err := do(ctx, p.s, func(int64) (err error) {
+		err := zkcall.Exec(ctx, p.s, func(_ *zk.Conn, _ int64) (err error) {
 			txs, _, ch, err = p.s.Conn().ChildrenW(p.root)
 			return err
 		})
@@ -186,7 +188,7 @@ func (p *Participant) Lookup(ctx context.Context, txID string) (*Proposal, error
 // examine reads transaction tx for this site. Unless all is set it returns
 // nil for a decided transaction this site did not vote commit in.
 func (p *Participant) examine(ctx context.Context, tx string, all bool) (*Proposal, error) {
-	txPath := recipes.JoinPath(p.root, tx)
+	txPath := zkpath.Join(p.root, tx)
 	kids, _, err := children(ctx, p.s, txPath)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownTx, txPath)
@@ -200,7 +202,7 @@ func (p *Participant) examine(ctx context.Context, tx string, all bool) (*Propos
 	decided := slices.Contains(kids, decisionNode)
 	sites := slices.DeleteFunc(kids, func(k string) bool { return k == decisionNode })
 	slices.Sort(sites)
-	sitePath := recipes.JoinPath(txPath, p.site)
+	sitePath := zkpath.Join(txPath, p.site)
 	mine, _, err := children(ctx, p.s, sitePath)
 	if errors.Is(err, zk.ErrNoNode) {
 		return nil, fmt.Errorf("%w: %s", ErrUnknownTx, txPath)
@@ -259,7 +261,7 @@ var aliveData = []byte(recipes.ProcessID())
 // the site without one. Cost: 1 create; if one exists: +1 exists (+1
 // multi).
 func (p *Participant) markAlive(ctx context.Context, sitePath string) error {
-	path := recipes.JoinPath(sitePath, aliveNode)
+	path := zkpath.Join(sitePath, aliveNode)
 	replace := []any{
 		&zk.DeleteRequest{Path: path, Version: -1},
 		&zk.CreateRequest{Path: path, Data: aliveData, Acl: p.s.ACL(), Flags: zk.FlagEphemeral},
@@ -269,7 +271,7 @@ func (p *Participant) markAlive(ctx context.Context, sitePath string) error {
 	}
 	for range 10 {
 		var sid int64
-		err := do(ctx, p.s, func(id int64) error {
+		err := zkcall.Exec(ctx, p.s, func(_ *zk.Conn, id int64) error {
 			sid = id
 			_, err := p.s.Conn().Create(path, aliveData, zk.FlagEphemeral, p.s.ACL())
 			return err
@@ -284,7 +286,7 @@ func (p *Participant) markAlive(ctx context.Context, sitePath string) error {
 		}
 		var ok bool
 		var st *zk.Stat
-		err = do(ctx, p.s, func(id int64) (err error) {
+		err = zkcall.Exec(ctx, p.s, func(_ *zk.Conn, id int64) (err error) {
 			sid = id
 			ok, st, err = p.s.Conn().Exists(path)
 			return err
@@ -297,7 +299,7 @@ func (p *Participant) markAlive(ctx context.Context, sitePath string) error {
 		case st.EphemeralOwner == sid:
 			return nil // ours (an earlier attempt whose answer was lost)
 		}
-		err = do(ctx, p.s, func(int64) error {
+		err = zkcall.Exec(ctx, p.s, func(_ *zk.Conn, _ int64) error {
 			_, err := p.s.Conn().Multi(
 				&zk.DeleteRequest{Path: path, Version: st.Version},
 				&zk.CreateRequest{Path: path, Data: aliveData, Acl: p.s.ACL(), Flags: zk.FlagEphemeral},
@@ -408,11 +410,11 @@ func (pr *Proposal) Vote(ctx context.Context, v Decision) error {
 		return fmt.Errorf("%w: %v", ErrBadDecision, v)
 	}
 	s := pr.p.s
-	path := recipes.JoinPath(pr.sitePath, voteNode)
+	path := zkpath.Join(pr.sitePath, voteNode)
 	if err := fits(s, &zk.CreateRequest{Path: path, Data: encodeDecision(v, ""), Acl: s.ACL()}); err != nil {
 		return err
 	}
-	err := do(ctx, s, func(int64) error {
+	err := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) error {
 		_, err := s.Conn().Create(path, encodeDecision(v, ""), 0, s.ACL())
 		return err
 	})
@@ -469,7 +471,7 @@ func (pr *Proposal) Await(ctx context.Context) (Decision, error) {
 		return 0, err
 	}
 	s := pr.p.s
-	decisionPath := recipes.JoinPath(pr.path, decisionNode)
+	decisionPath := zkpath.Join(pr.path, decisionNode)
 	var deadline <-chan time.Time
 	if !pr.deadline.IsZero() {
 		t := time.NewTimer(time.Until(pr.deadline))
@@ -479,7 +481,7 @@ func (pr *Proposal) Await(ctx context.Context) (Decision, error) {
 	for {
 		var found, txThere bool
 		var ch <-chan zk.Event
-		err := do(ctx, s, func(int64) (err error) {
+		err := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
 			found, _, ch, err = s.Conn().ExistsW(decisionPath)
 			if err != nil || found {
 				return err
@@ -539,14 +541,14 @@ func (pr *Proposal) Finish(ctx context.Context) error {
 	}
 	s := pr.p.s
 	ops := []any{
-		&zk.CheckVersionRequest{Path: recipes.JoinPath(pr.path, decisionNode), Version: -1},
-		&zk.CreateRequest{Path: recipes.JoinPath(pr.sitePath, doneNode), Acl: s.ACL()},
+		&zk.CheckVersionRequest{Path: zkpath.Join(pr.path, decisionNode), Version: -1},
+		&zk.CreateRequest{Path: zkpath.Join(pr.sitePath, doneNode), Acl: s.ACL()},
 	}
 	if err := fits(s, ops...); err != nil {
 		return err
 	}
 	var res []zk.MultiResponse
-	err := do(ctx, s, func(int64) (err error) {
+	err := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
 		res, err = s.Conn().Multi(ops...)
 		return err
 	})
@@ -554,7 +556,7 @@ func (pr *Proposal) Finish(ctx context.Context) error {
 	case err == nil, errors.Is(err, zk.ErrNodeExists):
 	case errors.Is(err, zk.ErrNoNode):
 		var there bool
-		if err := do(ctx, s, func(int64) (err error) {
+		if err := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
 			there, _, err = s.Conn().Exists(pr.path)
 			return err
 		}); err != nil {
@@ -567,8 +569,8 @@ func (pr *Proposal) Finish(ctx context.Context) error {
 	default:
 		return fmt.Errorf("twophase: finish %s: %w", pr.sitePath, err)
 	}
-	alive := recipes.JoinPath(pr.sitePath, aliveNode)
-	err = do(ctx, s, func(int64) error { return s.Conn().Delete(alive, -1) })
+	alive := zkpath.Join(pr.sitePath, aliveNode)
+	err = zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) error { return s.Conn().Delete(alive, -1) })
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
 		return fmt.Errorf("twophase: delete %s: %w", alive, err)
 	}

@@ -6,38 +6,17 @@ import (
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/zkcall"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // This file holds the request mechanics: wait for a usable session, retry
 // a request whose outcome is unknown, create paths, read and write the
-// decision node. Every request goes through do, so a request is only sent
-// on a connected session and a connection error is retried (callers make
-// their requests idempotent: creates treat NodeExists as "look at what is
-// there").
-
-// do runs f once the session is usable, again after every connection error,
-// until f returns another result (returned unchanged: nil, or ZooKeeper's
-// answer such as zk.ErrNoNode) or ctx is done / the session is closed (that
-// error is returned; it is never one of go-zookeeper's).
-func do(ctx context.Context, s *recipes.Session, f func(sid int64) error) error {
-	for {
-		if err := recipes.ContextError(ctx); err != nil {
-			return err
-		}
-		sid, err := s.WaitUsable(ctx)
-		if err != nil {
-			return err
-		}
-		err = f(sid)
-		if !recipes.IsConnErr(err) {
-			return err
-		}
-		if err := s.RetryPause(ctx); err != nil {
-			return err
-		}
-	}
-}
+// decision node. Every request goes through zkcall.Exec, so a request is
+// only sent on a connected session and a connection error is retried
+// (callers make their requests idempotent: creates treat NodeExists as
+// "look at what is there").
 
 // fits refuses, before anything is sent, a write (ops: one request, or
 // several for a multi) larger than the session's request limit: the server
@@ -65,7 +44,7 @@ func ensurePath(ctx context.Context, s *recipes.Session, p string) error {
 	if err := fits(s, &zk.CreateRequest{Path: p, Acl: s.ACL()}); err != nil {
 		return err
 	}
-	err := do(ctx, s, func(int64) error {
+	err := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) error {
 		_, err := s.Conn().Create(p, nil, 0, s.ACL())
 		return err
 	})
@@ -73,7 +52,7 @@ func ensurePath(ctx context.Context, s *recipes.Session, p string) error {
 	case err == nil, errors.Is(err, zk.ErrNodeExists):
 		return nil
 	case errors.Is(err, zk.ErrNoNode):
-		parent, _ := recipes.SplitPath(p)
+		parent, _ := zkpath.Split(p)
 		if err := ensurePath(ctx, s, parent); err != nil {
 			return err
 		}
@@ -85,7 +64,7 @@ func ensurePath(ctx context.Context, s *recipes.Session, p string) error {
 // readDecision reads the decision node of the transaction at txPath.
 // ok=false when there is none yet. Cost: 1 getData.
 func readDecision(ctx context.Context, s *recipes.Session, txPath string) (d Decision, reason string, ok bool, err error) {
-	data, _, zerr := get(ctx, s, recipes.JoinPath(txPath, decisionNode))
+	data, _, zerr := get(ctx, s, zkpath.Join(txPath, decisionNode))
 	switch {
 	case errors.Is(zerr, zk.ErrNoNode):
 		return 0, "", false, nil
@@ -110,13 +89,13 @@ func writeDecision(ctx context.Context, s *recipes.Session, txPath string, d Dec
 	if !d.valid() {
 		return 0, fmt.Errorf("%w: %v", ErrBadDecision, d)
 	}
-	path := recipes.JoinPath(txPath, decisionNode)
+	path := zkpath.Join(txPath, decisionNode)
 	data := encodeDecision(d, reason)
 	if err := fits(s, &zk.CreateRequest{Path: path, Data: data, Acl: s.ACL()}); err != nil {
 		return 0, err
 	}
 	for {
-		zerr := do(ctx, s, func(int64) error {
+		zerr := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) error {
 			_, err := s.Conn().Create(path, data, 0, s.ACL())
 			return err
 		})
@@ -145,7 +124,7 @@ func writeDecision(ctx context.Context, s *recipes.Session, txPath string, d Dec
 func children(ctx context.Context, s *recipes.Session, path string) ([]string, *zk.Stat, error) {
 	var kids []string
 	var st *zk.Stat
-	err := do(ctx, s, func(int64) (err error) {
+	err := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
 		kids, st, err = s.Conn().Children(path)
 		return err
 	})
@@ -156,7 +135,7 @@ func children(ctx context.Context, s *recipes.Session, path string) ([]string, *
 func get(ctx context.Context, s *recipes.Session, path string) ([]byte, *zk.Stat, error) {
 	var data []byte
 	var st *zk.Stat
-	err := do(ctx, s, func(int64) (err error) {
+	err := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
 		data, st, err = s.Conn().Get(path)
 		return err
 	})

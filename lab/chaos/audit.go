@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -39,7 +40,7 @@ func (a *auditor) close() { closeRecipes(a.s, a.env.SessionTimeout) }
 func (a *auditor) do(ctx context.Context, call func(conn *zk.Conn) error) error {
 	for {
 		err := call(a.s.Conn())
-		if err == nil || !recipes.IsConnErr(err) {
+		if err == nil || !zkcall.IsConnErr(err) {
 			return err
 		}
 		if ctx.Err() != nil {

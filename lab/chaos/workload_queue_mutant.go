@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/queue"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -233,12 +234,12 @@ func (w *QueueByPath) consumer(ctx context.Context, env *Env, c *Client, path st
 func deleteByPath(ctx context.Context, s *recipes.Session, p string) {
 	sid := s.ID()
 	for {
-		id, err := s.WaitUsable(ctx)
+		id, err := zkcall.WaitUsable(ctx, s)
 		if err != nil || id != sid {
 			return
 		}
 		err = s.Conn().Delete(p, -1)
-		if err == nil || !recipes.IsConnErr(err) || !pause(ctx, 50*time.Millisecond) {
+		if err == nil || !zkcall.IsConnErr(err) || !pause(ctx, 50*time.Millisecond) {
 			return
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/lab/chaos"
 	"github.com/zkrecipes/zkrecipes/lab/internal/peers"
 	"github.com/zkrecipes/zkrecipes/lab/testenv"
@@ -145,7 +146,7 @@ func increment(s *recipes.Session, path string) (int64, error) {
 // ensureCounter creates the counter at path with value 0.
 func ensureCounter(t *testing.T, s *recipes.Session, path string) {
 	t.Helper()
-	parent, _ := recipes.SplitPath(path)
+	parent, _ := zkpath.Split(path)
 	if parent != "/" {
 		if _, err := s.Conn().Create(parent, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && err != zk.ErrNodeExists {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -18,7 +19,7 @@ import (
 
 func ensurePath(t *testing.T, s *recipes.Session, p string, data []byte) {
 	t.Helper()
-	parent, _ := recipes.SplitPath(p)
+	parent, _ := zkpath.Split(p)
 	if parent != "/" {
 		ensurePath(t, s, parent, nil)
 	}
@@ -239,7 +240,7 @@ func TestMutexAmbiguousCreate(t *testing.T) {
 		t.Fatalf("Lock = %v", err)
 	}
 	children := rawChildren(t, admin, path)
-	if len(children) != 1 || recipes.JoinPath(path, children[0]) != m.Node() {
+	if len(children) != 1 || zkpath.Join(path, children[0]) != m.Node() {
 		t.Fatalf("children = %v, our node %s", children, m.Node())
 	}
 	if err := m.Context().Err(); err != nil {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/seq"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -219,8 +221,8 @@ func TestKazooDialect(t *testing.T) {
 	if err := ma.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	_, name := recipes.SplitPath(ma.Node())
-	if c, ok := recipes.Kazoo.Parse(name, recipes.RoleLock); !ok || len(c.GUID) != 32 || name != c.GUID+"__lock__"+recipes.FormatSeq(c.Seq) {
+	_, name := zkpath.Split(ma.Node())
+	if c, ok := recipes.Kazoo.Parse(name, recipes.RoleLock); !ok || len(c.GUID) != 32 || name != c.GUID+"__lock__"+seq.Format(c.Seq) {
 		t.Fatalf("kazoo node name %q", name)
 	}
 	if err := mb.TryLock(ctx); !errors.Is(err, lock.ErrLocked) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/hooks"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -27,7 +28,7 @@ func TestFindOwn(t *testing.T) {
 	guid := recipes.Curator.NewGUID()
 	prefix, _ := recipes.Curator.NodePrefix(guid, recipes.RoleLock)
 	acl := zk.WorldACL(zk.PermAll)
-	if _, err := old.Conn().Create(recipes.JoinPath(parent, prefix), nil, zk.FlagEphemeralSequential, acl); err != nil {
+	if _, err := old.Conn().Create(zkpath.Join(parent, prefix), nil, zk.FlagEphemeralSequential, acl); err != nil {
 		t.Fatal(err)
 	}
 	if _, found, err := hooks.FindOwn(ctx, cur, parent, guid); err != nil || found {
@@ -40,7 +41,7 @@ func TestFindOwn(t *testing.T) {
 	}
 	var mine []string
 	for range 2 {
-		p, err := cur.Conn().Create(recipes.JoinPath(parent, prefix), nil, zk.FlagEphemeralSequential, acl)
+		p, err := cur.Conn().Create(zkpath.Join(parent, prefix), nil, zk.FlagEphemeralSequential, acl)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -49,7 +50,7 @@ func testPath(t *testing.T) string {
 // ensurePath creates p and its parents as persistent nodes.
 func ensurePath(t *testing.T, s *recipes.Session, p string) {
 	t.Helper()
-	parent, _ := recipes.SplitPath(p)
+	parent, _ := zkpath.Split(p)
 	if parent != "/" {
 		ensurePath(t, s, parent)
 	}

@@ -1,0 +1,30 @@
+// Package corelink carries pieces of the recipes core's session
+// mechanics to internal/zkcall, which the recipes built on the core (barrier,
+// queue, twophase, lock, ...) use for their own ZooKeeper calls. Package
+// recipes sets the variables once, in its init, before any importer of
+// zkcall can run; they are read-only afterwards and safe for concurrent use.
+// This package cannot name *recipes.Session (recipes imports it), so s is
+// typed any; zkcall is the typed face, and the only reader.
+package corelink
+
+import "context"
+
+var (
+	// WaitUsable waits until the session is connected and returns its id;
+	// it fails with recipes.ErrNilSession, ErrClosed or ctx's error.
+	WaitUsable func(ctx context.Context, s any) (int64, error)
+	// RetryPause waits a little, or until the next state change; it fails
+	// with ErrNilSession, ErrClosed or ctx's error.
+	RetryPause func(ctx context.Context, s any) error
+	// IsConnErr reports a connection error: the outcome is unknown, or the
+	// connection is unusable right now.
+	IsConnErr func(err error) bool
+	// CheckData refuses data longer than limit (DefaultMaxData when
+	// limit <= 0) with an error wrapping recipes.ErrDataTooLarge.
+	CheckData func(data []byte, limit int) error
+	// EnsureParents creates the missing levels of p as container nodes.
+	EnsureParents func(s any, p string) error
+	// DeleteGuaranteed deletes path in the background while session sid
+	// (any when 0) lives and the Session is open.
+	DeleteGuaranteed func(s any, path string, sid int64)
+)

@@ -1,0 +1,136 @@
+// Package zkcall is the one way the recipes built on the core (barrier,
+// queue, twophase, lock, leader, rwlock) run a ZooKeeper call under the
+// session's rules: send only on a usable session, and after a connection
+// error pause and send again, until the call gets an answer from the server
+// or ctx ends. It also carries the core's other request mechanics (parent
+// creation, guaranteed deletes) without exporting them from package recipes;
+// it reaches recipes' internals through internal/corelink.
+package zkcall
+
+import (
+	"context"
+	"errors"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/corelink"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// Do runs call on the session's connection once the session is usable,
+// and again, after a pause, each time it fails with a connection error
+// (IsConnErr), until it returns any other result, which Do returns
+// unchanged: nil, or the server's answer such as zk.ErrNoNode. sid is the
+// id of the session the call is sent on. Do fails without sending anything
+// when ctx is done (an error wrapping recipes.ContextError(ctx), so
+// errors.Is context.Canceled or context.DeadlineExceeded) and with
+// recipes.ErrNilSession or recipes.ErrClosed; those errors are checked
+// before every attempt and while waiting. Stopped tells them from the
+// call's own results.
+//
+// Writes of unknown outcome: a connection error after a write means it may
+// or may not have been applied, and Do sends it again. That is right only
+// for a call whose repeat the caller's handling of the answer makes safe: a
+// read; a create of a fixed path where ErrNodeExists counts as done (or
+// makes the caller look at what is there); a delete where ErrNoNode counts
+// as done. A write whose repeat would change what it means (a sequential
+// create, an ephemeral create that must be ours, a delete that must remove
+// only our node) must not be repeated blindly: its call reports the
+// connection error in its result with a nil error, and the caller resolves
+// the outcome itself (it still gets Do's waiting and ctx handling).
+func Do[T any](ctx context.Context, s *recipes.Session, call func(conn *zk.Conn, sid int64) (T, error)) (T, error) {
+	var zero T
+	for {
+		sid, err := Usable(ctx, s)
+		if err != nil {
+			return zero, stop{err}
+		}
+		v, err := call(s.Conn(), sid)
+		if !IsConnErr(err) {
+			return v, err
+		}
+		if err := Pause(ctx, s); err != nil {
+			return zero, stop{err}
+		}
+	}
+}
+
+// stop marks an error with which Do gave up without an answer.
+type stop struct{ err error }
+
+func (e stop) Error() string { return e.err.Error() }
+func (e stop) Unwrap() error { return e.err }
+
+// Stopped reports whether err (or an error it wraps) is one with which Do
+// or Exec gave up without an answer from the server: ctx ended, or the
+// Session is nil or closed. Pure.
+func Stopped(err error) bool {
+	var e stop
+	return errors.As(err, &e)
+}
+
+// Exec is Do for a call with no result other than its error.
+func Exec(ctx context.Context, s *recipes.Session, call func(conn *zk.Conn, sid int64) error) error {
+	_, err := Do(ctx, s, func(conn *zk.Conn, sid int64) (struct{}, error) {
+		return struct{}{}, call(conn, sid)
+	})
+	return err
+}
+
+// Usable waits until the session is connected (or reconnected) and returns
+// its id. It fails with ctx's error as soon as ctx is done, even on a
+// connected session (so a done ctx sends nothing), and with
+// recipes.ErrNilSession or recipes.ErrClosed. No ZooKeeper calls.
+func Usable(ctx context.Context, s *recipes.Session) (int64, error) {
+	if err := recipes.ContextError(ctx); err != nil {
+		return 0, err
+	}
+	return corelink.WaitUsable(ctx, s)
+}
+
+// WaitUsable is Usable without the first check of ctx: it returns at
+// once on a connected session even when ctx is done, and fails with ctx's
+// error only if it has to wait. For a cleanup that must still be sent once
+// its caller has given up.
+func WaitUsable(ctx context.Context, s *recipes.Session) (int64, error) {
+	return corelink.WaitUsable(ctx, s)
+}
+
+// Pause waits a little, or until the next state change, before a request
+// that failed for connection reasons is tried again; it returns ctx's error
+// (recipes.ContextError) when ctx is done first.
+func Pause(ctx context.Context, s *recipes.Session) error {
+	return corelink.RetryPause(ctx, s)
+}
+
+// IsConnErr reports whether err means that a request's outcome is unknown
+// or that the connection is unusable right now (as opposed to an answer
+// from the server). Pure.
+func IsConnErr(err error) bool { return corelink.IsConnErr(err) }
+
+// EnsureParents creates the missing levels of p, p included, as container
+// nodes (deepest first on ErrNoNode). Cost: 1 createContainer per level
+// tried; nothing is sent for "/" or for an invalid p (recipes.ErrInvalidPath:
+// see recipes.ValidateParentPath, the /zookeeper tree included) or one whose
+// create would exceed MaxData (recipes.ErrDataTooLarge). Meant to be called
+// after a create failed with ErrNoNode; it is not retried (a connection
+// error is returned, and the caller's loop tries its create again).
+func EnsureParents(s *recipes.Session, p string) error {
+	return corelink.EnsureParents(s, p)
+}
+
+// DeleteGuaranteed deletes path in the background, retrying deletes whose
+// outcome is unknown while the session sid lives (any session when sid is
+// 0) and the Session is open: the guaranteed delete. With sid set, path is
+// deleted only while it is an ephemeral node of sid, with the version read
+// (cost per attempt: 1 exists + 1 delete), so a node another client has
+// since created at the same path is left alone; with sid 0 it is deleted by
+// path (1 delete per attempt). Nothing happens on a nil or closed Session.
+func DeleteGuaranteed(s *recipes.Session, path string, sid int64) {
+	corelink.DeleteGuaranteed(s, path, sid)
+}
+
+// CheckData returns an error wrapping recipes.ErrDataTooLarge when data is
+// longer than limit bytes (recipes.DefaultMaxData when limit <= 0). It is a
+// first check only: the server's limit applies to the whole request, so a
+// write must also pass recipes.CheckRequest or CheckMulti. Pure.
+func CheckData(data []byte, limit int) error { return corelink.CheckData(data, limit) }

@@ -1,0 +1,108 @@
+package zkcall_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/zkcall"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+func TestIsConnErr(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want bool
+	}{
+		{nil, false},
+		{zk.ErrConnectionClosed, true},
+		{zk.ErrNoServer, true},
+		{zk.ErrSessionMoved, true},
+		{zk.ErrClosing, true},
+		{zk.ErrSessionExpired, true},
+		{io.EOF, true},
+		{io.ErrUnexpectedEOF, true},
+		{net.ErrClosed, true},
+		{&net.OpError{Op: "write", Err: errors.New("broken pipe")}, true},
+		{fmt.Errorf("wrapped: %w", zk.ErrConnectionClosed), true},
+		{zk.ErrNoNode, false},
+		{zk.ErrNodeExists, false},
+		{zk.ErrBadVersion, false},
+		{context.Canceled, false},
+		{recipes.ErrClosed, false},
+	} {
+		if got := zkcall.IsConnErr(tt.err); got != tt.want {
+			t.Errorf("IsConnErr(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+}
+
+func TestCheckData(t *testing.T) {
+	for _, tt := range []struct {
+		n, limit int
+		ok       bool
+	}{
+		{0, 0, true},
+		{recipes.DefaultMaxData, 0, true},
+		{recipes.DefaultMaxData + 1, 0, false},
+		{recipes.DefaultMaxData + 1, -1, false},
+		{10, 10, true},
+		{11, 10, false},
+	} {
+		err := zkcall.CheckData(make([]byte, tt.n), tt.limit)
+		if (err == nil) != tt.ok || (err != nil && (!errors.Is(err, recipes.ErrDataTooLarge) || !strings.HasPrefix(err.Error(), "recipes: "))) {
+			t.Errorf("CheckData(%d bytes, %d) = %v, want ok %v", tt.n, tt.limit, err, tt.ok)
+		}
+	}
+}
+
+// Do on a nil or never-connected Session fails with ErrNilSession before
+// calling, and that error is Stopped; a call's own answer is not.
+func TestDoNilSession(t *testing.T) {
+	for _, s := range []*recipes.Session{nil, new(recipes.Session)} {
+		calls := 0
+		_, err := zkcall.Do(context.Background(), s, func(*zk.Conn, int64) (int, error) {
+			calls++
+			return 0, nil
+		})
+		if !errors.Is(err, recipes.ErrNilSession) || !zkcall.Stopped(err) || calls != 0 {
+			t.Errorf("Do(%p) = %v (Stopped %v) after %d calls; want ErrNilSession, Stopped, 0 calls", s, err, zkcall.Stopped(err), calls)
+		}
+		if err := zkcall.Pause(context.Background(), s); !errors.Is(err, recipes.ErrNilSession) {
+			t.Errorf("Pause(%p) = %v, want ErrNilSession", s, err)
+		}
+		if err := zkcall.EnsureParents(s, "/a"); !errors.Is(err, recipes.ErrNilSession) {
+			t.Errorf("EnsureParents(%p) = %v, want ErrNilSession", s, err)
+		}
+		zkcall.DeleteGuaranteed(s, "/a", 0) // nothing to do, must not panic
+		if err := zkcall.WaitChildren(context.Background(), s, "/a", func([]string) (bool, error) { return true, nil }); !errors.Is(err, recipes.ErrNilSession) {
+			t.Errorf("WaitChildren(%p) = %v, want ErrNilSession", s, err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := zkcall.Do(ctx, nil, func(*zk.Conn, int64) (int, error) { return 0, nil }); !errors.Is(err, context.Canceled) || !zkcall.Stopped(err) {
+		t.Errorf("Do with a done ctx = %v, want context.Canceled, Stopped", err)
+	}
+}
+
+func TestStopped(t *testing.T) {
+	for _, tt := range []struct {
+		err  error
+		want bool
+	}{
+		{nil, false},
+		{zk.ErrNoNode, false},
+		{context.Canceled, false}, // not from Do: a call's own error
+		{recipes.ErrClosed, false},
+	} {
+		if got := zkcall.Stopped(tt.err); got != tt.want {
+			t.Errorf("Stopped(%v) = %v, want %v", tt.err, got, tt.want)
+		}
+	}
+}
