@@ -260,6 +260,11 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 	var sid int64      // the session our claim node is (to be) owned by
 	var sent int64     // the session of our last create
 	ambiguous := false // a create of ours may have been applied unseen
+	// unsure: some create of this call had an unknown outcome. A read
+	// after it that finds no node does not prove that create will not
+	// land (a lagging follower answers it), so a later NodeExists may be
+	// our own node: it is read before the item is left to another.
+	unsure := false
 	giveUp := func(err error) (*Claim, error) {
 		q.unread(e)
 		if ambiguous {
@@ -290,11 +295,13 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 				// may have changed under the create) and arms the watch.
 				ambiguous = true
 			case zkcall.IsConnErr(err):
-				ambiguous = true
+				ambiguous, unsure = true, true
 				if err := zkcall.Pause(ctx, q.s); err != nil {
 					return giveUp(fmt.Errorf("queue %s: %w", q.path, err))
 				}
 				continue
+			case errors.Is(err, zk.ErrNodeExists) && unsure:
+				ambiguous = true // ours from the earlier create, or another's: read it
 			case errors.Is(err, zk.ErrNodeExists):
 				return nil, nil // claimed by someone else since our listing
 			case errors.Is(err, zk.ErrNoNode):
