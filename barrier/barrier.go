@@ -52,7 +52,7 @@ func (b *Barrier) Path() string { return b.path }
 // check reports a nil receiver or a done ctx (a done ctx sends nothing).
 func (b *Barrier) check(ctx context.Context) error {
 	if b == nil {
-		return ErrNilBarrier
+		return ErrNilReceiver
 	}
 	if err := recipes.ContextError(ctx); err != nil {
 		return fmt.Errorf("barrier %s: %w", b.path, err)

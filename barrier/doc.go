@@ -11,9 +11,10 @@
 // the others on the lowest). Members are ephemeral "<path>/<uuid36>" nodes
 // (kazoo: "<uuid hex32>"), so a member whose session dies drops out.
 //
-// Both types make their own ZooKeeper calls through Session.Conn, with the
-// core's retry helpers: a request that fails for connection reasons is sent
-// again once the session is usable, and every wait honours ctx. A call made
+// Both types run their ZooKeeper calls under the session's rules, as every
+// recipe does: a request is sent only on a usable session, one that fails
+// for connection reasons is sent again once the session is usable (a write
+// only where its repeat is safe), and every wait honours ctx. A call made
 // with a done ctx returns ctx's error and sends nothing; a ctx done later is
 // honoured before the next request and while waiting, but a request already
 // sent is waited for (see package recipes), and Leave still deletes
@@ -25,7 +26,8 @@
 // (recipes.ErrInvalidPath), a path too long for the barrier's requests
 // (recipes.ErrDataTooLarge) or n < 1 (ErrMembers and
 // recipes.ErrBadArgument). They never panic and send nothing. A closed
-// session is reported by every method as recipes.ErrClosed. A method on a
-// nil receiver returns ErrNilBarrier. A nil context is a programming error
-// and may panic, like a nil receiver in package sync.
+// session is reported by every method as recipes.ErrClosed. Set, Remove,
+// Wait, Enter and Leave on a nil receiver return ErrNilReceiver (Name
+// returns ""); Path may panic on one, as in package sync, and so may a nil
+// context, the same kind of programming error.
 package barrier

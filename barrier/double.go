@@ -113,7 +113,7 @@ func (d *DoubleBarrier) Name() string {
 // begin marks an Enter or Leave in progress.
 func (d *DoubleBarrier) begin(enter bool) error {
 	if d == nil {
-		return ErrNilBarrier
+		return ErrNilReceiver
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -155,7 +155,6 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	if err := recipes.ContextError(ctx); err != nil {
 		return fmt.Errorf("barrier %s: enter: %w", d.path, err)
 	}
-	conn := d.s.Conn()
 	// Watch "ready" first (Curator's order): created between our create
 	// and our listing, it still wakes us.
 	var ready bool
@@ -216,49 +215,40 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 		}
 		// Wait for "ready". Any event on its watch (created, or a session
 		// event that invalidated it) makes us look again.
-		for {
-			select {
-			case ev := <-readyCh:
-				if ev.Type == zk.EventNodeCreated {
-					if err := d.alive(ctx, sid); err != nil {
-						return fail(err)
-					}
-					ok = true
-					return nil
+		select {
+		case ev := <-readyCh:
+			if ev.Type == zk.EventNodeCreated {
+				if err := d.alive(ctx, sid); err != nil {
+					return fail(err)
 				}
-			case <-ctx.Done():
-				return fail(fmt.Errorf("barrier %s: enter: %w", d.path, recipes.ContextError(ctx)))
-			}
-			if err := d.alive(ctx, sid); err != nil {
-				return fail(err)
-			}
-			ready, _, readyCh, err = conn.ExistsW(d.ready)
-			if zkcall.IsConnErr(err) {
-				readyCh = closedCh
-				if err := zkcall.Pause(ctx, d.s); err != nil {
-					return fail(fmt.Errorf("barrier %s: enter: %w", d.path, err))
-				}
-				continue
-			}
-			if err != nil {
-				return fail(fmt.Errorf("barrier: enter %s: %w", d.path, err))
-			}
-			if ready {
 				ok = true
 				return nil
 			}
-			break // list again: members may have come or gone meanwhile
+		case <-ctx.Done():
+			return fail(fmt.Errorf("barrier %s: enter: %w", d.path, recipes.ContextError(ctx)))
 		}
+		err = zkcall.Exec(ctx, d.s, func(conn *zk.Conn, id int64) (err error) {
+			if id != sid {
+				return d.replaced(sid, id)
+			}
+			ready, _, readyCh, err = conn.ExistsW(d.ready)
+			return err
+		})
+		switch {
+		case zkcall.Stopped(err):
+			return fail(fmt.Errorf("barrier %s: enter: %w", d.path, err))
+		case errors.Is(err, ErrMemberLost):
+			return fail(err)
+		case err != nil:
+			return fail(fmt.Errorf("barrier: enter %s: %w", d.path, err))
+		}
+		if ready {
+			ok = true
+			return nil
+		}
+		// List again: members may have come or gone meanwhile.
 	}
 }
-
-// closedCh is a watch channel that fires at once (to retry after an error).
-var closedCh = func() <-chan zk.Event {
-	ch := make(chan zk.Event, 1)
-	ch <- zk.Event{Type: zk.EventNotWatching}
-	close(ch)
-	return ch
-}()
 
 // alive fails with ErrMemberLost once the session that owns our node is
 // gone, and with ctx's error.
@@ -280,20 +270,30 @@ func (d *DoubleBarrier) replaced(sid, id int64) error {
 }
 
 // createMember creates our ephemeral member node, creating the barrier path
-// (as containers) when missing. An ambiguous create is resolved by looking
-// at our node: its name is unique to us. Cost: 1 create (+1 exists when
-// ambiguous).
+// (as containers) when missing. A create whose outcome is unknown is sent
+// again: the name is unique to us, and a NodeExists makes us look at the
+// node's owner. Cost: 1 create (+1 exists when the node exists already).
 func (d *DoubleBarrier) createMember(ctx context.Context) (string, int64, error) {
 	name := d.cfg.dialect.NewGUID()
 	p := zkpath.Join(d.path, name)
-	conn := d.s.Conn()
-	for {
-		sid, err := zkcall.Usable(ctx, d.s)
-		if err != nil {
-			return "", 0, fmt.Errorf("barrier %s: enter: %w", d.path, err)
+	maybe := false // a create of ours may have been applied unseen
+	fail := func(err error) (string, int64, error) {
+		if maybe {
+			zkcall.DeleteGuaranteed(d.s, p, 0)
 		}
-		_, err = conn.Create(p, nil, zk.FlagEphemeral, d.s.ACL())
+		return "", 0, fmt.Errorf("barrier %s: enter: %w", d.path, err)
+	}
+	for {
+		var sid int64
+		err := zkcall.Exec(ctx, d.s, func(conn *zk.Conn, id int64) error {
+			sid = id
+			_, err := conn.Create(p, nil, zk.FlagEphemeral, d.s.ACL())
+			maybe = maybe || err == nil || zkcall.IsConnErr(err)
+			return err
+		})
 		switch {
+		case zkcall.Stopped(err):
+			return fail(err)
 		case err == nil:
 			if d.s.ID() == sid {
 				return name, sid, nil
@@ -304,31 +304,28 @@ func (d *DoubleBarrier) createMember(ctx context.Context) (string, int64, error)
 				return "", 0, fmt.Errorf("barrier: create %s: %w", d.path, err)
 			}
 			continue
-		case errors.Is(err, zk.ErrNodeExists), zkcall.IsConnErr(err):
+		case errors.Is(err, zk.ErrNodeExists):
 			// A create of ours applied earlier; see whose it is.
 		default:
-			return "", 0, fmt.Errorf("barrier: enter %s: %w", d.path, err)
+			return fail(err)
 		}
-		if err := recipes.ContextError(ctx); err != nil {
-			zkcall.DeleteGuaranteed(d.s, p, 0)
-			return "", 0, fmt.Errorf("barrier %s: enter: %w", d.path, err)
-		}
-		if sid, err = zkcall.Usable(ctx, d.s); err != nil {
-			zkcall.DeleteGuaranteed(d.s, p, 0)
-			return "", 0, fmt.Errorf("barrier %s: enter: %w", d.path, err)
-		}
-		ok, st, err := conn.Exists(p)
+		var ok bool
+		var st *zk.Stat
+		err = zkcall.Exec(ctx, d.s, func(conn *zk.Conn, id int64) (err error) {
+			sid = id
+			ok, st, err = conn.Exists(p)
+			return err
+		})
 		switch {
+		case zkcall.Stopped(err):
+			return fail(err)
 		case err != nil:
-			if err := zkcall.Pause(ctx, d.s); err != nil {
-				zkcall.DeleteGuaranteed(d.s, p, 0)
-				return "", 0, fmt.Errorf("barrier %s: enter: %w", d.path, err)
-			}
+			return fail(fmt.Errorf("exists %s: %w", p, err))
 		case ok && st.EphemeralOwner == sid:
 			return name, sid, nil
 		case ok:
 			// Left by an older session of ours: it would count twice.
-			_ = conn.Delete(p, -1)
+			_ = d.s.Conn().Delete(p, -1)
 		}
 	}
 }
@@ -410,7 +407,6 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	d.mu.Unlock()
 	stillMember := true
 	defer func() { d.end(stillMember) }()
-	conn := d.s.Conn()
 	ours := true // our node should exist
 	for {
 		children, err := zkcall.Do(ctx, d.s, func(conn *zk.Conn, id int64) ([]string, error) {
@@ -454,15 +450,23 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 		} else {
 			watch = members[0]
 		}
-		exists, _, ch, err := conn.ExistsW(zkpath.Join(d.path, watch))
-		if err != nil {
-			if !zkcall.IsConnErr(err) {
-				return fmt.Errorf("barrier: leave %s: %w", d.path, err)
+		var exists bool
+		var ch <-chan zk.Event
+		err = zkcall.Exec(ctx, d.s, func(conn *zk.Conn, id int64) (err error) {
+			if ours && id != sid {
+				return d.replaced(sid, id)
 			}
-			if err := zkcall.Pause(ctx, d.s); err != nil {
-				return fmt.Errorf("barrier %s: leave: %w", d.path, err)
-			}
-			continue
+			exists, _, ch, err = conn.ExistsW(zkpath.Join(d.path, watch))
+			return err
+		})
+		switch {
+		case zkcall.Stopped(err):
+			return fmt.Errorf("barrier %s: leave: %w", d.path, err)
+		case errors.Is(err, ErrMemberLost):
+			stillMember = false
+			return err
+		case err != nil:
+			return fmt.Errorf("barrier: leave %s: %w", d.path, err)
 		}
 		if i > 0 {
 			if err := d.deleteOurs(ctx, name, sid); err != nil {
@@ -480,9 +484,10 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	}
 	// Everyone has left: delete "ready" (Curator and kazoo do too). A ctx
 	// done by now does not stop this delete while connected: a "ready" left
-	// behind would let the next round's members pass Enter alone. So this
-	// loop is not zkcall.Do, which sends nothing once ctx is done.
-	for {
+	// behind would let the next round's members pass Enter alone.
+	conn := d.s.Conn()
+	for { // not zkcall.Exec: it sends nothing once ctx is done, and this delete must go
+
 		if _, err := zkcall.WaitUsable(ctx, d.s); err != nil {
 			return fmt.Errorf("barrier %s: leave: %w", d.path, err)
 		}

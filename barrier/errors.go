@@ -7,8 +7,8 @@ import "errors"
 // recipes.ErrBadArgument, recipes.ErrClosed, recipes.ErrSessionLost, ...),
 // or go-zookeeper's errors, so that errors.Is reaches all of them.
 var (
-	// ErrNilBarrier: a method was called on a nil *Barrier or *DoubleBarrier.
-	ErrNilBarrier = errors.New("barrier: nil receiver")
+	// ErrNilReceiver: a method was called on a nil *Barrier or *DoubleBarrier.
+	ErrNilReceiver = errors.New("barrier: nil receiver")
 	// ErrMembers: NewDouble was asked for fewer than 1 member. The error
 	// also wraps recipes.ErrBadArgument.
 	ErrMembers = errors.New("barrier: double barrier needs at least 1 member")

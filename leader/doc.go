@@ -44,6 +44,11 @@
 // gives its node up by itself. Terms carry a fencing token (our node's
 // czxid) that strictly grows from leader to leader; Term.FencedMulti makes
 // ZooKeeper itself reject writes of a leader whose node is gone.
+// Term.Release answers as every holding's Release does (see
+// recipes.Held.Release): nil only when it ended a live term; otherwise an
+// error that errors.Is recipes.ErrReleased (ErrResigned, which matches it,
+// for a second Release; the loss's cause too for a term that ended by
+// loss), sending nothing.
 //
 // # Goroutines
 //

@@ -77,7 +77,7 @@ func (e *Election) ID() string {
 
 func (e *Election) usable(ctx context.Context) error {
 	if e == nil {
-		return ErrNilElection
+		return ErrNilReceiver
 	}
 	if ctx == nil {
 		return fmt.Errorf("leader: %w: nil context", recipes.ErrBadArgument)

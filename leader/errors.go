@@ -1,6 +1,10 @@
 package leader
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
 
 // Sentinel errors of package leader. Errors from this package wrap one of
 // these, or a recipes sentinel (recipes.ErrNilSession, recipes.ErrInvalidPath,
@@ -9,15 +13,16 @@ import "errors"
 var (
 	// ErrNoLeader: nobody campaigns under the path.
 	ErrNoLeader = errors.New("leader: no leader")
-	// ErrNilElection: a method was called on a nil *Election.
-	ErrNilElection = errors.New("leader: nil election")
+	// ErrNilReceiver: a method was called on a nil *Election or *Term (a
+	// nil Term's Context is cancelled with it).
+	ErrNilReceiver = errors.New("leader: nil receiver")
 	// ErrCampaigning: Campaign on an Election that is already campaigning
 	// or whose term is still live. An Election is one participant.
 	ErrCampaigning = errors.New("leader: already campaigning or leading")
 	// ErrResigned: Release on a term that was already released (resigned).
-	ErrResigned = errors.New("leader: term already resigned")
-	// ErrNoTerm: a method was called on a nil *Term.
-	ErrNoTerm = errors.New("leader: no term")
+	// It errors.Is recipes.ErrReleased: a second Release answers as it
+	// does for every holding (see recipes.Held).
+	ErrResigned error = resignedError{}
 	// ErrLost: Do's function returned while leadership may already have
 	// been lost (the term's context was done before fn returned); the
 	// error also wraps the term's cause.
@@ -25,3 +30,10 @@ var (
 	// ErrNilFunc: Run or Do was given a nil function.
 	ErrNilFunc = errors.New("leader: nil function")
 )
+
+// resignedError is ErrResigned: its own message, and a kind of
+// recipes.ErrReleased for errors.Is.
+type resignedError struct{}
+
+func (resignedError) Error() string { return "leader: term already resigned" }
+func (resignedError) Unwrap() error { return recipes.ErrReleased }

@@ -111,9 +111,9 @@ type Event struct {
 // EventQueueLimit is the number of events that wait for a slow hook (see
 // WithEvents); beyond it the oldest waiting event is dropped and counted in
 // the next delivered Event's Dropped.
-const EventQueueLimit = eventQueueLimit
+const EventQueueLimit = 256
 
-const eventQueueLimit = 256
+const eventQueueLimit = EventQueueLimit
 
 // dispatcher delivers events to the hook in emit order on a goroutine that
 // exists only while events are queued, so the election never waits for the

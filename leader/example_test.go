@@ -77,7 +77,7 @@ func ExampleRun() {
 				term := leader.TermOf(ctx)
 				_, err := term.FencedMulti(ctx, &zk.SetDataRequest{Path: "/jobs/compactor/last", Data: []byte(term.Participant().ID), Version: -1})
 				if err != nil {
-					return err // Run logs it (OnError), backs off and campaigns again
+					return err // Run logs it (see WithErrorHandler), backs off and campaigns again
 				}
 			}
 		}

@@ -130,10 +130,9 @@ func (e *Election) Participants(ctx context.Context) ([]Participant, error) {
 // one-shot).
 //
 // C is closed once ctx is done or the reader calls Stop (after any request
-// in flight), or the session is closed; at once when the Election is
-// unusable (see Err). Then the Stream's Err says why: nil after Stop,
-// ctx's error, an error wrapping recipes.ErrClosed, or the Election's
-// (recipes.ErrBadArgument for a nil ctx). A reader that stops early calls
+// in flight), or the session is closed; at once on a nil Election. Then the
+// Stream's Err says why: nil after Stop, ctx's error, an error wrapping
+// recipes.ErrClosed, or ErrNilReceiver. A reader that stops early calls
 // Stop (or cancels ctx): the goroutines end even if they were about to
 // send.
 //

@@ -192,7 +192,7 @@ func TestNewValidates(t *testing.T) {
 }
 
 func TestErrorsArePrefixed(t *testing.T) {
-	for _, err := range []error{ErrNoLeader, ErrNilElection, ErrCampaigning, ErrResigned, ErrNoTerm, ErrLost, ErrNilFunc} {
+	for _, err := range []error{ErrNoLeader, ErrNilReceiver, ErrCampaigning, ErrResigned, ErrLost, ErrNilFunc} {
 		if !strings.HasPrefix(err.Error(), "leader: ") {
 			t.Errorf("%q lacks the package prefix", err)
 		}

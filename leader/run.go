@@ -62,9 +62,10 @@ func (b *backoff) next(d time.Duration, failed bool, rnd func() float64) time.Du
 	return half + time.Duration(rnd()*float64(b.cur-half))
 }
 
-// OnError receives the errors fn returns (default: logged at warning level
-// on the session's logger). Run requeues whatever fn returns.
-func OnError(f func(error)) RunOption {
+// WithErrorHandler makes Run hand the errors fn returns to f (default: they
+// are logged at warning level on the session's logger). Run requeues
+// whatever fn returns.
+func WithErrorHandler(f func(error)) RunOption {
 	return func(c *runConfig) { c.onError = f }
 }
 
@@ -84,9 +85,9 @@ func OnError(f func(error)) RunOption {
 // returned nil rejoins at once.
 //
 // Run returns ctx's error (recipes.ContextError) once ctx is done, or the
-// first error that campaigning again cannot fix (a closed session). fn's errors
-// go to OnError and do not stop the loop. Cost per term: Campaign's and
-// Release's.
+// first error that campaigning again cannot fix (a closed session). fn's
+// errors go to the handler of WithErrorHandler and do not stop the loop.
+// Cost per term: Campaign's and Release's.
 func Run(ctx context.Context, e *Election, fn func(ctx context.Context) error, opts ...RunOption) error {
 	if err := e.usable(ctx); err != nil {
 		return err
@@ -194,6 +195,8 @@ func Do(ctx context.Context, s *recipes.Session, path string, fn func(ctx contex
 		return ferr
 	case lost != nil && !errors.Is(lost, recipes.ErrReleased):
 		return fmt.Errorf("%w: %s: %w", ErrLost, path, lost)
+	case errors.Is(rerr, recipes.ErrReleased):
+		return nil // the term ended after fn returned: fn ran as leader
 	}
 	return rerr
 }

@@ -70,11 +70,11 @@ func (t *Term) lost() {
 
 // Context returns the term's lifetime context; see the type's invariant.
 // Its Done channel closes when the term ends, and context.Cause says why.
-// On a nil Term it returns a context already cancelled with ErrNoTerm.
+// On a nil Term it returns a context already cancelled with ErrNilReceiver.
 func (t *Term) Context() context.Context {
 	if t == nil {
 		ctx, cancel := context.WithCancelCause(context.Background())
-		cancel(ErrNoTerm)
+		cancel(ErrNilReceiver)
 		return ctx
 	}
 	return t.ctx
@@ -106,7 +106,7 @@ func (t *Term) Participant() Participant {
 // multi.
 func (t *Term) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
 	if t == nil {
-		return nil, ErrNoTerm
+		return nil, ErrNilReceiver
 	}
 	if ctx == nil {
 		return nil, fmt.Errorf("leader: %w: nil context", recipes.ErrBadArgument)
@@ -124,12 +124,17 @@ func (t *Term) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse,
 // participant, the one behind us (plus, once per session, the Observes of
 // this path, and our own term's node watch, which ends with it). If the
 // delete's outcome is ambiguous, or ctx is already done, it continues in
-// the background while the session lives and Release returns nil. Releasing a term that already ended by loss returns
-// nil (the node is already being given up); releasing twice returns
-// ErrResigned; a nil Term, ErrNoTerm.
+// the background while the session lives.
+//
+// It returns nil when it ended a live term; otherwise, as every Release
+// does (see recipes.Held), an error that errors.Is recipes.ErrReleased:
+// ErrResigned when the term was released before; after the term ended by
+// loss, an error that also wraps the loss's cause. Neither sends anything:
+// a term that ended by loss has already given its node up. A nil Term
+// returns ErrNilReceiver.
 func (t *Term) Release(ctx context.Context) error {
 	if t == nil {
-		return ErrNoTerm
+		return ErrNilReceiver
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -142,13 +147,18 @@ func (t *Term) Release(ctx context.Context) error {
 	t.resigned = true
 	t.mu.Unlock()
 	var err error
+	stopped := false
 	t.stopping.Do(func() {
-		t.e.emit(Event{Type: EventStopStart, Node: t.h.Path()})
+		stopped = true
+		// Err is set if the term ended by loss a moment ago and lost has
+		// not run yet: this Release gives the node up in its place.
+		t.e.emit(Event{Type: EventStopStart, Node: t.h.Path(), Err: context.Cause(t.ctx)})
 		err = t.h.Release(ctx)
 		t.e.emit(Event{Type: EventStopComplete, Node: t.h.Path()})
 	})
-	if errors.Is(err, recipes.ErrReleased) {
-		err = nil
+	if !stopped {
+		// The term ended by loss, and lost gave its node up.
+		err = fmt.Errorf("already lost: %w (%w)", context.Cause(t.ctx), recipes.ErrReleased)
 	}
 	if err != nil {
 		return fmt.Errorf("leader: resign %s: %w", t.h.Path(), err)

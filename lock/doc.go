@@ -1,8 +1,12 @@
 // Package lock provides distributed mutual exclusion on ZooKeeper: Mutex
 // (Curator's InterProcessMutex wire format by default, kazoo's as an
-// option), Semaphore (Curator's InterProcessSemaphoreV2 wire format) and
-// revocation (Curator's protocol: "__REVOKE__" written into the holder's
-// node).
+// option), MultiMutex (several Mutex paths held all or nothing, taken in
+// one global order: Curator's InterProcessMultiLock), Semaphore (Curator's
+// InterProcessSemaphoreV2 wire format: a fixed maximum, recorded so that
+// peers with another are refused, or one read from a shared count that may
+// change at run time; several leases at once; a try that writes nothing
+// when no lease is free) and revocation (Curator's protocol: "__REVOKE__"
+// written into the holder's node).
 //
 // Every holding exposes a context that is cancelled, with a cause that
 // errors.Is one of the recipes sentinels (recipes.ErrSuspended,
@@ -25,6 +29,12 @@
 // The fencing token is our node's czxid, read from the create's reply (the
 // Session taps its connection's reply headers), so it costs no request.
 //
+// Releasing follows recipes.Held.Release for Mutex.Unlock and Lease.Release
+// alike: nil only when a live holding was released; otherwise an error that
+// errors.Is recipes.ErrReleased: ErrNotHeld (which matches it) when nothing
+// is held, sending nothing, or, after the holding was lost, an error that
+// also wraps the loss's cause.
+//
 // Requests per operation (measured on the wire by the package's tests):
 //
 //	Mutex.Lock, uncontended     1 create + 1 getChildren
@@ -39,16 +49,30 @@
 //	WithRevocation              +1 getData per acquisition
 //	Semaphore.Acquire, free     5: mutex (1 create + 1 getChildren), lease
 //	                            (1 create), 1 getChildren of the leases,
-//	                            mutex release (1 delete)
-//	Lease.Release               1 delete
+//	                            mutex release (1 delete); the first one of a
+//	                            Semaphore on a leases node +1 setData (no
+//	                            record yet) or +1 getData (a record to read)
+//	  count-based               6: the same + 1 getData of the count
+//	Semaphore.AcquireN(k)       the same with k lease creates
+//	Semaphore.TryAcquire, full  1 getChildren (+1 getData, count-based);
+//	                            mutex held: +1 getChildren; no write
+//	Semaphore.TryAcquire, free  7 (9 count-based): the listing (and the
+//	                            count), 1 getChildren of the mutex, then
+//	                            Acquire's 5 (6)
+//	Semaphore.Participants      1 getChildren + 1 getData per lease
+//	Lease.Release               1 delete (Leases.Release: 1 per lease)
+//	MultiMutex.Lock             a Mutex.Lock per path, in sorted order
+//	MultiMutex.Unlock           1 delete per path
+//	MultiMutex.FencedMulti      1 multi (a version check per held node)
+//	a second Unlock or Release  nothing (recipes.ErrReleased)
 //	Revoke                      1 setData
 //
 // Bad input follows the convention of every zkrecipes package (see
-// package recipes): New and NewSemaphore validate their arguments once and
-// return an error wrapping a sentinel (recipes.ErrNilSession,
-// recipes.ErrInvalidPath, recipes.ErrDataTooLarge, recipes.ErrBadArgument)
-// instead of a value; a closed session is reported by the methods as
-// recipes.ErrClosed, before anything is sent; a method on a nil receiver,
-// or a nil context, may panic, as in package sync; no other runtime input
-// panics.
+// package recipes): New, NewMulti, NewSemaphore and NewSemaphoreCount
+// validate their arguments once and return an error wrapping a sentinel
+// (recipes.ErrNilSession, recipes.ErrInvalidPath, recipes.ErrDataTooLarge,
+// recipes.ErrBadArgument) instead of a value; a closed session is reported
+// by the methods as recipes.ErrClosed, before anything is sent; a method on
+// a nil receiver, or a nil context, may panic, as in package sync; no other
+// runtime input panics.
 package lock

@@ -1,6 +1,10 @@
 package lock
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
 
 // Sentinel errors of package lock. Errors from this package wrap them, or
 // the recipes sentinels (recipes.ErrInvalidPath, recipes.ErrNilSession,
@@ -9,19 +13,41 @@ var (
 	// ErrLocked: TryLock found the mutex held or contended.
 	ErrLocked = errors.New("lock: locked")
 	// ErrNotHeld: Unlock (or a holder-only call) on a Mutex that holds
-	// nothing.
-	ErrNotHeld = errors.New("lock: not held")
+	// nothing, or Release of a Lease already released. It errors.Is
+	// recipes.ErrReleased: releasing what is not held answers as releasing
+	// twice does for every holding (see recipes.Held).
+	ErrNotHeld error = notHeldError{}
 	// ErrAlreadyHeld: Lock or TryLock on a Mutex that holds, or is
 	// acquiring, the lock. A Mutex is not reentrant.
 	ErrAlreadyHeld = errors.New("lock: already held by this Mutex")
-	// ErrNilMutex: a method was called on a nil *Mutex, *Semaphore or *Lease.
-	ErrNilMutex = errors.New("lock: nil receiver")
-	// ErrLeases: NewSemaphore was asked for fewer than 1 lease. The error
+	// ErrNilReceiver: a method was called on a nil *Mutex, *Semaphore or *Lease.
+	ErrNilReceiver = errors.New("lock: nil receiver")
+	// ErrLeases: a number of leases out of range: NewSemaphore was asked
+	// for fewer than 1 lease, or AcquireN (TryAcquireN) for fewer than 1 or
+	// more than a fixed maximum. The error also wraps
+	// recipes.ErrBadArgument.
+	ErrLeases = errors.New("lock: number of leases out of range")
+	// ErrNoLease: TryAcquire (TryAcquireN) found no lease free, or another
+	// acquirer ahead of it. The error also wraps recipes.ErrWouldBlock.
+	ErrNoLease = errors.New("lock: no lease free")
+	// ErrMaxMismatch: a Semaphore's fixed maximum differs from the one
+	// recorded at its path while leases are held under that one: the peers
+	// disagree on n (see Semaphore). Nothing was acquired; the error
 	// also wraps recipes.ErrBadArgument.
-	ErrLeases = errors.New("lock: semaphore needs at least 1 lease")
+	ErrMaxMismatch = errors.New("lock: semaphore maximum differs from the recorded one")
+	// ErrBadCount: the node a count-based Semaphore takes its maximum from
+	// does not hold a count (4 bytes, big endian).
+	ErrBadCount = errors.New("lock: semaphore count node does not hold a count")
 	// ErrDialect: the dialect has no names for the recipe: kazoo has no
 	// semaphore in Curator's layout, so NewSemaphore accepts Curator's
 	// dialect only (rwlock.New, a dialect without read and write names).
 	// The error also wraps recipes.ErrBadArgument.
 	ErrDialect = errors.New("lock: dialect not supported")
 )
+
+// notHeldError is ErrNotHeld: its own message, and a kind of
+// recipes.ErrReleased for errors.Is.
+type notHeldError struct{}
+
+func (notHeldError) Error() string { return "lock: not held" }
+func (notHeldError) Unwrap() error { return recipes.ErrReleased }

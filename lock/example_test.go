@@ -10,6 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/shared"
 )
 
 // Lock, act only while the lock is held, fence the writes that must be
@@ -109,6 +110,72 @@ func ExampleSemaphore() {
 
 func query(ctx context.Context) error { return ctx.Err() }
 
+// A pool whose size operators change at run time: the maximum is a shared
+// count (Curator's SharedCount layout, so a Java service using Curator's
+// InterProcessSemaphoreV2 with a SharedCountReader shares it).
+func ExampleNewSemaphoreCount() {
+	ctx := context.Background()
+	s, err := recipes.Connect(ctx, []string{"127.0.0.1:2181"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+
+	size, err := shared.NewCount(s, "/app/pools/db-size", 3) // created with 3 if missing
+	if err != nil {
+		log.Fatal(err)
+	}
+	sem, err := lock.NewSemaphoreCount(s, "/app/pools/db", size)
+	if err != nil {
+		log.Fatal(err)
+	}
+	l, err := sem.Acquire(ctx) // a free lease: 6 requests (the count is read fresh)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer l.Release(ctx)
+	// Elsewhere, an operator shrinks the pool: holders keep their leases,
+	// new ones wait until fewer than 2 are held.
+	if _, err := size.Set(ctx, 2); err != nil {
+		log.Print(err)
+	}
+	if err := query(l.Context()); err != nil {
+		log.Print(err)
+	}
+}
+
+// Several leases at once, all or nothing; a try that costs no write when
+// they are not free.
+func ExampleSemaphore_AcquireN() {
+	ctx := context.Background()
+	s, err := recipes.Connect(ctx, []string{"127.0.0.1:2181"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+
+	sem, err := lock.NewSemaphore(s, "/app/pools/db", 10) // every peer must say 10: ErrMaxMismatch otherwise
+	if err != nil {
+		log.Fatal(err)
+	}
+	ls, err := sem.TryAcquireN(ctx, 4) // 1 getChildren and nothing written when 4 are not free
+	if errors.Is(err, lock.ErrNoLease) {
+		fmt.Println("busy, try later")
+		return
+	}
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ls.Release(ctx) // every lease; each can also be released alone
+	ps, err := sem.Participants(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, p := range ps {
+		fmt.Printf("%s held by %s\n", p.Node, p.Data)
+	}
+}
+
 // Revocation (Curator's protocol): another process asks the holder to
 // release; a holder made WithRevocation sees Revoked closed and its Context
 // cancelled with recipes.ErrRevoked.
@@ -160,4 +227,32 @@ func ExampleNew_badInput() {
 	// Output:
 	// true true
 	// true true
+}
+
+// Move money between two accounts while holding both accounts' locks; a
+// second transfer naming them in the other order waits instead of
+// deadlocking. Needs a ZooKeeper server, so it is not run by go test.
+func ExampleMultiMutex() {
+	ctx := context.Background()
+	s, err := recipes.Connect(ctx, []string{"127.0.0.1:2181"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+
+	m, err := lock.NewMulti(s, []string{"/accounts/bob/lock", "/accounts/alice/lock"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := m.Lock(ctx); err != nil { // alice's lock, then bob's
+		log.Fatal(err)
+	}
+	defer m.Unlock(ctx)
+	// One multi that ZooKeeper rejects unless both locks are still held.
+	_, err = m.FencedMulti(ctx,
+		&zk.SetDataRequest{Path: "/accounts/alice/balance", Data: []byte("90"), Version: -1},
+		&zk.SetDataRequest{Path: "/accounts/bob/balance", Data: []byte("110"), Version: -1})
+	if errors.Is(err, recipes.ErrFenced) {
+		log.Print("lost a lock: transfer not applied")
+	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/shared"
 )
 
 // TestNewValidates: New and NewSemaphore check their arguments once and
@@ -15,6 +16,9 @@ import (
 func TestNewValidates(t *testing.T) {
 	s := new(recipes.Session)
 	big := make([]byte, recipes.DefaultMaxData+1)
+	for i := range big {
+		big[i] = 'a'
+	}
 	for _, tc := range []struct {
 		name string
 		new  func() (any, error)
@@ -49,11 +53,57 @@ func TestNewValidates(t *testing.T) {
 		{"semaphore data too large", func() (any, error) {
 			return lock.NewSemaphore(s, "/a", 1, lock.WithData(big))
 		}, []error{recipes.ErrDataTooLarge}},
+		{"count semaphore", func() (any, error) { return lock.NewSemaphoreCount(s, "/a", countStub{"/a-max", 3}) }, nil},
+		{"count semaphore, shared.Count", func() (any, error) {
+			c, err := shared.NewCount(s, "/a-max", 3)
+			if err != nil {
+				return nil, err
+			}
+			return lock.NewSemaphoreCount(s, "/a", c)
+		}, nil},
+		{"count semaphore nil count", func() (any, error) { return lock.NewSemaphoreCount(s, "/a", nil) }, []error{recipes.ErrBadArgument}},
+		{"count semaphore nil shared.Count", func() (any, error) {
+			return lock.NewSemaphoreCount(s, "/a", (*shared.Count)(nil))
+		}, []error{recipes.ErrInvalidPath}},
+		{"count semaphore bad count path", func() (any, error) { return lock.NewSemaphoreCount(s, "/a", countStub{"a-max", 3}) }, []error{recipes.ErrInvalidPath}},
+		{"count semaphore reserved count path", func() (any, error) {
+			return lock.NewSemaphoreCount(s, "/a", countStub{"/zookeeper/max", 3})
+		}, []error{recipes.ErrInvalidPath}},
+		{"count semaphore count path too long", func() (any, error) {
+			return lock.NewSemaphoreCount(s, "/a", countStub{"/" + string(big), 3})
+		}, []error{recipes.ErrDataTooLarge}},
+		{"count semaphore kazoo", func() (any, error) {
+			return lock.NewSemaphoreCount(s, "/a", countStub{"/a-max", 3}, lock.WithDialect(recipes.Kazoo))
+		}, []error{lock.ErrDialect, recipes.ErrBadArgument}},
+		{"count semaphore nil session", func() (any, error) { return lock.NewSemaphoreCount(nil, "/a", countStub{"/a-max", 3}) }, []error{recipes.ErrNilSession}},
+		{"count semaphore bad path", func() (any, error) { return lock.NewSemaphoreCount(s, "a", countStub{"/a-max", 3}) }, []error{recipes.ErrInvalidPath}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v, err := tc.new()
 			checkNew(t, v, err, tc.want)
 		})
+	}
+}
+
+// countStub is a lock.CountNode.
+type countStub struct {
+	path string
+	seed int32
+}
+
+func (c countStub) Path() string { return c.path }
+func (c countStub) Seed() int32  { return c.seed }
+
+// TestPath: Path returns the path given to the constructor.
+func TestPath(t *testing.T) {
+	s := new(recipes.Session)
+	m, err := lock.New(s, "/a/mutex")
+	if err != nil || m.Path() != "/a/mutex" {
+		t.Errorf("Mutex.Path() = %q (%v), want /a/mutex", m.Path(), err)
+	}
+	sem, err := lock.NewSemaphore(s, "/a/sem", 2)
+	if err != nil || sem.Path() != "/a/sem" {
+		t.Errorf("Semaphore.Path() = %q (%v), want /a/sem", sem.Path(), err)
 	}
 }
 

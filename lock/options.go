@@ -5,9 +5,9 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
-// Option configures a Mutex or a Semaphore (New, NewSemaphore). Package
-// rwlock takes the same options (rwlock.Option is Option), so each option
-// is documented once, here.
+// Option configures a Mutex or a Semaphore (New, NewMulti, NewSemaphore,
+// NewSemaphoreCount). Package rwlock takes the same options (rwlock.Option
+// is Option), so each option is documented once, here.
 type Option func(*lockopt.Config)
 
 // WithDialect selects the wire format: recipes.Curator (the default;

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"sync"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/lockopt"
@@ -13,39 +15,85 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
-// Semaphore hands out at most n leases at a ZooKeeper path.
+// Semaphore hands out at most a maximum number of leases at a ZooKeeper
+// path: a fixed n (NewSemaphore) or the value of a shared count that may
+// change at run time (NewSemaphoreCount).
 //
 // Wire format: Curator's InterProcessSemaphoreV2, so Go and Java (Curator)
-// processes using the same path and the same n share the leases. An
+// processes using the same path and the same maximum share the leases. An
 // acquirer takes the mutex at "<path>/locks" (Curator "lock-" nodes),
-// creates its lease "<path>/leases/_c_<uuid36>-lease-<seq>" (protected,
-// ephemeral sequential) and, still holding the mutex, waits with a child
-// watch on "<path>/leases" until the leases number at most n; then it
-// releases the mutex. As in Curator, every child of "<path>/leases" counts
-// as a lease, and n is not stored: all peers must be configured with the
-// same n. kazoo's Semaphore uses a different layout and does not
-// interoperate; NewSemaphore rejects WithDialect(recipes.Kazoo) with
-// ErrDialect.
+// creates its leases "<path>/leases/_c_<uuid36>-lease-<seq>" (protected,
+// ephemeral sequential) and, still holding the mutex, waits until the
+// leases number at most the maximum; then it releases the mutex. As in
+// Curator, every child of "<path>/leases" counts as a lease. kazoo's
+// Semaphore uses a different layout and does not interoperate;
+// NewSemaphore rejects WithDialect(recipes.Kazoo) with ErrDialect.
 //
-// Invariant: at most n leases are held at once, because only the mutex
-// holder can add a lease that counts as held, and it does so only after
-// seeing at most n leases including its own.
+// Invariant: a lease is granted only while the leases, its own included,
+// number at most the maximum in force: only the mutex holder can add a
+// lease that counts as held, and it grants only after listing the leases
+// and then reading the maximum (for a count, a fresh read on the
+// Semaphore's own session, after its lease was created, so that it sees
+// every change of the count that completed before the acquisition began).
+// Leases only go away while the mutex holder waits, so the count it saw
+// bounds the holders at the moment it read the maximum. A maximum lowered
+// below the number of holders revokes nobody (Curator does not either),
+// but no lease is granted until the holders are fewer than the maximum;
+// a maximum raised wakes the waiting acquirer.
+//
+// Recorded maximum: a Semaphore with a fixed n records n as the data of
+// "<path>/leases" (decimal text, as kazoo's semaphore records its maximum in
+// its node's data) and refuses, with ErrMaxMismatch, to join leases held
+// under another recorded maximum, so that peers configured with different
+// n fail with a clear error instead of silently exceeding the smaller n.
+// The record is written and checked under the mutex, once per Semaphore
+// and leases node (cost: 1 setData when there is no record, 1 getData when
+// there is one this Semaphore has not read yet). When no other lease is
+// held, a different record is replaced by ours: redeploying every peer
+// with a new n works without cleaning up. The record lives in the data of
+// a node Curator already makes, so no node is added to the layout: Curator
+// lists "<path>/leases" and "<path>/locks" and never reads their data, and
+// the tools that walk the layout (Curator's ChildReaper with
+// InterProcessSemaphoreV2.LOCK_SCHEMA) know exactly those two children.
+// The record goes with the leases node (a container when this package or
+// Curator made it, removed by the server some time after it empties). Curator's semaphores neither write nor check it: mixed with
+// them, the maximum is a convention again. A count-based Semaphore
+// records and checks nothing (the count is the maximum); do not mix it
+// with fixed-n Semaphores on one path.
 //
 // Watchers: only the one acquirer holding the mutex watches the leases
-// parent, and each waiter for the mutex watches only the node ahead of it,
-// so a mutex release wakes exactly one process and a lease release wakes the
-// one acquirer waiting for a lease, plus at most the child watch left armed
-// by the previous acquirer that had to wait (go-zookeeper cannot remove a
-// watch; Curator leaves the same one). An acquirer that did not wait leaves
-// no watch.
+// parent (and, count-based, the count's node), and each waiter for the
+// mutex watches only the node ahead of it, so a mutex release wakes exactly
+// one process and a lease release wakes the one acquirer waiting for a
+// lease, plus at most the child watch left armed by the previous acquirer
+// that had to wait (go-zookeeper cannot remove a watch; Curator leaves the
+// same one). An acquirer that did not wait leaves no watch; one that
+// waited, count-based, leaves its session's one data watch on the count
+// armed until the count changes (reused by the next one that waits).
 //
-// A Semaphore is safe for concurrent use; each Acquire returns its own
-// Lease.
+// A Semaphore is safe for concurrent use; each acquisition returns its own
+// leases.
 type Semaphore struct {
 	s    *recipes.Session
 	path string
-	n    int
 	cfg  lockopt.Config
+
+	n      int    // the fixed maximum; 0 for a count-based semaphore
+	record []byte // n as recorded in the leases node's data
+
+	count     CountNode // the maximum's node; nil for a fixed n
+	countPath string
+	seed      int32
+
+	mu       sync.Mutex
+	verified nodeVersion // the leases node, and data version, whose record matched ours
+}
+
+// nodeVersion names one incarnation of a node (its czxid) at one data
+// version.
+type nodeVersion struct {
+	czxid   int64
+	version int32
 }
 
 // NewSemaphore returns a semaphore of n leases at path. It sends nothing.
@@ -59,41 +107,104 @@ func NewSemaphore(s *recipes.Session, path string, n int, opts ...Option) (*Sema
 	if n < 1 {
 		return nil, fmt.Errorf("%w (%w): %d", ErrLeases, recipes.ErrBadArgument, n)
 	}
-	return &Semaphore{s: s, path: path, n: n, cfg: cfg}, nil
+	return &Semaphore{s: s, path: path, n: n, cfg: cfg, record: []byte(strconv.Itoa(n))}, nil
 }
 
-// Lease is one acquired lease, a recipes.Held. It is safe for concurrent
-// use.
-type Lease struct {
-	sem *Semaphore
-	h   *recipes.Holding
-}
+// Path returns the semaphore's path (its mutex is under "<path>/locks", its
+// leases under "<path>/leases").
+func (sem *Semaphore) Path() string { return sem.path }
 
-var _ recipes.Held = (*Lease)(nil)
+func (sem *Semaphore) leasesPath() string { return zkpath.Join(sem.path, "leases") }
 
 // Acquire waits for a lease until ctx is done. If ctx ends first, every node
 // it created is deleted before it returns. Cost, uncontended: 1 create + 1
 // getChildren (mutex), 1 create (lease), 1 getChildren (leases), 1 delete
-// (mutex): 5 requests (+1 getData with WithRevocation). An acquirer that
-// must wait for a lease also watches its mutex node and its lease node (1
-// getData each, in the background), so that the wait ends as soon as either
-// may be lost.
+// (mutex): 5 requests; count-based, 1 getData of the count more (6); a
+// fixed-n Semaphore's first acquisition on a leases node also writes or
+// reads the record (1 setData or 1 getData, see Semaphore); +1 getData with
+// WithRevocation. An acquirer that must wait lists the leases again with a
+// child watch (count-based: reads the count again, and subscribes to the
+// session's data watch on it: 1 getData unless the session has it armed),
+// and watches its mutex node and its lease nodes (1 getData each, in the
+// background), so that the wait ends as soon as one may be lost. A release
+// wakes it at the cost of 1 getChildren (count-based: + 1 getData), a
+// change of the count at the cost of 1 getChildren + 2 getData (the
+// count, and its watch set again).
 //
-// Acquire never returns a lease whose Context() is already done. If the mutex
-// or the lease may be lost before the lease counts (the connection is
-// suspended under the default loss policy, the session changes, a node is
-// deleted), both are given up and Acquire starts over; the lease is always
-// created under the same session as the mutex that guards it.
+// Acquire never returns a lease whose Context() is already done. If the
+// mutex or the lease may be lost before the lease counts (the connection
+// is suspended under the default loss policy, the session changes, a node
+// is deleted), both are given up and Acquire starts over; the lease is
+// always created under the same session as the mutex that guards it. It
+// fails without retrying with an error wrapping ErrMaxMismatch when the
+// recorded maximum is not ours, and ErrBadCount when the count's node does
+// not hold a count.
 func (sem *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
+	ls, err := sem.take(ctx, 1, false)
+	if err != nil {
+		return nil, err
+	}
+	return ls[0], nil
+}
+
+// AcquireN waits for qty leases, all or nothing: they are created together
+// under the mutex and granted at the same moment, once the leases, ours
+// included, number at most the maximum (Curator's acquire(qty) takes them
+// one at a time; two such acquirers can each hold part of what they need
+// and wait forever, which this cannot). Until then no other acquirer is
+// served (the mutex is held), so a large qty is not overtaken by small
+// ones. The leases may be released together (Leases.Release) or one by one.
+// Cost: Acquire's, with qty creates instead of 1. qty < 1, or above a
+// fixed n (it would wait forever), fails with ErrLeases (and
+// recipes.ErrBadArgument) without sending anything; count-based, qty above
+// the count waits for the count to grow.
+func (sem *Semaphore) AcquireN(ctx context.Context, qty int) (Leases, error) {
+	return sem.take(ctx, qty, false)
+}
+
+// TryAcquire takes a lease only if one is free now, without waiting. When
+// none is free it writes nothing: it lists the leases (1 getChildren; +1
+// getData of the count, count-based) and returns an error wrapping
+// ErrNoLease (and recipes.ErrWouldBlock). It also returns ErrNoLease,
+// after 1 getChildren of the mutex and nothing written, when another
+// acquirer holds the mutex: that one is ahead in line, and may be waiting
+// for a lease itself. Otherwise it takes the mutex without waiting and
+// proceeds as Acquire does (uncontended: 7 requests, 9 count-based); if
+// the leases filled up meanwhile, its nodes are deleted and the result is
+// ErrNoLease.
+func (sem *Semaphore) TryAcquire(ctx context.Context) (*Lease, error) {
+	ls, err := sem.take(ctx, 1, true)
+	if err != nil {
+		return nil, err
+	}
+	return ls[0], nil
+}
+
+// TryAcquireN is TryAcquire for qty leases, all or nothing (see AcquireN).
+func (sem *Semaphore) TryAcquireN(ctx context.Context, qty int) (Leases, error) {
+	return sem.take(ctx, qty, true)
+}
+
+func (sem *Semaphore) take(ctx context.Context, qty int, try bool) (Leases, error) {
 	if sem == nil {
-		return nil, ErrNilMutex
+		return nil, ErrNilReceiver
+	}
+	if qty < 1 || (sem.count == nil && qty > sem.n) {
+		return nil, fmt.Errorf("%w (%w): %d asked of semaphore %s", ErrLeases, recipes.ErrBadArgument, qty, sem.path)
+	}
+	if err := recipes.ContextError(ctx); err != nil {
+		return nil, fmt.Errorf("lock: semaphore %s: %w", sem.path, err)
 	}
 	for {
-		l, err := sem.acquire(ctx)
+		hs, err := sem.attempt(ctx, qty, try)
 		if err == nil {
-			return l, nil
+			ls := make(Leases, len(hs))
+			for i, h := range hs {
+				ls[i] = &Lease{sem: sem, h: h}
+			}
+			return ls, nil
 		}
-		if ctx.Err() == nil && retryable(err) {
+		if !try && ctx.Err() == nil && retryable(err) {
 			continue
 		}
 		return nil, fmt.Errorf("lock: semaphore %s: %w", sem.path, err)
@@ -108,146 +219,218 @@ func retryable(err error) bool {
 		errors.Is(err, recipes.ErrNodeDeleted))
 }
 
-func (sem *Semaphore) acquire(ctx context.Context) (*Lease, error) {
+// noLease is the error of a try that found no lease free.
+func noLease(format string, args ...any) error {
+	return fmt.Errorf("%w (%w): %s", ErrNoLease, recipes.ErrWouldBlock, fmt.Sprintf(format, args...))
+}
+
+// attempt takes the mutex, creates qty leases and waits (unless try) until
+// they count; it returns them, or an error with every node it made given
+// up.
+func (sem *Semaphore) attempt(ctx context.Context, qty int, try bool) ([]*recipes.Holding, error) {
+	if try {
+		// Reads only, so that a full semaphore costs no write.
+		n, err := sem.peek(ctx)
+		if err != nil {
+			return nil, err
+		}
+		limit, _, err := sem.max(ctx, false)
+		if err != nil {
+			return nil, err
+		}
+		if n+qty > limit {
+			return nil, noLease("%d leases held, %d asked, maximum %d", n, qty, limit)
+		}
+	}
 	policy := sem.cfg.LossPolicy(sem.s)
-	mu, err := recipes.Acquire(ctx, sem.s, recipes.Spec{
+	mspec := recipes.Spec{
 		Path: zkpath.Join(sem.path, "locks"), Dialect: recipes.Curator, Role: recipes.RoleLock,
 		Data: sem.cfg.Data, Policy: policy,
-	})
+	}
+	var mu *recipes.Holding
+	var err error
+	if try {
+		mu, err = recipes.TryAcquire(ctx, sem.s, mspec)
+		if errors.Is(err, recipes.ErrWouldBlock) {
+			return nil, noLease("another acquirer holds the mutex")
+		}
+	} else {
+		mu, err = recipes.Acquire(ctx, sem.s, mspec)
+	}
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = mu.Release(context.WithoutCancel(ctx)) }()
-	leases := zkpath.Join(sem.path, "leases")
-	h, err := recipes.Enter(ctx, sem.s, recipes.Spec{
-		Path: leases, Dialect: recipes.Curator, Role: recipes.RoleLease,
+	lspec := recipes.Spec{
+		Path: sem.leasesPath(), Dialect: recipes.Curator, Role: recipes.RoleLease,
 		Data: sem.cfg.Data, Policy: policy, Revocable: sem.cfg.Revocable,
-	})
-	if err != nil {
+	}
+	hs := make([]*recipes.Holding, 0, qty)
+	giveUp := func(err error) ([]*recipes.Holding, error) {
+		for _, h := range hs {
+			_ = h.Release(context.WithoutCancel(ctx))
+		}
 		return nil, err
 	}
-	// guard reports why the lease cannot count now: the mutex or the lease
-	// may be lost, or the lease was created under a session other than the
+	for range qty {
+		h, err := recipes.Enter(ctx, sem.s, lspec)
+		if err != nil {
+			return giveUp(err)
+		}
+		hs = append(hs, h)
+	}
+	if err := sem.await(ctx, mu, hs, try); err != nil {
+		return giveUp(err)
+	}
+	return hs, nil
+}
+
+// peek returns how many leases there are now. Cost: 1 getChildren.
+func (sem *Semaphore) peek(ctx context.Context) (int, error) {
+	l, err := sem.list(ctx, false)
+	if errors.Is(err, zk.ErrNoNode) {
+		return 0, nil
+	}
+	return len(l.children), err
+}
+
+// listing is one answer to a listing of the leases.
+type listing struct {
+	children []string
+	stat     *zk.Stat
+	watch    <-chan zk.Event // the child watch, when one was asked for
+}
+
+// list lists the leases, with a child watch when watch is set. A missing
+// leases node is an error wrapping zk.ErrNoNode.
+func (sem *Semaphore) list(ctx context.Context, watch bool) (listing, error) {
+	leases := sem.leasesPath()
+	l, err := zkcall.Do(ctx, sem.s, func(conn *zk.Conn, _ int64) (l listing, err error) {
+		if watch {
+			l.children, l.stat, l.watch, err = conn.ChildrenW(leases)
+		} else {
+			l.children, l.stat, err = conn.Children(leases)
+		}
+		return l, err
+	})
+	if err != nil && !zkcall.Stopped(err) {
+		err = fmt.Errorf("list %s: %w", leases, err)
+	}
+	return l, err
+}
+
+// await decides, holding the mutex mu, when the leases hs count: it lists
+// the leases, checks the record (fixed n, first listing), reads the
+// maximum, and grants once the leases number at most the maximum. Unless
+// try, it waits for a change of the leases or of the count, or for a
+// holding to be lost.
+func (sem *Semaphore) await(ctx context.Context, mu *recipes.Holding, hs []*recipes.Holding, try bool) error {
+	// guard reports why the leases cannot count now: the mutex or a lease
+	// may be lost, or a lease was created under a session other than the
 	// mutex's (the session changed in between: the mutex is gone).
 	guard := func() error {
-		switch {
-		case mu.Err() != nil:
-			return fmt.Errorf("mutex %s: %w", mu.Path(), mu.Err())
-		case h.Err() != nil:
-			return fmt.Errorf("lease %s: %w", h.Path(), h.Err())
-		case h.SessionID() != mu.SessionID():
-			return fmt.Errorf("%w: lease of session 0x%x, mutex of 0x%x", recipes.ErrSessionLost, h.SessionID(), mu.SessionID())
+		if err := mu.Err(); err != nil {
+			return fmt.Errorf("mutex %s: %w", mu.Path(), err)
+		}
+		for _, h := range hs {
+			switch {
+			case h.Err() != nil:
+				return fmt.Errorf("lease %s: %w", h.Path(), h.Err())
+			case h.SessionID() != mu.SessionID():
+				return fmt.Errorf("%w: lease of session 0x%x, mutex of 0x%x", recipes.ErrSessionLost, h.SessionID(), mu.SessionID())
+			}
 		}
 		return nil
 	}
-	// The wait ends when ctx does or either holding may be lost; the
-	// holdings' node watches are armed only if we have to wait.
+	// The wait ends when ctx does or a holding may be lost; the holdings'
+	// node watches are armed only if we have to wait.
 	wctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	waiting := false
 	var stops []func() bool
 	defer func() {
 		for _, stop := range stops {
 			stop()
 		}
 	}()
-	err = guard()
-	if err == nil {
-		err = zkcall.WaitChildren(wctx, sem.s, leases, func(children []string) (bool, error) {
-			if err := guard(); err != nil {
-				return false, err
-			}
-			if !slices.Contains(children, h.Name()) {
-				return false, fmt.Errorf("%w: %s", recipes.ErrNodeNotFound, h.Path())
+	var (
+		childW <-chan zk.Event // our pending child watch on the leases
+		countW *recipes.Watch  // our subscription to the count's data watch
+	)
+	defer func() { countW.Close() }()
+	first := true
+	for {
+		if err := guard(); err != nil {
+			return err
+		}
+		l, err := sem.list(wctx, !first && childW == nil)
+		if errors.Is(err, zk.ErrNoNode) {
+			return fmt.Errorf("%w: %w", recipes.ErrNodeNotFound, err)
+		}
+		if err != nil {
+			return err
+		}
+		if l.watch != nil {
+			childW = l.watch
+		}
+		for _, h := range hs {
+			if !slices.Contains(l.children, h.Name()) {
+				return fmt.Errorf("%w: %s", recipes.ErrNodeNotFound, h.Path())
 			}
 			if h.SessionID() != sem.s.ID() {
-				return false, recipes.ErrSessionLost
+				return recipes.ErrSessionLost
 			}
-			if len(children) <= sem.n {
-				return true, nil
-			}
-			if !waiting {
-				waiting = true
-				for _, c := range []context.Context{mu.Context(), h.Context()} {
-					stops = append(stops, context.AfterFunc(c, func() { cancel(guard()) }))
-				}
-			}
-			return false, nil
-		})
-	}
-	if err == nil {
-		err = guard() // a holding may have ended after the last listing
-	}
-	if err != nil {
-		_ = h.Release(context.WithoutCancel(ctx))
-		return nil, err
-	}
-	return &Lease{sem: sem, h: h}, nil
-}
-
-// Release returns the lease: Context() is cancelled, then the lease node is
-// deleted, which wakes at most the one acquirer waiting for a lease. Cost:
-// 1 delete (retried in the background if ambiguous). Releasing twice
-// returns ErrNotHeld.
-func (l *Lease) Release(ctx context.Context) error {
-	if l == nil {
-		return ErrNilMutex
-	}
-	if err := l.h.Release(ctx); err != nil {
-		if errors.Is(err, recipes.ErrReleased) {
-			return ErrNotHeld
 		}
-		return fmt.Errorf("lock: release lease: %w", err)
+		if first {
+			if err := sem.checkRecord(wctx, l, hs); err != nil {
+				return err
+			}
+		}
+		// The maximum is read after the listing: leases only go away in
+		// between, so the listing's count bounds the holders when the
+		// maximum read was in force.
+		limit, mzxid, err := sem.max(wctx, true)
+		if err != nil {
+			return err
+		}
+		if len(l.children) <= limit {
+			return guard() // a holding may have ended after the listing
+		}
+		if try {
+			return noLease("%d leases with ours, maximum %d", len(l.children), limit)
+		}
+		if first {
+			first = false
+			for _, c := range append([]*recipes.Holding{mu}, hs...) {
+				hctx := c.Context()
+				stops = append(stops, context.AfterFunc(hctx, func() { cancel(guard()) }))
+			}
+			continue // list again, with a child watch
+		}
+		if sem.count != nil && countW == nil {
+			_, st, w, err := sem.s.WatchData(wctx, sem.countPath)
+			switch {
+			case errors.Is(err, zk.ErrNoNode):
+				continue // deleted meanwhile: max creates it again
+			case err != nil:
+				return err
+			}
+			countW = w
+			if st.Mzxid != mzxid {
+				continue // changed since we read it (or the watch predates our read)
+			}
+		}
+		var countFired <-chan struct{}
+		if countW != nil {
+			countFired = countW.Fired()
+		}
+		select {
+		case <-childW:
+			childW = nil
+		case <-countFired:
+			countW.Close()
+			countW = nil
+		case <-wctx.Done():
+			return recipes.ContextError(wctx)
+		}
 	}
-	return nil
-}
-
-// Context returns the lease's lifetime context, cancelled with a cause that
-// errors.Is a recipes sentinel the moment the lease may be lost (see
-// recipes.Held). On a nil Lease it returns a context already cancelled with
-// ErrNotHeld.
-func (l *Lease) Context() context.Context {
-	if l == nil {
-		ctx, cancel := context.WithCancelCause(context.Background())
-		cancel(ErrNotHeld)
-		return ctx
-	}
-	return l.h.Context()
-}
-
-// Revoked is closed when someone revoked this lease (WithRevocation).
-func (l *Lease) Revoked() <-chan struct{} {
-	if l == nil {
-		return nil
-	}
-	return l.h.Revoked()
-}
-
-// Fence returns the lease's fencing token.
-func (l *Lease) Fence() recipes.Fence {
-	if l == nil {
-		return recipes.Fence{}
-	}
-	return l.h.Fence()
-}
-
-// Node returns the full path of the lease node.
-func (l *Lease) Node() string {
-	if l == nil {
-		return ""
-	}
-	return l.h.Path()
-}
-
-// FencedMulti runs ops in one multi guarded by the lease node's version.
-// Cost: 1 multi.
-func (l *Lease) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
-	if l == nil {
-		return nil, ErrNilMutex
-	}
-	res, err := recipes.FencedMulti(ctx, l.sem.s, l.h.Fence(), ops...)
-	if err != nil {
-		return res, fmt.Errorf("lock: %w", err)
-	}
-	return res, nil
 }

@@ -68,8 +68,8 @@ const (
 )
 
 // newClaim ties the claim's context to the session's state: it is cancelled
-// when the claim may be lost (suspended, with the session's default loss
-// policy recipes.StepDownOnSuspend; session lost; closed), when the claim
+// when the claim may be lost (suspended, under recipes.StepDownOnSuspend,
+// the default, see WithLossPolicy; session lost; closed), when the claim
 // node is deleted or replaced (watch: the data watch ch armed when the claim
 // was read), and when the claim is acked or released.
 func newClaim(q *Queue, it Item, cpath, ipath string, sid, czxid int64, cv, iv int32, ch <-chan zk.Event) *Claim {
@@ -77,6 +77,9 @@ func newClaim(q *Queue, it Item, cpath, ipath string, sid, czxid int64, cv, iv i
 	c.cv.Store(cv)
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
 	policy := q.s.LossPolicy()
+	if q.cfg.policy != nil {
+		policy = *q.cfg.policy
+	}
 	st, id, unhook := q.s.OnStateChange(func(ch recipes.StateChange) {
 		switch {
 		case ch.State == recipes.StateSuspended && policy == recipes.StepDownOnSuspend:
@@ -110,7 +113,6 @@ func newClaim(q *Queue, it Item, cpath, ipath string, sid, czxid int64, cv, iv i
 // context with ErrClaimLost (and recipes.ErrNodeDeleted). Cost: 1 exists
 // per re-arm, after a data change only.
 func (c *Claim) watch(ch <-chan zk.Event) {
-	conn := c.q.s.Conn()
 	for {
 		select {
 		case <-c.ctx.Done():
@@ -127,27 +129,26 @@ func (c *Claim) watch(ch <-chan zk.Event) {
 			}
 		}
 		// The data changed: read the node again, re-arming the watch.
-		for ch = nil; ch == nil; {
-			ok, st, wch, err := conn.ExistsW(c.path)
-			switch {
-			case zkcall.IsConnErr(err):
-				if zkcall.Pause(c.ctx, c.q.s) != nil {
-					return
-				}
-				continue
-			case err != nil:
-				c.q.s.Logger().Warn("queue: watch claim", "path", c.path, "err", err)
-				return
-			case !ok:
-				c.lost("deleted")
-				return
-			case st.EphemeralOwner != c.sid:
-				c.lost(fmt.Sprintf("now owned by 0x%x", st.EphemeralOwner))
-				return
-			}
-			c.cv.Store(st.Version) // still ours: deletes use the new version
-			ch = wch
+		var ok bool
+		var st *zk.Stat
+		err := zkcall.Exec(c.ctx, c.q.s, func(conn *zk.Conn, _ int64) (err error) {
+			ok, st, ch, err = conn.ExistsW(c.path)
+			return err
+		})
+		switch {
+		case zkcall.Stopped(err):
+			return // the claim ended, or the Session is closed
+		case err != nil:
+			c.q.s.Logger().Warn("queue: watch claim", "path", c.path, "err", err)
+			return
+		case !ok:
+			c.lost("deleted")
+			return
+		case st.EphemeralOwner != c.sid:
+			c.lost(fmt.Sprintf("now owned by 0x%x", st.EphemeralOwner))
+			return
 		}
+		c.cv.Store(st.Version) // still ours: deletes use the new version
 	}
 }
 
@@ -163,8 +164,9 @@ func (c *Claim) lost(how string) {
 
 // Context returns a context that is cancelled the moment the claim may be
 // lost, with a cause (context.Cause) that errors.Is recipes.ErrSuspended
-// (connection lost, with the session's loss policy StepDownOnSuspend: the
-// claim may still be acked if the session comes back),
+// (connection lost, under the loss policy recipes.StepDownOnSuspend, the
+// default, see WithLossPolicy: the claim may still be acked if the session
+// comes back),
 // recipes.ErrLeaseExpired (which also matches recipes.ErrSuspended: nothing
 // sent in the last session timeout minus the lease margin was answered, so
 // the server may soon expire the session; under either loss policy, this
@@ -209,7 +211,7 @@ func (c *Claim) Fence() recipes.Fence {
 // Fence().Token in its own store.
 func (c *Claim) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
 	if c == nil || c.q == nil {
-		return nil, ErrNilQueue
+		return nil, ErrNilReceiver
 	}
 	if ctx == nil {
 		return nil, fmt.Errorf("queue: %w: nil context", recipes.ErrBadArgument)
@@ -227,13 +229,16 @@ func (c *Claim) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse
 // listing ran out) costs 1 getChildren of the queue and 1 of the claims, so
 // items claimed by others are skipped without a write; an item claimed or
 // acked meanwhile by another consumer costs one create (or create + exists
-// + delete) more. While waiting, child watches on the queue path and on the
+// + delete) more, and if a new listing still offers that item (a lagging
+// server's), Claim pauses (100 ms, or until the session's state changes)
+// before trying it again. While waiting, child watches on the queue path and on the
 // claims path are pending: a put, an ack, a release or a claimant's death
 // wakes every consumer blocked in Claim. A done ctx sends nothing.
 func (q *Queue) Claim(ctx context.Context) (*Claim, error) {
 	if err := q.check(ctx); err != nil {
 		return nil, err
 	}
+	var refused string // the item whose claim the server's answer just refused
 	for {
 		e, waits, err := q.next(ctx, true, true)
 		if err != nil {
@@ -245,11 +250,31 @@ func (q *Queue) Claim(ctx context.Context) (*Claim, error) {
 			}
 			continue
 		}
+		if err := q.again(ctx, *e, refused); err != nil {
+			return nil, err
+		}
 		c, err := q.claim(ctx, *e)
 		if err != nil || c != nil {
 			return c, err
 		}
+		refused = e.name
 	}
+}
+
+// again pauses before a consumer tries the item it was just refused
+// (claimed or taken by another, gone) when a new listing offers it again:
+// a lagging server's listing may keep offering it, and the loop must not
+// spin on the same answer. It puts e back and returns ctx's error if ctx
+// ends first. No ZooKeeper calls.
+func (q *Queue) again(ctx context.Context, e entry, refused string) error {
+	if e.name != refused {
+		return nil
+	}
+	if err := zkcall.Pause(ctx, q.s); err != nil {
+		q.unread(e)
+		return fmt.Errorf("queue %s: %w", q.path, err)
+	}
+	return nil
 }
 
 // claim tries to claim one item; nil, nil when someone else has it.
@@ -281,6 +306,8 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 	var cv int32
 	var czxid int64
 	var watch <-chan zk.Event
+	// Not zkcall.Exec: the claim node's path is every claimant's, so a
+	// create of unknown outcome is resolved by reading, never sent blindly.
 	for created := false; !created; {
 		id, err := q.usable(ctx)
 		if err != nil {
@@ -316,17 +343,28 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 				return nil, fmt.Errorf("queue: claim %s: %w", cpath, err)
 			}
 		}
-		ok, st, ch, err := conn.ExistsW(cpath)
-		cur := q.s.ID()
+		var ok bool
+		var st *zk.Stat
+		var ch <-chan zk.Event
+		var cur int64 // the session current once the node was read
+		err = zkcall.Exec(ctx, q.s, func(conn *zk.Conn, _ int64) (err error) {
+			ok, st, ch, err = conn.ExistsW(cpath)
+			cur = q.s.ID()
+			return err
+		})
 		switch {
-		case zkcall.IsConnErr(err):
-			if err := zkcall.Pause(ctx, q.s); err != nil {
-				return giveUp(fmt.Errorf("queue %s: %w", q.path, err))
-			}
+		case zkcall.Stopped(err):
+			return giveUp(fmt.Errorf("queue %s: %w", q.path, err))
 		case err != nil:
 			return giveUp(fmt.Errorf("queue: claim %s: %w", cpath, err))
 		case !ok:
-			ambiguous = false // not created (or gone already): create again
+			// Not created (or gone already): create again, after a pause:
+			// after a create of unknown outcome, this answer may be a
+			// lagging server's, and the next one may repeat it.
+			ambiguous = false
+			if err := zkcall.Pause(ctx, q.s); err != nil {
+				return giveUp(fmt.Errorf("queue %s: %w", q.path, err))
+			}
 		case st.EphemeralOwner != cur:
 			// Someone else's claim, or ours from a session that is gone
 			// (it vanishes with it): either way not ours to use or delete.
@@ -335,31 +373,37 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 			sid, czxid, cv, watch, created = cur, st.Czxid, st.Version, ch, true
 		}
 	}
-	for {
-		data, st, err := conn.Get(ipath)
-		switch {
-		case err == nil:
-			it := Item{Name: e.name, Priority: e.priority, Seq: e.seq, Data: data}
-			return newClaim(q, it, cpath, ipath, sid, czxid, cv, st.Version, watch), nil
-		case errors.Is(err, zk.ErrNoNode):
-			// Acked by its previous claimant after our listing.
-			q.deleteOwned(cpath, sid, cv)
-			return nil, nil
-		case zkcall.IsConnErr(err):
-			if err := zkcall.Pause(ctx, q.s); err != nil {
-				q.unread(e)
-				zkcall.DeleteGuaranteed(q.s, cpath, sid)
-				return nil, fmt.Errorf("queue %s: %w", q.path, err)
-			}
-			if q.s.ID() != sid {
-				return nil, nil // our claim died with the session; look again
-			}
-		default:
-			q.deleteOwned(cpath, sid, cv)
-			return nil, fmt.Errorf("queue: get %s: %w", ipath, err)
+	var data []byte
+	var st *zk.Stat
+	err := zkcall.Exec(ctx, q.s, func(conn *zk.Conn, id int64) (err error) {
+		if id != sid {
+			return errClaimDied
 		}
+		data, st, err = conn.Get(ipath)
+		return err
+	})
+	switch {
+	case err == nil:
+		it := Item{Name: e.name, Priority: e.priority, Seq: e.seq, Data: data}
+		return newClaim(q, it, cpath, ipath, sid, czxid, cv, st.Version, watch), nil
+	case errors.Is(err, errClaimDied):
+		return nil, nil // our claim died with the session; look again
+	case zkcall.Stopped(err):
+		q.unread(e)
+		zkcall.DeleteGuaranteed(q.s, cpath, sid)
+		return nil, fmt.Errorf("queue %s: %w", q.path, err)
+	case errors.Is(err, zk.ErrNoNode):
+		// Acked by its previous claimant after our listing.
+		q.deleteOwned(cpath, sid, cv)
+		return nil, nil
+	default:
+		q.deleteOwned(cpath, sid, cv)
+		return nil, fmt.Errorf("queue: get %s: %w", ipath, err)
 	}
 }
+
+// errClaimDied: the session that owns a claim node is gone (internal).
+var errClaimDied = errors.New("queue: claim's session gone")
 
 // end marks the claim done (acked, or released or lost) and cancels its
 // context with cause; called with c.mu held.
@@ -391,7 +435,7 @@ func (c *Claim) end(s claimState, cause error) {
 // A done ctx sends nothing.
 func (c *Claim) Ack(ctx context.Context) error {
 	if c == nil || c.q == nil {
-		return ErrNilQueue
+		return ErrNilReceiver
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -410,7 +454,7 @@ func (c *Claim) Ack(ctx context.Context) error {
 
 func (c *Claim) ack(ctx context.Context) error {
 	q := c.q
-	for {
+	for { // not zkcall.Exec: a multi of unknown outcome is learned (learn) before it is sent again
 		sid, err := q.usable(ctx)
 		if err != nil {
 			if c.ambiguous {
@@ -475,36 +519,38 @@ func (c *Claim) ack(ctx context.Context) error {
 // again), and a claim node gone with the item gone means it was. Cost: 1
 // exists (+1 exists of the item when the claim node is gone).
 func (c *Claim) learn(ctx context.Context) (done bool, err error) {
-	conn := c.q.s.Conn()
-	for {
+	var claim, item bool // the claim node is still ours; the item is there
+	var version int32
+	err = zkcall.Exec(ctx, c.q.s, func(conn *zk.Conn, id int64) error {
+		if id != c.sid {
+			return errClaimDied
+		}
 		ok, st, err := conn.Exists(c.path)
-		if err == nil && ok && st.EphemeralOwner == c.sid {
-			c.ambiguous = false
-			c.cv.Store(st.Version)
-			return false, nil
+		if err != nil {
+			return err
 		}
-		if err == nil {
-			var item bool
-			item, _, err = conn.Exists(c.ipath)
-			if err == nil && item {
-				c.end(claimReleased, fmt.Errorf("%w: %w: claim node %s", ErrClaimLost, recipes.ErrNodeDeleted, c.path))
-				return true, fmt.Errorf("%w: %s: claim node deleted, item still queued", ErrClaimLost, c.item.Name)
-			}
-			if err == nil {
-				c.end(claimAcked, recipes.ErrReleased)
-				return true, nil
-			}
+		if claim = ok && st.EphemeralOwner == c.sid; claim {
+			version = st.Version
+			return nil
 		}
-		if !zkcall.IsConnErr(err) {
-			return true, fmt.Errorf("%w: ack %s: %w", ErrUncertain, c.item.Name, err)
-		}
-		if err := zkcall.Pause(ctx, c.q.s); err != nil {
-			return true, fmt.Errorf("%w: ack %s: %w", ErrUncertain, c.item.Name, err)
-		}
-		if c.q.s.ID() != c.sid {
-			return true, c.sessionGone(ctx)
-		}
+		item, _, err = conn.Exists(c.ipath)
+		return err
+	})
+	switch {
+	case errors.Is(err, errClaimDied):
+		return true, c.sessionGone(ctx)
+	case err != nil:
+		return true, fmt.Errorf("%w: ack %s: %w", ErrUncertain, c.item.Name, err)
+	case claim:
+		c.ambiguous = false
+		c.cv.Store(version)
+		return false, nil
+	case item:
+		c.end(claimReleased, fmt.Errorf("%w: %w: claim node %s", ErrClaimLost, recipes.ErrNodeDeleted, c.path))
+		return true, fmt.Errorf("%w: %s: claim node deleted, item still queued", ErrClaimLost, c.item.Name)
 	}
+	c.end(claimAcked, recipes.ErrReleased)
+	return true, nil
 }
 
 // sessionGone settles a claim whose session died: its claim node went with
@@ -541,28 +587,47 @@ func (c *Claim) sessionGone(ctx context.Context) error {
 // again, to this or another consumer. Wakes consumers waiting on the claims
 // path. Outcomes:
 //
-//   - nil: our claim node is deleted, or will be while our session lives
-//     (it goes with the session otherwise): the item will be delivered
-//     again.
-//   - ErrClaimLost: the claim was already gone (session died, claim node
-//     deleted, released before): the item will be delivered again anyway.
-//   - an error wrapping recipes.ErrReleased: the claim was acked; nothing
-//     to give back.
+//   - nil: the claim was live (Context not done) and our claim node is
+//     deleted, or will be while our session lives (it goes with the
+//     session otherwise): the item will be delivered again.
+//   - an error wrapping ErrClaimLost and recipes.ErrReleased: the claim
+//     was already gone (released before, session died or closed, claim
+//     node deleted or replaced): the item will be delivered again anyway.
+//     Nothing is sent.
+//   - an error wrapping recipes.ErrReleased and the Context's cause
+//     (recipes.ErrSuspended, recipes.ErrLeaseExpired): the claim may have
+//     been lost before Release (Context done) but its node was still ours;
+//     it is deleted as for a live claim.
+//   - an error wrapping recipes.ErrReleased only: the claim was acked;
+//     nothing to give back, nothing is sent.
 //   - ErrUncertain: an earlier Ack may have removed the item and that
 //     cannot be learned (as for Ack). After an Ack that said ErrUncertain,
 //     Release first learns whether that Ack removed the item (as Ack
 //     does): if it did, Release says recipes.ErrReleased; if not, it
 //     releases.
-//   - ctx's error, or recipes.ErrClosed: nothing was sent; the claim is
-//     unchanged.
+//   - ctx's error: nothing was sent; the claim is unchanged.
 //
-// A done ctx sends nothing.
+// So, as for every holding (see recipes.Held.Release), Release returns nil
+// only when it ended a live claim, and a second Release sends nothing and
+// returns an error that errors.Is recipes.ErrReleased. A done ctx sends
+// nothing.
 func (c *Claim) Release(ctx context.Context) error {
 	if c == nil || c.q == nil {
-		return ErrNilQueue
+		return ErrNilReceiver
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	err := c.release(ctx)
+	if errors.Is(err, ErrClaimLost) && !errors.Is(err, recipes.ErrReleased) {
+		// The claim was gone before this Release: nothing left to give
+		// back, as for every holding released twice or lost.
+		err = fmt.Errorf("%w (%w)", err, recipes.ErrReleased)
+	}
+	return err
+}
+
+// release is Release; called with c.mu held.
+func (c *Claim) release(ctx context.Context) error {
 	switch c.state {
 	case claimAcked:
 		return fmt.Errorf("queue: release %s: %w: already acked", c.item.Name, recipes.ErrReleased)
@@ -571,8 +636,13 @@ func (c *Claim) Release(ctx context.Context) error {
 	}
 	q := c.q
 	if err := q.check(ctx); err != nil {
-		if c.ambiguous {
+		switch {
+		case c.ambiguous:
 			return fmt.Errorf("%w: release %s: %w", ErrUncertain, c.item.Name, err)
+		case errors.Is(err, recipes.ErrClosed):
+			// The claim node went with the session.
+			c.end(claimReleased, fmt.Errorf("%w (%w)", recipes.ErrClosed, recipes.ErrSessionLost))
+			return fmt.Errorf("%w: %s: %w", ErrClaimLost, c.item.Name, err)
 		}
 		return err
 	}
@@ -589,14 +659,15 @@ func (c *Claim) Release(ctx context.Context) error {
 	if c.ambiguous { // our session is gone
 		return c.sessionGone(ctx)
 	}
-	if q.s.ID() != c.sid {
+	cause := context.Cause(c.ctx) // nil while the claim is live
+	if q.s.ID() != c.sid || errors.Is(cause, recipes.ErrSessionLost) {
 		c.end(claimReleased, fmt.Errorf("%w: session 0x%x", recipes.ErrSessionLost, c.sid))
-		return fmt.Errorf("%w: %s: session 0x%x is gone", ErrClaimLost, c.item.Name, c.sid)
+		return fmt.Errorf("%w: %s: %w: session 0x%x is gone", ErrClaimLost, c.item.Name, recipes.ErrSessionLost, c.sid)
 	}
 	c.ours.Store(true)
 	if c.gone.Load() {
 		c.end(claimReleased, fmt.Errorf("%w: %w: claim node %s", ErrClaimLost, recipes.ErrNodeDeleted, c.path))
-		return fmt.Errorf("%w: %s: claim node deleted", ErrClaimLost, c.item.Name)
+		return fmt.Errorf("%w: %s: %w: claim node %s", ErrClaimLost, c.item.Name, recipes.ErrNodeDeleted, c.path)
 	}
 	c.end(claimReleased, recipes.ErrReleased)
 	err := q.s.Conn().Delete(c.path, c.cv.Load())
@@ -613,5 +684,8 @@ func (c *Claim) Release(ctx context.Context) error {
 	q.mu.Lock()
 	q.stale = true
 	q.mu.Unlock()
+	if cause != nil {
+		return fmt.Errorf("queue: release %s: already lost: %w (%w)", c.item.Name, cause, recipes.ErrReleased)
+	}
 	return nil
 }

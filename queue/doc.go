@@ -32,9 +32,13 @@
 // again (our session died, our claim node was deleted, or the claim was
 // released); ErrUncertain when a multi of ours may have been applied and
 // that could not be learned (Ack again to learn more). Claim.Release
-// returns nil when our claim node is deleted, or will be while our session
-// lives; ErrClaimLost when the claim was already gone. Both say why in
-// their doc comments, and a claim's Context is cancelled with ErrClaimLost
+// answers as every holding's Release does (see recipes.Held.Release): nil
+// only when it gave back a live claim (our claim node is deleted, or will
+// be while our session lives); otherwise an error that errors.Is
+// recipes.ErrReleased: with ErrClaimLost when the claim was already gone
+// (released before, session died, claim node deleted), sending nothing;
+// after an Ack, recipes.ErrReleased alone. Both say why in their doc
+// comments, and a claim's Context is cancelled with ErrClaimLost
 // and recipes.ErrNodeDeleted the moment its claim node is deleted or
 // replaced. A Claim is a recipes.Held: its Fence is its claim node's czxid,
 // and Claim.FencedMulti guards a write with that node's version.

@@ -9,8 +9,8 @@ import "errors"
 var (
 	// ErrEmpty: Poll or Peek found no item.
 	ErrEmpty = errors.New("queue: empty")
-	// ErrNilQueue: a method was called on a nil *Queue or *Claim.
-	ErrNilQueue = errors.New("queue: nil receiver")
+	// ErrNilReceiver: a method was called on a nil *Queue or *Claim.
+	ErrNilReceiver = errors.New("queue: nil receiver")
 	// ErrPriority: a priority outside MinPriority..MaxPriority, or a
 	// priority given to a queue made without WithPriority.
 	ErrPriority = errors.New("queue: bad priority")
@@ -27,6 +27,7 @@ var (
 	// session died, its claim node was deleted or replaced, or it was
 	// released); the item was not removed by us and is, or will be,
 	// delivered to another consumer. A claim's Context is cancelled with it
-	// (and recipes.ErrNodeDeleted) when its claim node is deleted.
+	// (and recipes.ErrNodeDeleted) when its claim node is deleted. Release
+	// wraps it together with recipes.ErrReleased (see recipes.Held).
 	ErrClaimLost = errors.New("queue: claim lost")
 )

@@ -144,7 +144,7 @@ func ExampleNew_badInput() {
 	q, err := queue.New(nil, "/jobs")
 	fmt.Println(errors.Is(err, recipes.ErrNilSession))
 	_, err = q.Take(ctx)
-	fmt.Println(errors.Is(err, queue.ErrNilQueue))
+	fmt.Println(errors.Is(err, queue.ErrNilReceiver))
 	// Output:
 	// true
 	// true

@@ -17,6 +17,7 @@ type config struct {
 	priority  bool
 	claimPath string
 	data      []byte
+	policy    *recipes.LossPolicy // nil: the session's
 }
 
 // WithDialect selects the item names (recipes.Dialect.QueueItem):
@@ -55,4 +56,15 @@ func WithClaimPath(p string) Option {
 // request limit allows makes New fail with recipes.ErrDataTooLarge.
 func WithData(b []byte) Option {
 	return func(c *config) { c.data = append([]byte(nil), b...) }
+}
+
+// WithLossPolicy overrides the session's loss policy (see
+// recipes.WithLossPolicy) for this queue's claims: under
+// recipes.StepDownOnLost a claim's Context is not cancelled when the
+// connection is suspended, only when the session is lost or, at the latest,
+// at the session's lease deadline (recipes.ErrLeaseExpired), which still
+// comes before any server can expire the session and hand the item to
+// another consumer.
+func WithLossPolicy(p recipes.LossPolicy) Option {
+	return func(c *config) { c.policy = &p }
 }

@@ -108,7 +108,7 @@ func New(s *recipes.Session, path string, opts ...Option) (*Queue, error) {
 
 func (q *Queue) check(ctx context.Context) error {
 	if q == nil {
-		return ErrNilQueue
+		return ErrNilReceiver
 	}
 	_, err := q.usable(ctx)
 	return err
@@ -120,8 +120,9 @@ func (q *Queue) Path() string { return q.path }
 // Put appends data to the queue and returns the item's node name. Cost: 1
 // create (plus 1 createContainer per missing level of the path the first
 // time). Wakes every consumer blocked on an empty queue. Data larger than
-// MaxData (the server's 1 MiB limit less the request's own size) fails with
-// recipes.ErrDataTooLarge before anything is sent. If the connection is lost
+// MaxData (the session's request limit, recipes.WithMaxData, less the
+// request's own size) fails with recipes.ErrDataTooLarge before anything is
+// sent. If the connection is lost
 // with the create in flight the result wraps ErrUncertain: the item may or
 // may not have been added (sequential names carry no identity to look for).
 func (q *Queue) Put(ctx context.Context, data []byte) (string, error) {
@@ -139,7 +140,7 @@ func (q *Queue) PutPriority(ctx context.Context, data []byte, priority int) (str
 
 func (q *Queue) put(ctx context.Context, data []byte, priority int, explicit bool) (string, error) {
 	if q == nil {
-		return "", ErrNilQueue
+		return "", ErrNilReceiver
 	}
 	if err := q.checkPut(data, priority); err != nil {
 		return "", err
@@ -207,7 +208,7 @@ func (q *Queue) createReq(data []byte, priority int, explicit bool) *zk.CreateRe
 // The whole request must fit the server's limit. Same uncertainty as Put.
 func (q *Queue) PutAll(ctx context.Context, items [][]byte) ([]string, error) {
 	if q == nil {
-		return nil, ErrNilQueue
+		return nil, ErrNilReceiver
 	}
 	if len(items) == 0 {
 		return nil, nil
@@ -289,8 +290,10 @@ func (q *Queue) multi(ctx context.Context, ops []any) ([]zk.MultiResponse, error
 // ctx is done. Cost per item: 1 getData + 1 delete, plus 1 getChildren each
 // time the consumer's cached listing runs out (and, for a priority queue,
 // after its child watch fired); another consumer winning an item costs one
-// getData or delete more. On a connection loss during the delete the item
-// is returned with an error wrapping ErrUncertain (see there).
+// getData or delete more, and if a new listing still offers that item
+// (a lagging server's), Take pauses (100 ms, or until the session's state
+// changes) before trying it again. On a connection loss during the delete
+// the item is returned with an error wrapping ErrUncertain (see there).
 func (q *Queue) Take(ctx context.Context) (Item, error) {
 	return q.take(ctx, true)
 }
@@ -305,6 +308,7 @@ func (q *Queue) take(ctx context.Context, block bool) (Item, error) {
 	if err := q.check(ctx); err != nil {
 		return Item{}, err
 	}
+	var refused string // the item just taken by another consumer
 	for {
 		e, waits, err := q.next(ctx, block, false)
 		if err != nil {
@@ -316,10 +320,14 @@ func (q *Queue) take(ctx context.Context, block bool) (Item, error) {
 			}
 			continue
 		}
+		if err := q.again(ctx, *e, refused); err != nil {
+			return Item{}, err
+		}
 		it, ok, err := q.remove(ctx, *e)
 		if err != nil || ok {
 			return it, err
 		}
+		refused = e.name
 	}
 }
 
@@ -345,6 +353,8 @@ func (q *Queue) remove(ctx context.Context, e entry) (Item, bool, error) {
 			return Item{}, false, fmt.Errorf("queue: get %s: %w", p, err)
 		}
 		it := Item{Name: e.name, Priority: e.priority, Seq: e.seq, Data: data}
+		// Not zkcall.Exec: whether this delete was ours decides who took
+		// the item, so one of unknown outcome is resolved by reading.
 		err = conn.Delete(p, st.Version)
 		switch {
 		case err == nil:
@@ -369,19 +379,19 @@ func (q *Queue) remove(ctx context.Context, e entry) (Item, bool, error) {
 func (q *Queue) resolveDelete(ctx context.Context, p string, it Item, cause error) (Item, bool, error) {
 	conn := q.s.Conn()
 	for {
-		if _, err := q.usable(ctx); err != nil {
-			return it, true, fmt.Errorf("%w: take %s: %w (then %w)", ErrUncertain, p, cause, err)
-		}
-		ok, st, err := conn.Exists(p)
-		if zkcall.IsConnErr(err) {
-			if err := zkcall.Pause(ctx, q.s); err != nil {
-				return it, true, fmt.Errorf("%w: take %s: %w (then %w)", ErrUncertain, p, cause, err)
-			}
-			continue
-		}
-		if err != nil || !ok {
+		var ok bool
+		var st *zk.Stat
+		err := zkcall.Exec(ctx, q.s, func(conn *zk.Conn, _ int64) (err error) {
+			ok, st, err = conn.Exists(p)
+			return err
+		})
+		switch {
+		case zkcall.Stopped(err):
+			return it, true, fmt.Errorf("%w: take %s: %w (then queue %s: %w)", ErrUncertain, p, cause, q.path, err)
+		case err != nil || !ok:
 			return it, true, fmt.Errorf("%w: take %s: %w", ErrUncertain, p, cause)
 		}
+		// Not zkcall.Exec, as in remove: an unknown outcome is read again.
 		err = conn.Delete(p, st.Version)
 		switch {
 		case err == nil:
@@ -579,7 +589,6 @@ func (q *Queue) Peek(ctx context.Context) (Item, error) {
 	if err := q.check(ctx); err != nil {
 		return Item{}, err
 	}
-	conn := q.s.Conn()
 	for {
 		names, err := zkcall.Do(ctx, q.s, func(conn *zk.Conn, _ int64) ([]string, error) {
 			names, _, err := conn.Children(q.path)
@@ -598,15 +607,17 @@ func (q *Queue) Peek(ctx context.Context) (Item, error) {
 			return Item{}, fmt.Errorf("%w: %s", ErrEmpty, q.path)
 		}
 		for _, e := range entries {
-			data, _, err := conn.Get(zkpath.Join(q.path, e.name))
-			if errors.Is(err, zk.ErrNoNode) {
+			data, err := zkcall.Do(ctx, q.s, func(conn *zk.Conn, _ int64) ([]byte, error) {
+				data, _, err := conn.Get(zkpath.Join(q.path, e.name))
+				return data, err
+			})
+			switch {
+			case zkcall.Stopped(err):
+				return Item{}, fmt.Errorf("queue %s: %w", q.path, err)
+			case errors.Is(err, zk.ErrNoNode):
 				continue
-			}
-			if err != nil && !zkcall.IsConnErr(err) {
+			case err != nil:
 				return Item{}, fmt.Errorf("queue: get %s: %w", e.name, err)
-			}
-			if err != nil {
-				break // list again once the connection is back
 			}
 			return Item{Name: e.name, Priority: e.priority, Seq: e.seq, Data: data}, nil
 		}

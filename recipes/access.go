@@ -28,4 +28,11 @@ func init() {
 		}
 		return ss.watchStats()
 	}
+	hooks.FanStats = func(s any) (int, int, int) {
+		ss, _ := s.(*Session)
+		if ss == nil {
+			return 0, 0, 0
+		}
+		return ss.fanStats()
+	}
 }

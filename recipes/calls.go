@@ -3,9 +3,11 @@ package recipes
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/corelink"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 )
 
 // This file hands the core's request mechanics to internal/zkcall (through
@@ -41,6 +43,55 @@ func init() {
 			ss.deleteInBackground(path, sid)
 		}
 	}
+	corelink.CreateProtected = func(ctx context.Context, s any, d any, parent, label string, data []byte) (corelink.Protected, error) {
+		ss, err := linked(s)
+		if err != nil {
+			return corelink.Protected{}, err
+		}
+		dd, _ := d.(Dialect)
+		return ss.createLabelled(ctx, dd, parent, label, data)
+	}
+	corelink.CleanupGUID = func(s any, d any, parent, guid string) {
+		if ss, err := linked(s); err == nil {
+			dd, _ := d.(Dialect)
+			ss.cleanupGUID(dd.orDefault(), parent, guid)
+		}
+	}
+}
+
+// createLabelled creates parent/<label in d's protected form><seq10> as an
+// ephemeral sequential node (see createProtected, whose costs it has).
+// Nothing is sent for an invalid parent or label (ErrInvalidPath), or a
+// create larger than MaxData (ErrDataTooLarge).
+func (s *Session) createLabelled(ctx context.Context, d Dialect, parent, label string, data []byte) (corelink.Protected, error) {
+	d = d.orDefault()
+	guid := d.NewGUID()
+	prefix := d.protect(guid, label)
+	full := zkpath.Join(parent, prefix) + "0000000000"
+	if err := ValidateParentPath(parent); err != nil {
+		return corelink.Protected{}, err
+	}
+	if strings.Contains(label, "/") {
+		return corelink.Protected{}, fmt.Errorf("%w %q: label %q is not one path segment", ErrInvalidPath, abridge(full), label)
+	}
+	if err := ValidateWritePath(full); err != nil {
+		return corelink.Protected{}, err
+	}
+	if err := CheckRequest(s.opts.maxData, &zk.CreateRequest{Path: full, Data: data, Acl: s.opts.acl, Flags: zk.FlagEphemeralSequential}); err != nil {
+		return corelink.Protected{}, fmt.Errorf("recipes: create %s: %w", abridge(full), err)
+	}
+	if err := ContextError(ctx); err != nil {
+		return corelink.Protected{}, err
+	}
+	n, err := createPrefixed(ctx, s, d, 0, parent, guid, prefix, data)
+	if err != nil {
+		return corelink.Protected{}, err
+	}
+	p := corelink.Protected{Path: n.path, GUID: guid, SessionID: n.sid, Ambiguous: n.ambiguous}
+	if n.statted {
+		p.Czxid = n.czxid
+	}
+	return p, nil
 }
 
 // linked returns s as a usable *Session, or ErrNilSession / ErrClosed.
@@ -71,9 +122,9 @@ func (s *Session) ensureParentsChecked(p string) error {
 // state change of the Session; f must not block (it runs on the
 // connection's goroutine: cancelling a context is fine). It returns the
 // current state and session id, read atomically with the registration, and
-// a function removing f. On a nil or closed Session f is not registered and
+// stop, which removes f. On a nil or closed Session f is not registered and
 // the state returned is StateClosed.
-func (s *Session) OnStateChange(f func(StateChange)) (State, int64, func()) {
+func (s *Session) OnStateChange(f func(StateChange)) (state State, id int64, stop func()) {
 	if s.check() != nil || f == nil {
 		return StateClosed, 0, func() {}
 	}

@@ -64,8 +64,9 @@ func (sp *Spec) checkCreate(s *Session) error {
 
 // Acquire enters the contest and waits until the predicate says we hold.
 //
-// Protocol: protected create of our ephemeral sequential node (see
-// createProtected), 1 getChildren of the parent, then while not holding: a
+// Protocol: protected create of our ephemeral sequential node (its name
+// carries a GUID, so a create whose reply was lost is resolved by listing
+// the parent), 1 getChildren of the parent, then while not holding: a
 // data watch (getData) on the single node the predicate names, never on the
 // parent, so a release wakes only the contender watching it. When the
 // watched node goes, the known list minus that node is evaluated again
@@ -75,8 +76,8 @@ func (sp *Spec) checkCreate(s *Session) error {
 // so a newcomer sorts after us (mutex, semaphore, leader latch, a reader in
 // an rw lock, which waits only for writers). Otherwise (a writer of a
 // Curator rw lock: Curator 5.5+ downgrades by creating an unsequenced read
-// node where its write node was) 1 getChildren decides; see
-// trustsKnownList. If it does not hold and two or fewer nodes remain ahead,
+// node where its write node was) 1 getChildren decides. If it does not
+// hold and two or fewer nodes remain ahead,
 // we watch the next one (1 getData); with more ahead — most of which have
 // usually left in turn since we listed — 1 getChildren refreshes the list
 // instead of 1 getData per departed node. The holding

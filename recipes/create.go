@@ -46,6 +46,13 @@ func createProtected(ctx context.Context, s *Session, d Dialect, role Role, pare
 	if err != nil {
 		return nil, err
 	}
+	return createPrefixed(ctx, s, d, role, parent, guid, prefix, data)
+}
+
+// createPrefixed is createProtected for a name prefix already made
+// (NodePrefix, or the dialect's protected form of a free label); role only
+// serves to parse the sequence of the node created (0 for none).
+func createPrefixed(ctx context.Context, s *Session, d Dialect, role Role, parent, guid, prefix string, data []byte) (*node, error) {
 	full := zkpath.Join(parent, prefix)
 	ambiguous := false
 	for {

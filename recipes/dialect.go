@@ -62,24 +62,14 @@ type Dialect struct {
 // uses the digits after the last label. Queue items are "qn-<seq10>" (ZooKeeper's
 // queue recipe, Curator's SimpleDistributedQueue), "qn-<ppp>-<seq10>" when
 // put with a priority.
-var Curator = Dialect{
-	name:      "curator",
-	protected: true,
-	labels:    map[Role]string{RoleLock: "lock-", RoleRead: "__READ__", RoleWrite: "__WRIT__", RoleLease: "lease-", RoleLatch: "latch-"},
-	blocks: map[Role][]Role{
-		RoleLock: {RoleLock}, RoleRead: {RoleRead, RoleWrite}, RoleWrite: {RoleRead, RoleWrite},
-		RoleLease: {RoleLease}, RoleLatch: {RoleLatch},
-	},
-	election: RoleLatch,
-	item:     "qn-",
-}
+var Curator = curatorDialect()
 
 // CuratorSelector is Curator's wire format with elections held as Curator's
 // LeaderSelector holds them: through an InterProcessMutex, so participants
 // are "_c_<uuid36>-lock-<seq10>" nodes (RoleLock) and share a path with
 // Curator's and this toolkit's mutexes. For every other recipe it is
 // Curator, and its String is "curator".
-var CuratorSelector = Curator.withElection(RoleLock)
+var CuratorSelector = curatorDialect().withElection(RoleLock)
 
 // Kazoo is the kazoo (Python) wire format: "<uuid hex32><label><seq10>" with
 // "__lock__" for Lock, WriteLock and elections (kazoo's Election is a Lock)
@@ -87,15 +77,35 @@ var CuratorSelector = Curator.withElection(RoleLock)
 // readers and writers. Queue items are "entry-<ppp>-<seq10>" (kazoo's Queue
 // and LockingQueue), always with a priority. kazoo's Semaphore has another
 // layout: Kazoo has no lease nodes.
-var Kazoo = Dialect{
-	name:   "kazoo",
-	labels: map[Role]string{RoleLock: "__lock__", RoleWrite: "__lock__", RoleRead: "__rlock__", RoleLatch: "__lock__"},
-	blocks: map[Role][]Role{
-		RoleLock: {RoleLock, RoleRead}, RoleWrite: {RoleLock, RoleRead}, RoleRead: {RoleLock, RoleRead}, RoleLatch: {RoleLock},
-	},
-	election: RoleLatch,
-	item:     "entry-",
-	ranked:   true,
+var Kazoo = kazooDialect()
+
+// curatorDialect and kazooDialect build the package's dialects (functions,
+// so that go doc shows the variables' names rather than their internals).
+func curatorDialect() Dialect {
+	return Dialect{
+		name:      "curator",
+		protected: true,
+		labels:    map[Role]string{RoleLock: "lock-", RoleRead: "__READ__", RoleWrite: "__WRIT__", RoleLease: "lease-", RoleLatch: "latch-"},
+		blocks: map[Role][]Role{
+			RoleLock: {RoleLock}, RoleRead: {RoleRead, RoleWrite}, RoleWrite: {RoleRead, RoleWrite},
+			RoleLease: {RoleLease}, RoleLatch: {RoleLatch},
+		},
+		election: RoleLatch,
+		item:     "qn-",
+	}
+}
+
+func kazooDialect() Dialect {
+	return Dialect{
+		name:   "kazoo",
+		labels: map[Role]string{RoleLock: "__lock__", RoleWrite: "__lock__", RoleRead: "__rlock__", RoleLatch: "__lock__"},
+		blocks: map[Role][]Role{
+			RoleLock: {RoleLock, RoleRead}, RoleWrite: {RoleLock, RoleRead}, RoleRead: {RoleLock, RoleRead}, RoleLatch: {RoleLock},
+		},
+		election: RoleLatch,
+		item:     "entry-",
+		ranked:   true,
+	}
 }
 
 // withElection returns d with elections contending as role r.
@@ -190,10 +200,16 @@ func (d Dialect) NodePrefix(guid string, r Role) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("%w: dialect %s has no %s nodes", ErrBadArgument, d, r)
 	}
-	if d.protected {
-		return "_c_" + guid + "-" + label, nil
+	return d.protect(guid, label), nil
+}
+
+// protect returns label in the dialect's protected form for guid:
+// "_c_<guid>-<label>" (Curator) or "<guid><label>" (kazoo).
+func (d Dialect) protect(guid, label string) string {
+	if d.orDefault().protected {
+		return "_c_" + guid + "-" + label
 	}
-	return guid + label, nil
+	return guid + label
 }
 
 // Contender is one parsed contender node.

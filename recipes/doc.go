@@ -40,6 +40,16 @@
 // (context.WithCancelCause and the like), the cause too. The docs of every
 // zkrecipes package call that error "ctx's error".
 //
+// # Watches
+//
+// WatchData, WatchExists and WatchChildren wait on one node: however many
+// waiters subscribe and give up, the Session keeps one go-zookeeper watch
+// per path and kind for them. A WatchSet (NewWatchSet) watches many nodes
+// with no goroutine or channel per watch: its reads leave one-shot watches
+// whose events come to one channel through the Session's event callback,
+// and the Session keeps one go-zookeeper watch per path and kind for all
+// its WatchSets. Package cache is built on it.
+//
 // # Bad input
 //
 // The convention of every zkrecipes package: constructors validate their

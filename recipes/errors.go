@@ -38,7 +38,10 @@ var (
 	ErrNodeDeleted = errors.New("recipes: node deleted")
 	// ErrRevoked: another process asked the holder to release.
 	ErrRevoked = errors.New("recipes: revoked")
-	// ErrReleased: the holding was released by its owner.
+	// ErrReleased: the holding was released by its owner. It is also what
+	// Release (and Unlock, RUnlock) answers when there was no live holding
+	// left to release: released before, never held, or lost before (then
+	// the error wraps the loss's cause too); see Held.Release.
 	ErrReleased = errors.New("recipes: released")
 	// ErrWouldBlock: a non-blocking acquisition found it would have to wait.
 	ErrWouldBlock = errors.New("recipes: would block")

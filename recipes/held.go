@@ -33,6 +33,25 @@ type Held interface {
 	// Release gives the holding up: Context is cancelled (cause
 	// ErrReleased) before the node is deleted, so the holder stops before
 	// anyone else can hold.
+	//
+	// Release returns nil only when it ended a holding that was still
+	// live (Context not done). Every holding type, and Unlock and RUnlock
+	// of the lockers, answers the other cases the same way, with an error
+	// that errors.Is ErrReleased:
+	//
+	//   - released before (Release, Unlock, a queue claim's Ack), or never
+	//     held (Unlock without a holding): nothing is sent;
+	//   - lost before (Context already done with another cause): the
+	//     error also wraps that cause (ErrSessionLost, ErrNodeDeleted,
+	//     ErrSuspended, ...). Release still gives up what may be left: our
+	//     node is deleted if it may still exist under our live session
+	//     (after ErrSuspended, ErrLeaseExpired or ErrRevoked, as for a live
+	//     holding), and nothing is sent when the session is gone, the node
+	//     was deleted by someone else, or the holding already gave its node
+	//     up by itself (a leader.Term ended by loss).
+	//
+	// A package's own sentinel for these cases (lock.ErrNotHeld,
+	// leader.ErrResigned, queue.ErrClaimLost) may be wrapped too.
 	Release(ctx context.Context) error
 }
 

@@ -216,10 +216,16 @@ func (h *Holding) dataChanged(data []byte, version int32) {
 // first (stop using the resource before others can get it), then our node
 // is deleted. Cost: 1 delete; if its outcome is ambiguous, or ctx is already
 // done, or the connection is suspended, the delete continues in the
-// background while the session lives (guaranteed delete), and Release
-// returns nil at once. If the session was lost, the
-// node is already gone and nothing is sent. The release wakes at most the
-// one waiter watching our node. Releasing twice returns ErrReleased.
+// background while the session lives (guaranteed delete). The release wakes
+// at most the one waiter watching our node.
+//
+// It returns nil when it ended a live holding. As for every Held: a second
+// Release (or one on a nil Holding) sends nothing and returns ErrReleased;
+// a Release after the holding was lost (Context already done) returns an
+// error wrapping ErrReleased and the loss's cause, and sends the delete only
+// while our node may still be there (the session lives and the node was not
+// deleted by someone else: after ErrSuspended, ErrLeaseExpired or
+// ErrRevoked). Other errors are the server's answer to the delete.
 func (h *Holding) Release(ctx context.Context) error {
 	if h == nil {
 		return ErrReleased
@@ -232,25 +238,32 @@ func (h *Holding) Release(ctx context.Context) error {
 	h.released = true
 	h.mu.Unlock()
 	h.cancel(ErrReleased)
+	var lost error // the holding ended before this Release
+	if cause := context.Cause(h.ctx); !errors.Is(cause, ErrReleased) {
+		lost = fmt.Errorf("recipes: release %s: already lost: %w (%w)", h.node.path, cause, ErrReleased)
+	}
 	if h.node.ambiguous {
 		// A late copy of an ambiguous create may still show up.
 		defer h.s.cleanupGUID(h.node.dialect, h.node.parent, h.node.guid)
 	}
-	if h.s.check() != nil || h.s.ID() != h.node.sid {
-		return nil // the session is gone, and our ephemeral node with it
+	if h.s.check() != nil || h.s.ID() != h.node.sid || errors.Is(lost, ErrSessionLost) {
+		return lost // the session is gone, and our ephemeral node with it
+	}
+	if errors.Is(lost, ErrNodeDeleted) {
+		return lost // deleted, or now someone else's: not ours to delete
 	}
 	if ctx.Err() != nil || !h.s.usableNow() {
 		h.s.deleteInBackground(h.node.path, h.node.sid)
-		return nil
+		return lost
 	}
 	err := h.s.conn.Delete(h.node.path, -1)
 	switch {
 	case err == nil, errors.Is(err, zk.ErrNoNode):
-		return nil
+		return lost
 	case isConnErr(err):
 		h.s.log.Info("recipes: release continues in background", "path", h.node.path, "err", err)
 		h.s.deleteInBackground(h.node.path, h.node.sid)
-		return nil
+		return lost
 	}
-	return fmt.Errorf("recipes: release %s: %w", h.node.path, err)
+	return errors.Join(lost, fmt.Errorf("recipes: release %s: %w", h.node.path, err))
 }

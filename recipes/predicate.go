@@ -13,7 +13,7 @@ import "slices"
 // re-evaluates the known list without it; if that does not hold, it watches
 // the next node the predicate names. If it holds, the core holds without
 // listing the parent again only when no node can have appeared ahead of us
-// meanwhile (see trustsKnownList); otherwise it lists first (see Acquire).
+// meanwhile; otherwise it lists first (see Acquire).
 //
 // Predicates are called from the acquiring goroutine only, but one
 // predicate value may serve many acquisitions at once: it must be pure. The

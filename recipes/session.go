@@ -56,6 +56,7 @@ type Session struct {
 	ready   chan struct{} // closed once conn is set
 	drained chan struct{} // closed when go-zookeeper's event channel is closed
 	watches watchRegistry // one armed watch per path and kind (watch.go)
+	fan     fanRegistry   // the watches WatchSets rely on (watchset.go)
 
 	mu       sync.Mutex
 	lease    lease // lease.go
@@ -138,9 +139,11 @@ func (z zkLogger) Printf(format string, args ...any) {
 
 // onEvent is go-zookeeper's event callback. It runs on the connection's
 // goroutines and must not block: it only updates state under s.mu, queues
-// changes on subscriptions and calls hooks (which only cancel contexts).
+// changes on subscriptions and calls hooks (which only cancel contexts),
+// and hands watch events to the WatchSets (which only queue them).
 func (s *Session) onEvent(ev zk.Event) {
 	if ev.Type != zk.EventSession {
+		s.fanEvent(ev) // watch events: to the WatchSets
 		return
 	}
 	<-s.ready // Connect sets s.conn right after zk.Connect returns
@@ -430,7 +433,8 @@ func (s *Session) Close() error {
 
 // CloseContext ends the session: holdings are cancelled (cause ErrClosed,
 // which also matches ErrSessionLost), the server is told to close the
-// session (deleting its ephemeral nodes), and CloseContext waits for the
+// session (1 closeSession request; the server deletes its ephemeral nodes,
+// waking their watchers), and CloseContext waits for the
 // connection's and the session's background goroutines until ctx is done;
 // then it returns ctx's error (ContextError) while the teardown finishes in
 // the background. Everything but that wait happens whatever ctx says: an

@@ -45,6 +45,7 @@
 //	RLock while writing       1 create + 1 getData (downgrade, no wait), + 1 getData in
 //	                          the background to watch the write node, unless watched
 //	Unlock, RUnlock           1 delete
+//	Unlock, RUnlock not held  nothing (ErrNotHeld)
 //	Unlock after a downgrade  1 getChildren + 1 delete (no delete if the write node is kept)
 //	Context, RContext         first call: 1 getData in the background to watch our node,
 //	                          unless watched
@@ -80,7 +81,12 @@
 // methods of recipes.Held, spelled for each side) exposes a context cancelled,
 // with a cause that errors.Is a recipes sentinel, the moment it may be
 // lost, and a fencing token (our node's czxid) for fenced writes that
-// ZooKeeper itself rejects once the holding is gone.
+// ZooKeeper itself rejects once the holding is gone. Unlock and RUnlock
+// answer as every Release does (see recipes.Held.Release): nil only when
+// they released a live holding; otherwise an error that errors.Is
+// recipes.ErrReleased: ErrNotHeld (which matches it) when that side holds
+// nothing, sending nothing, or, after the holding was lost, an error that
+// also wraps the loss's cause.
 //
 // Bad input follows the convention of every zkrecipes package (see
 // package recipes): New validates its arguments once and returns an error

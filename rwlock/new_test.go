@@ -41,6 +41,9 @@ func TestNewValidates(t *testing.T) {
 				if err != nil || m == nil {
 					t.Fatalf("New = %v, %v; want an RWMutex", m, err)
 				}
+				if m.Path() != tc.path {
+					t.Errorf("Path() = %q, want %q", m.Path(), tc.path)
+				}
 				return
 			}
 			if m != nil {

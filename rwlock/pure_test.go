@@ -183,7 +183,7 @@ func TestNilReceiver(t *testing.T) {
 		"Lock": nilM.Lock(ctx), "RLock": nilM.RLock(ctx), "TryLock": nilM.TryLock(ctx),
 		"TryRLock": nilM.TryRLock(ctx), "Unlock": nilM.Unlock(ctx), "RUnlock": nilM.RUnlock(ctx),
 	} {
-		if !errors.Is(err, ErrNilMutex) {
+		if !errors.Is(err, ErrNilReceiver) {
 			t.Errorf("%s on nil = %v", name, err)
 		}
 	}

@@ -77,6 +77,23 @@ func (hd *holding) context() context.Context {
 	return hd.ctx
 }
 
+// lost returns the cause with which the holding ended before its owner
+// released it (the derived context's, which also ends with the write node
+// of a downgrade, or else the node's), or nil while it is live. It arms no
+// watch. Call with m.mu.
+func (hd *holding) lost() error {
+	if hd.ctx != nil && hd.ctx.Err() != nil {
+		return context.Cause(hd.ctx)
+	}
+	return hd.h.Err()
+}
+
+// alreadyLost is the error of releasing a holding (what) that ended, with
+// cause, before its owner released it.
+func alreadyLost(what string, cause error) error {
+	return fmt.Errorf("%s already lost: %w (%w)", what, cause, recipes.ErrReleased)
+}
+
 // end cancels the derived context (if any) and unties it.
 func (hd *holding) end(cause error) {
 	if hd.untie != nil {
@@ -100,6 +117,10 @@ func New(s *recipes.Session, path string, opts ...Option) (*RWMutex, error) {
 	}
 	return &RWMutex{s: s, path: path, cfg: cfg}, nil
 }
+
+// Path returns the lock's path, under which readers' and writers' nodes
+// are.
+func (m *RWMutex) Path() string { return m.path }
 
 func checkArgs(s *recipes.Session, path string, c lockopt.Config) error {
 	if s == nil {
@@ -137,7 +158,7 @@ func spec(c lockopt.Config, path string, role recipes.Role, policy recipes.LossP
 
 func (m *RWMutex) check() error {
 	if m == nil {
-		return ErrNilMutex
+		return ErrNilReceiver
 	}
 	return nil
 }
@@ -343,9 +364,14 @@ func (m *RWMutex) downgrade(ctx context.Context, w *holding) (*holding, error) {
 // recipes.ErrReleased), then our write node is deleted. Cost: 1 delete
 // (retried in the background if ambiguous or if ctx is done). It wakes the
 // one writer queued right behind us, or else every reader queued between us
-// and the next writer (all of which then hold). Unlock after the session
-// was lost sends nothing and returns nil. Without the write holding it
-// returns ErrNotHeld.
+// and the next writer (all of which then hold).
+//
+// It returns nil when it released a live write holding; otherwise, as
+// every Release does (see recipes.Held), an error that errors.Is
+// recipes.ErrReleased: ErrNotHeld without the write holding (nothing is
+// sent); after the write holding was lost (Context() done), an error that
+// also wraps the loss's cause, the holding being given up all the same
+// (the delete is sent only while our node may still be there).
 //
 // After a downgrade (RLock while writing), Unlock keeps the read holding.
 // It first lists the path (1 getChildren): if no writer is queued between
@@ -365,20 +391,29 @@ func (m *RWMutex) Unlock(ctx context.Context) error {
 	m.mu.Lock()
 	w, r := m.w, m.r
 	m.w = nil
+	var cause error
 	if w != nil {
+		cause = w.lost()
 		w.end(recipes.ErrReleased)
 	}
 	m.mu.Unlock()
 	if w == nil {
 		return ErrNotHeld
 	}
+	var err error
 	if r != nil && m.writerQueuedBetween(ctx, w.h, r.h) {
 		m.mu.Lock()
 		m.barrier = w.h
 		m.mu.Unlock()
-		return nil
+		if cause != nil {
+			err = alreadyLost("write holding", cause)
+		}
+	} else {
+		// Its error says "already lost" when cause is set: the write
+		// holding's context ends only with its node's.
+		err = w.h.Release(ctx)
 	}
-	if err := w.h.Release(ctx); err != nil {
+	if err != nil {
 		return fmt.Errorf("rwlock: unlock %s: %w", m.path, err)
 	}
 	return nil
@@ -418,7 +453,11 @@ func writerBetween(cs []recipes.Contender, from, to int32) bool {
 // recipes.ErrReleased), then our read node is deleted (and the write node
 // kept by a downgrade, if any). Cost: 1 delete (2 with a kept write node).
 // It wakes at most one process: the writer queued right behind our node.
-// Without the read holding it returns ErrNotHeld.
+// It answers as Unlock does: nil for a live read holding; ErrNotHeld
+// without the read holding (nothing is sent); after the read holding was
+// lost (RContext() done, also by the loss of the write node it relied on
+// after a downgrade), an error that errors.Is recipes.ErrReleased and the
+// loss's cause.
 func (m *RWMutex) RUnlock(ctx context.Context) error {
 	if err := m.check(); err != nil {
 		return err
@@ -428,7 +467,9 @@ func (m *RWMutex) RUnlock(ctx context.Context) error {
 	m.mu.Lock()
 	r, b := m.r, m.barrier
 	m.r, m.barrier = nil, nil
+	var cause error
 	if r != nil {
+		cause = r.lost()
 		r.end(recipes.ErrReleased)
 	}
 	m.mu.Unlock()
@@ -436,8 +477,17 @@ func (m *RWMutex) RUnlock(ctx context.Context) error {
 		return ErrNotHeld
 	}
 	err := r.h.Release(ctx)
+	if cause != nil && !errors.Is(err, recipes.ErrReleased) {
+		// Ended by the loss of the write node it relied on: the read
+		// node itself was live.
+		err = errors.Join(alreadyLost("read holding", cause), err)
+	}
 	if b != nil {
-		err = errors.Join(err, b.Release(ctx))
+		// The kept write node's loss, if any, ended the read holding too,
+		// and cause says so already.
+		if berr := b.Release(ctx); !errors.Is(berr, recipes.ErrReleased) {
+			err = errors.Join(err, berr)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("rwlock: runlock %s: %w", m.path, err)

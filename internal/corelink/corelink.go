@@ -27,4 +27,22 @@ var (
 	// DeleteGuaranteed deletes path in the background while session sid
 	// (any when 0) lives and the Session is open.
 	DeleteGuaranteed func(s any, path string, sid int64)
+	// CreateProtected creates parent/<label in dialect d's protected form
+	// for a fresh GUID><seq10> as an ephemeral sequential node (d is a
+	// recipes.Dialect) and returns it once its owner is known to be the
+	// current session: its path, GUID, owner, czxid (0 when unknown) and
+	// whether a create's outcome was unknown on the way.
+	CreateProtected func(ctx context.Context, s any, d any, parent, label string, data []byte) (Protected, error)
+	// CleanupGUID deletes, in the background, every child of parent whose
+	// name carries guid in dialect d's protected form.
+	CleanupGUID func(s any, d any, parent, guid string)
 )
+
+// Protected is a node made by CreateProtected.
+type Protected struct {
+	Path      string
+	GUID      string
+	SessionID int64
+	Czxid     int64
+	Ambiguous bool
+}

@@ -2,7 +2,7 @@ package hooks
 
 import "context"
 
-// Accessors to two internals of the recipes core, for its integration tests
+// Accessors to three internals of the recipes core, for its integration tests
 // in the lab module (which cannot see recipes' _test.go files). Package
 // recipes sets them once, in its init; they are read-only afterwards and
 // safe for concurrent use. s must be a *recipes.Session (this package
@@ -17,4 +17,8 @@ var (
 	// WatchStats returns the number of watches the session's registry has
 	// armed (or is arming) and their subscribers. It sends nothing.
 	WatchStats func(s any) (armed, subs int)
+	// FanStats returns the number of watches the session's WatchSets have
+	// set and not seen fire, of their watch-setting reads in flight, and
+	// of open WatchSets. It sends nothing.
+	FanStats func(s any) (armed, flights, sets int)
 )

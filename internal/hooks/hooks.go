@@ -1,9 +1,9 @@
 // Package hooks holds test hooks of the recipes core, so that the
 // integration tests in the lab module (lab/integration/lock, .../rwlock),
 // which cannot reach recipes' _test.go files, can inject a real fault at a
-// precise point of an acquisition, and two read-only accessors to its
-// internals (access.go). Production code never sets a hook; an unset hook
-// costs one atomic load.
+// precise point of an acquisition, a mutant switch of package cache, and
+// three read-only accessors to the core's internals (access.go). Production
+// code never sets a hook; an unset hook costs one atomic load.
 package hooks
 
 import "sync/atomic"
@@ -26,3 +26,36 @@ func BeforeHold(path string) {
 		(*f)(path)
 	}
 }
+
+var beforeWrite atomic.Pointer[func(path string)]
+
+// SetBeforeWrite sets f to be called by package shared between the read
+// and the compare-and-set write of each optimistic attempt on the node at
+// path, so a test can put a competing write there. It returns a function
+// restoring the previous hook. Not for concurrent tests.
+func SetBeforeWrite(f func(path string)) (restore func()) {
+	old := beforeWrite.Swap(&f)
+	return func() { beforeWrite.Store(old) }
+}
+
+// BeforeWrite calls the hook set by SetBeforeWrite, if any.
+func BeforeWrite(path string) {
+	if f := beforeWrite.Load(); f != nil && *f != nil {
+		(*f)(path)
+	}
+}
+
+var cacheSkipReread atomic.Bool
+
+// SetCacheSkipReread makes package cache skip what it reads again after a
+// reconnection (the reads that failed with the connection, and every
+// cached node and listing): the mutant that the cache tests and the chaos
+// suite must catch. It returns a function restoring the previous setting.
+// Not for concurrent tests.
+func SetCacheSkipReread(skip bool) (restore func()) {
+	old := cacheSkipReread.Swap(skip)
+	return func() { cacheSkipReread.Store(old) }
+}
+
+// CacheSkipReread reports whether SetCacheSkipReread is in effect.
+func CacheSkipReread() bool { return cacheSkipReread.Load() }

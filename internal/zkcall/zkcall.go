@@ -134,3 +134,41 @@ func DeleteGuaranteed(s *recipes.Session, path string, sid int64) {
 // first check only: the server's limit applies to the whole request, so a
 // write must also pass recipes.CheckRequest or CheckMulti. Pure.
 func CheckData(data []byte, limit int) error { return corelink.CheckData(data, limit) }
+
+// Protected is a node made by CreateProtected.
+type Protected struct {
+	Path      string // full path, sequence included
+	GUID      string // the GUID its name carries
+	SessionID int64  // its ephemeral owner: the session current at its creation
+	Czxid     int64  // its czxid, 0 when the create's reply did not say
+	// Ambiguous: a create's outcome was unknown on the way, so a late copy
+	// carrying GUID may still appear under the parent; CleanupGUID removes
+	// such copies.
+	Ambiguous bool
+}
+
+// CreateProtected creates parent/<label in d's protected form for a fresh
+// GUID><seq10> ("_c_<uuid36>-<label><seq10>" for Curator, "<uuid
+// hex32><label><seq10>" for kazoo) as an ephemeral sequential node, the
+// core's protected create: a create whose outcome is unknown is resolved by
+// listing the parent for our GUID, a node found under an older session is
+// deleted and the create tried again, missing parents are created as
+// containers. It returns once the node's owner is known to be the current
+// session. Cost: 1 create (+1 createContainer per missing parent level; an
+// ambiguous create: 1 sync + 1 getChildren + 1 exists). Nothing is sent for
+// an invalid parent or a label that is not part of one path segment
+// (recipes.ErrInvalidPath), a create larger than the session's MaxData
+// (recipes.ErrDataTooLarge) or a done ctx (ctx's error); a node we could
+// no longer look for when ctx ended is deleted in the background.
+func CreateProtected(ctx context.Context, s *recipes.Session, d recipes.Dialect, parent, label string, data []byte) (Protected, error) {
+	p, err := corelink.CreateProtected(ctx, s, d, parent, label, data)
+	return Protected(p), err
+}
+
+// CleanupGUID deletes, in the background while the session lives, every
+// child of parent whose name carries guid in d's protected form (the late
+// copies of an ambiguous CreateProtected). Cost: 1 getChildren + 1 delete
+// per node found. Nothing happens on a nil or closed Session.
+func CleanupGUID(s *recipes.Session, d recipes.Dialect, parent, guid string) {
+	corelink.CleanupGUID(s, d, parent, guid)
+}
