@@ -1,0 +1,581 @@
+package discovery
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/internal/zkcall"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// Curator's DownInstancePolicy defaults.
+const (
+	// DefaultDownWindow is how long errors noted against an instance
+	// count (30 s).
+	DefaultDownWindow = 30 * time.Second
+	// DefaultDownThreshold is how many errors within the window make an
+	// instance down (2).
+	DefaultDownThreshold = 2
+)
+
+// ProviderOption configures NewProvider.
+type ProviderOption func(*providerOptions)
+
+type providerOptions struct {
+	strategy      Strategy
+	filters       []func(Instance) bool
+	downWindow    time.Duration
+	downThreshold int
+	err           error
+}
+
+// WithStrategy sets how Pick chooses (default RoundRobin(), as Curator's
+// provider). A nil Strategy is ErrBadArgument.
+func WithStrategy(s Strategy) ProviderOption {
+	return func(o *providerOptions) {
+		if s == nil {
+			o.err = errors.Join(o.err, fmt.Errorf("nil strategy: %w", recipes.ErrBadArgument))
+		}
+		o.strategy = s
+	}
+}
+
+// WithFilter adds a filter (Curator's InstanceFilter): only instances for
+// which every filter returns true are usable. Filters run on the caller's
+// goroutine, outside the Provider's lock. A nil filter is ErrBadArgument.
+func WithFilter(f func(Instance) bool) ProviderOption {
+	return func(o *providerOptions) {
+		if f == nil {
+			o.err = errors.Join(o.err, fmt.Errorf("nil filter: %w", recipes.ErrBadArgument))
+			return
+		}
+		o.filters = append(o.filters, f)
+	}
+}
+
+// WithDownPolicy sets Curator's DownInstancePolicy: an instance against
+// which NoteError was called threshold times within window of the first
+// such call is not usable until window has passed since that first call.
+// Defaults: DefaultDownWindow, DefaultDownThreshold. A window <= 0 or a
+// threshold < 1 is ErrBadArgument.
+func WithDownPolicy(window time.Duration, threshold int) ProviderOption {
+	return func(o *providerOptions) {
+		if window <= 0 || threshold < 1 {
+			o.err = errors.Join(o.err, fmt.Errorf("down policy %v, %d: %w", window, threshold, recipes.ErrBadArgument))
+		}
+		o.downWindow, o.downThreshold = window, threshold
+	}
+}
+
+// Provider is a cache of one service's instances that follows ZooKeeper,
+// and picks one of them for each use (Curator's ServiceProvider, with its
+// ServiceCache). A goroutine of its own keeps the cache: a child watch on
+// the service's node and a data watch on every instance node, one-shot
+// watches set through the Session (Session.WatchChildren, WatchData), so
+// the Session holds one watch per path however many Providers of the
+// service it serves.
+//
+// Usable instances are the cached ones that are enabled (not Disabled),
+// pass every filter and are not noted down, sorted by node name.
+//
+// Invariants: the cache only changes to what ZooKeeper held at some
+// moment: a listing and each instance's data as last read; once no event
+// is pending it equals ZooKeeper's state as of its last reads. While the
+// session is disconnected the cache keeps its last state; after a session
+// expiry it is reloaded entirely. Reading the cache (Instances, Pick)
+// sends nothing.
+//
+// Cost: loading costs 1 getChildren + 1 getData per instance (each setting
+// a watch); then an instance added costs 1 getChildren + 1 getData, one
+// removed 1 getChildren (at times 1 getData more: the node's deletion is
+// followed by a listing, whichever of its two watch events comes first, so
+// that a node deleted and created again is never missed), a data change 1
+// getData; a session expiry a full
+// load. While the service's node does not exist, the Provider waits with
+// an exists watch (1 exists) and sends nothing else; unlike Curator's, it
+// never creates the node.
+//
+// A Provider is safe for concurrent use. Close it when done.
+type Provider struct {
+	d     *Discovery
+	name  string
+	path  string
+	opts  providerOptions
+	stop  context.CancelFunc
+	ready chan struct{} // closed after the first load
+	done  chan struct{} // closed when the loop has returned
+
+	mu      sync.Mutex
+	nodes   map[string]cached // by node name
+	changed chan struct{}
+	downs   map[string]*downNote // by instance id
+	err     error                // set once the loop has ended
+}
+
+type cached struct {
+	inst Instance
+	raw  []byte
+}
+
+type downNote struct {
+	first time.Time
+	count int
+}
+
+// NewProvider starts a Provider of service name and returns once its cache
+// is loaded (Curator's ServiceProvider.start). It fails, wrapping a
+// sentinel, on an invalid name (ErrInvalidInstance) or options
+// (recipes.ErrBadArgument), with ctx's error when ctx ends before the load
+// (nothing is sent when ctx is already done), or with recipes.ErrClosed.
+// Cost: the load (see Provider).
+func (d *Discovery) NewProvider(ctx context.Context, name string, opts ...ProviderOption) (*Provider, error) {
+	if err := d.check(ctx); err != nil {
+		return nil, err
+	}
+	path, err := d.ServicePath(name)
+	if err != nil {
+		return nil, err
+	}
+	o := providerOptions{downWindow: DefaultDownWindow, downThreshold: DefaultDownThreshold}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	if o.err != nil {
+		return nil, fmt.Errorf("discovery: provider of %s: %w", path, o.err)
+	}
+	if o.strategy == nil {
+		o.strategy = RoundRobin()
+	}
+	lctx, stop := context.WithCancel(context.Background())
+	p := &Provider{d: d, name: name, path: path, opts: o, stop: stop,
+		ready: make(chan struct{}), done: make(chan struct{}),
+		nodes: map[string]cached{}, changed: make(chan struct{}), downs: map[string]*downNote{}}
+	go func() {
+		err := p.follow(lctx)
+		p.finish(err)
+	}()
+	select {
+	case <-p.ready:
+		return p, nil
+	case <-p.done:
+		return nil, p.Err()
+	case <-ctx.Done():
+		_ = p.Close()
+		return nil, fmt.Errorf("discovery: provider of %s: %w", path, recipes.ContextError(ctx))
+	}
+}
+
+// finish records why the loop ended and wakes everyone.
+func (p *Provider) finish(err error) {
+	p.mu.Lock()
+	if err == nil {
+		p.err = ErrProviderClosed
+	} else {
+		p.err = fmt.Errorf("%w: %w", ErrProviderClosed, err)
+	}
+	close(p.changed)
+	p.mu.Unlock()
+	close(p.done)
+}
+
+// Name returns the service's name.
+func (p *Provider) Name() string { return p.name }
+
+// Close stops the Provider and waits for its goroutine; its watches are
+// left to fire (they cost nothing more). Later Picks fail with
+// ErrProviderClosed; Instances returns the last state. Closing again does
+// nothing. Sends nothing.
+func (p *Provider) Close() error {
+	if p == nil {
+		return ErrNilReceiver
+	}
+	p.stop()
+	<-p.done
+	return nil
+}
+
+// Err returns nil while the Provider runs, then an error wrapping
+// ErrProviderClosed and, when it stopped on its own, the cause
+// (recipes.ErrClosed: its session was closed).
+func (p *Provider) Err() error {
+	if p == nil {
+		return ErrNilReceiver
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
+// Changed returns a channel closed at the next change of the cache (an
+// instance added, removed or changed) or when the Provider stops. Call it
+// again for the next change. Sends nothing.
+func (p *Provider) Changed() <-chan struct{} {
+	if p == nil {
+		c := make(chan struct{})
+		close(c)
+		return c
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.changed
+}
+
+// Instances returns the usable instances, sorted by node name (Curator's
+// getAllInstances), as copies. Sends nothing.
+func (p *Provider) Instances() []Instance {
+	if p == nil {
+		return nil
+	}
+	now := time.Now()
+	p.mu.Lock()
+	names := sortedKeys(p.nodes)
+	all := make([]Instance, 0, len(names))
+	for _, n := range names {
+		inst := p.nodes[n].inst
+		if inst.Disabled || p.isDownLocked(inst.ID, now) {
+			continue
+		}
+		all = append(all, inst.clone())
+	}
+	p.mu.Unlock()
+	return slices.DeleteFunc(all, func(inst Instance) bool {
+		for _, f := range p.opts.filters {
+			if !f(inst) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// Pick returns one usable instance, chosen by the Provider's Strategy
+// (Curator's getInstance). It fails with ErrNoInstances when none is
+// usable, with ErrProviderClosed once the Provider has stopped. Sends
+// nothing.
+func (p *Provider) Pick() (Instance, error) {
+	if p == nil {
+		return Instance{}, ErrNilReceiver
+	}
+	if err := p.Err(); err != nil {
+		return Instance{}, err
+	}
+	all := p.Instances()
+	if len(all) == 0 {
+		return Instance{}, fmt.Errorf("%w: service %s", ErrNoInstances, p.path)
+	}
+	i := p.opts.strategy.Pick(all)
+	if i < 0 || i >= len(all) {
+		return Instance{}, fmt.Errorf("%w: service %s: the strategy chose none", ErrNoInstances, p.path)
+	}
+	return all[i], nil
+}
+
+// NoteError notes that using the instance id failed (Curator's
+// noteError): once the down policy's threshold of notes is reached within
+// its window, the instance is not usable until the window has passed since
+// the first note. Sends nothing.
+func (p *Provider) NoteError(id string) {
+	if p == nil {
+		return
+	}
+	now := time.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.purgeLocked(now)
+	n := p.downs[id]
+	if n == nil {
+		n = &downNote{first: now}
+		p.downs[id] = n
+	}
+	n.count++
+}
+
+func (p *Provider) purgeLocked(now time.Time) {
+	for id, n := range p.downs {
+		if now.Sub(n.first) >= p.opts.downWindow {
+			delete(p.downs, id)
+		}
+	}
+}
+
+func (p *Provider) isDownLocked(id string, now time.Time) bool {
+	n := p.downs[id]
+	return n != nil && n.count >= p.opts.downThreshold && now.Sub(n.first) < p.opts.downWindow
+}
+
+// clone copies the instance's slices and maps.
+func (inst Instance) clone() Instance {
+	inst.Payload = bytes.Clone(inst.Payload)
+	if inst.URISpec != nil {
+		u := URISpec{Parts: slices.Clone(inst.URISpec.Parts)}
+		inst.URISpec = &u
+	}
+	if inst.Extra != nil {
+		extra := make(map[string]json.RawMessage, len(inst.Extra))
+		for k, v := range inst.Extra {
+			extra[k] = bytes.Clone(v)
+		}
+		inst.Extra = extra
+	}
+	return inst
+}
+
+// event is a fired watch, forwarded to the loop: key is the instance's node
+// name, or "" for the service node's watch; stop identifies the forwarder.
+type event struct {
+	key  string
+	stop chan struct{}
+	ev   zk.Event
+}
+
+// follow is the Provider's loop: it loads the cache, then waits for a
+// watch to fire and reads again what it concerns. It returns nil when ctx
+// ends, or the error that stopped it (the Session closed).
+func (p *Provider) follow(ctx context.Context) error {
+	s := p.d.s
+	events := make(chan event)
+	fwd := map[string]chan struct{}{} // the current forwarder of each key
+	var wg sync.WaitGroup
+	defer func() {
+		for _, stop := range fwd {
+			close(stop)
+		}
+		wg.Wait()
+	}()
+	// forward hands w's event to the loop; it replaces key's forwarder.
+	forward := func(key string, w *recipes.Watch) {
+		if old := fwd[key]; old != nil {
+			close(old)
+		}
+		stop := make(chan struct{})
+		fwd[key] = stop
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer w.Close()
+			select {
+			case <-w.Fired():
+				select {
+				case events <- event{key, stop, w.Event()}:
+				case <-stop:
+				}
+			case <-stop:
+			}
+		}()
+	}
+	listed := map[string]bool{}
+	dirty := map[string]bool{}
+	relist := true
+	first := true
+	changed := false // since the last publication
+	for {
+		if relist {
+			children, w, err := p.listWatch(ctx)
+			if err != nil {
+				if stopErr := p.stopped(ctx, err); stopErr != nil || ctx.Err() != nil {
+					return stopErr
+				}
+				continue // listWatch paused
+			}
+			forward("", w)
+			relist = false
+			now := map[string]bool{}
+			for _, c := range children {
+				now[c] = true
+				if !listed[c] {
+					dirty[c] = true
+				}
+			}
+			for c := range listed {
+				if !now[c] {
+					if stop := fwd[c]; stop != nil {
+						close(stop)
+						delete(fwd, c)
+					}
+					delete(dirty, c)
+					changed = p.drop(c) || changed
+				}
+			}
+			listed = now
+		}
+		for _, c := range sortedKeys(dirty) {
+			data, w, err := p.readWatch(ctx, c)
+			if err != nil {
+				if stopErr := p.stopped(ctx, err); stopErr != nil || ctx.Err() != nil {
+					return stopErr
+				}
+				break // paused; the rest stays dirty
+			}
+			delete(dirty, c)
+			if w == nil { // gone: list again (it may be back already)
+				delete(listed, c)
+				relist = true
+				changed = p.drop(c) || changed
+				continue
+			}
+			forward(c, w)
+			inst, err := Unmarshal(data)
+			if err != nil {
+				s.Logger().Debug("discovery: instance left out of the cache", "path", zkpath.Join(p.path, c), "err", err)
+				changed = p.drop(c) || changed
+				continue
+			}
+			changed = p.put(c, inst, data) || changed
+		}
+		if changed {
+			p.mu.Lock()
+			close(p.changed)
+			p.changed = make(chan struct{})
+			p.mu.Unlock()
+			changed = false
+		}
+		if first && len(dirty) == 0 {
+			first = false
+			close(p.ready)
+		}
+		if len(dirty) > 0 {
+			continue
+		}
+		// Wait for a watch, then take every event already pending.
+		var got []event
+		select {
+		case e := <-events:
+			got = append(got, e)
+		case <-ctx.Done():
+			return nil
+		}
+		for more := true; more; {
+			select {
+			case e := <-events:
+				got = append(got, e)
+			default:
+				more = false
+			}
+		}
+		for _, e := range got {
+			if fwd[e.key] != e.stop {
+				continue // from a forwarder since replaced
+			}
+			delete(fwd, e.key)
+			if e.ev.Type == zk.EventNotWatching {
+				// The session expired (or the Session closes): read
+				// everything again on the next session.
+				relist = true
+				for c := range listed {
+					dirty[c] = true
+				}
+				continue
+			}
+			switch {
+			case e.key == "":
+				relist = true
+			case !listed[e.key]:
+			case e.ev.Type == zk.EventNodeDeleted:
+				delete(listed, e.key)
+				delete(dirty, e.key)
+				relist = true
+				changed = p.drop(e.key) || changed
+			default:
+				dirty[e.key] = true
+			}
+		}
+	}
+}
+
+// stopped sorts an error of a read: it returns the error that must stop
+// the loop (the Session closed), or nil after pausing (a server answer such
+// as an ACL refusal, to be tried again).
+func (p *Provider) stopped(ctx context.Context, err error) error {
+	if errors.Is(err, recipes.ErrClosed) || errors.Is(err, recipes.ErrNilSession) {
+		return err
+	}
+	if ctx.Err() == nil {
+		p.d.s.Logger().Warn("discovery: provider read failed; trying again", "path", p.path, "err", err)
+		_ = zkcall.Pause(ctx, p.d.s) // ends early with ctx
+	}
+	return nil
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// listWatch lists the service's instances with a child watch; when the
+// service's node does not exist, it returns no children and an exists
+// watch on it instead.
+func (p *Provider) listWatch(ctx context.Context) ([]string, *recipes.Watch, error) {
+	s := p.d.s
+	type listing struct {
+		children []string
+		w        *recipes.Watch
+	}
+	l, err := zkcall.Do(ctx, s, func(*zk.Conn, int64) (listing, error) {
+		for {
+			children, _, w, err := s.WatchChildren(ctx, p.path)
+			if !errors.Is(err, zk.ErrNoNode) {
+				return listing{children, w}, err
+			}
+			ok, _, w, err := s.WatchExists(ctx, p.path)
+			if err != nil || !ok {
+				return listing{nil, w}, err
+			}
+			w.Close() // created meanwhile: list it
+		}
+	})
+	return l.children, l.w, err
+}
+
+// readWatch reads instance node c with a data watch; a nil Watch means the
+// node is gone.
+func (p *Provider) readWatch(ctx context.Context, c string) ([]byte, *recipes.Watch, error) {
+	s := p.d.s
+	type reading struct {
+		data []byte
+		w    *recipes.Watch
+	}
+	r, err := zkcall.Do(ctx, s, func(*zk.Conn, int64) (reading, error) {
+		data, _, w, err := s.WatchData(ctx, zkpath.Join(p.path, c))
+		if errors.Is(err, zk.ErrNoNode) {
+			return reading{}, nil
+		}
+		return reading{data, w}, err
+	})
+	return r.data, r.w, err
+}
+
+// put caches c's instance; it reports whether the cache changed.
+func (p *Provider) put(c string, inst Instance, raw []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if old, ok := p.nodes[c]; ok && bytes.Equal(old.raw, raw) {
+		return false
+	}
+	p.nodes[c] = cached{inst, raw}
+	return true
+}
+
+// drop removes c from the cache; it reports whether the cache changed.
+func (p *Provider) drop(c string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, ok := p.nodes[c]
+	delete(p.nodes, c)
+	return ok
+}

@@ -1,0 +1,18 @@
+package shared
+
+import "errors"
+
+// Sentinel errors of package shared. Errors from this package wrap them, or
+// the recipes sentinels (recipes.ErrInvalidPath, recipes.ErrNilSession,
+// recipes.ErrDataTooLarge, recipes.ErrClosed, recipes.ErrFenced, ...), or
+// go-zookeeper's errors, so that errors.Is reaches all of them.
+var (
+	// ErrUncertain: the connection failed while a write was in flight, so
+	// it may or may not have been applied (ZooKeeper may still apply it
+	// after the error). Read the value again to learn where it stands.
+	ErrUncertain = errors.New("shared: outcome unknown after connection loss")
+	// ErrCorrupt: a Count's node holds data that is not 4 bytes long.
+	ErrCorrupt = errors.New("shared: node data is not a count")
+	// ErrNilReceiver: a method was called on a nil *Value or *Count.
+	ErrNilReceiver = errors.New("shared: nil receiver")
+)

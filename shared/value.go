@@ -1,0 +1,309 @@
+package shared
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/internal/zkcall"
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// Versioned is a value as read from its node: what TrySet compares against
+// (Version) and what orders the changes a watcher sees (Zxid).
+//
+// Version is the node's data version: it counts the writes to this node and
+// starts again at 0 if the node is deleted and created again, so a TrySet
+// with a version read before such a re-creation may succeed against the new
+// node. The recipes never delete the node; whoever does takes that risk.
+//
+// Zxid is the node's modification zxid: ZooKeeper's id of the write that
+// set the value. It grows with every change, across re-creations too.
+type Versioned[T any] struct {
+	Value   T
+	Version int32
+	Zxid    int64
+}
+
+// Value is a byte string shared through one persistent node: Curator's
+// SharedValue, whose node holds the bytes unchanged. The node is created
+// with the seed on first use (Get, Watch) if it is missing.
+//
+// A Value is safe for concurrent use; it keeps no state but its path and
+// seed.
+type Value struct {
+	s    *recipes.Session
+	path string
+	seed []byte
+}
+
+// NewValue returns the shared value at path, seeded with seed (copied).
+// Nothing is sent to ZooKeeper. It fails, wrapping a sentinel, on a nil
+// session (recipes.ErrNilSession), an invalid path or one in the reserved
+// /zookeeper tree (recipes.ErrInvalidPath), or a seed or path so long that
+// the node's create would exceed the session's request limit
+// (recipes.ErrDataTooLarge).
+func NewValue(s *recipes.Session, path string, seed []byte) (*Value, error) {
+	if s == nil {
+		return nil, fmt.Errorf("shared: %w", recipes.ErrNilSession)
+	}
+	if err := recipes.ValidateWritePath(path); err != nil {
+		return nil, fmt.Errorf("shared: %w", err)
+	}
+	if err := recipes.CheckRequest(s.MaxData(), &zk.CreateRequest{Path: path, Data: seed, Acl: s.ACL()}); err != nil {
+		return nil, fmt.Errorf("shared: seed of %s: %w", path, err)
+	}
+	return &Value{s: s, path: path, seed: bytes.Clone(seed)}, nil
+}
+
+// Path returns the node's path.
+func (v *Value) Path() string { return v.path }
+
+func (v *Value) check(ctx context.Context) error {
+	if v == nil {
+		return ErrNilReceiver
+	}
+	if err := recipes.ContextError(ctx); err != nil {
+		return fmt.Errorf("shared %s: %w", v.path, err)
+	}
+	return nil
+}
+
+type read struct {
+	data []byte
+	stat *zk.Stat
+}
+
+// Get returns the current value and its version. Cost: 1 getData; when the
+// node is missing, 1 create with the seed (and 1 createContainer per missing
+// parent level) and 1 getData more. Nothing is sent when ctx is done.
+func (v *Value) Get(ctx context.Context) (Versioned[[]byte], error) {
+	if err := v.check(ctx); err != nil {
+		return Versioned[[]byte]{}, err
+	}
+	return v.get(ctx)
+}
+
+func (v *Value) get(ctx context.Context) (Versioned[[]byte], error) {
+	for {
+		r, err := zkcall.Do(ctx, v.s, func(conn *zk.Conn, _ int64) (read, error) {
+			data, stat, err := conn.Get(v.path)
+			return read{data, stat}, err
+		})
+		switch {
+		case err == nil:
+			return Versioned[[]byte]{Value: r.data, Version: r.stat.Version, Zxid: r.stat.Mzxid}, nil
+		case zkcall.Stopped(err):
+			return Versioned[[]byte]{}, fmt.Errorf("shared %s: %w", v.path, err)
+		case errors.Is(err, zk.ErrNoNode):
+			if err := v.create(ctx); err != nil {
+				return Versioned[[]byte]{}, err
+			}
+		default:
+			return Versioned[[]byte]{}, fmt.Errorf("shared: get %s: %w", v.path, err)
+		}
+	}
+}
+
+// create makes the node with the seed; a node that exists (someone else's
+// create, or our own retried one) is fine.
+func (v *Value) create(ctx context.Context) error {
+	parent, _ := zkpath.Split(v.path)
+	for {
+		err := zkcall.Exec(ctx, v.s, func(conn *zk.Conn, _ int64) error {
+			_, err := conn.Create(v.path, v.seed, 0, v.s.ACL())
+			return err
+		})
+		switch {
+		case err == nil, errors.Is(err, zk.ErrNodeExists):
+			return nil
+		case zkcall.Stopped(err):
+			return fmt.Errorf("shared %s: %w", v.path, err)
+		case errors.Is(err, zk.ErrNoNode):
+			if err := zkcall.EnsureParents(v.s, parent); err != nil && !zkcall.IsConnErr(err) {
+				return fmt.Errorf("shared: create parents of %s: %w", v.path, err)
+			}
+		default:
+			return fmt.Errorf("shared: create %s: %w", v.path, err)
+		}
+	}
+}
+
+// TrySet writes next only if the node is still at prev.Version. It returns
+// the value written and true, or, when the version had moved on (another
+// write came first), the current value and false. Cost: 1 setData, plus
+// what a Get costs when it fails. A write whose outcome the connection's
+// failure hid returns an error wrapping ErrUncertain (it may still be
+// applied): it is never sent twice. Nothing is sent when ctx is done.
+func (v *Value) TrySet(ctx context.Context, prev Versioned[[]byte], next []byte) (Versioned[[]byte], bool, error) {
+	return v.set(ctx, prev.Version, next)
+}
+
+// Set writes next whatever the current version. Cost: 1 setData (and what a
+// Get costs when the node is missing: it is created with the seed, then
+// set). ErrUncertain as for TrySet.
+func (v *Value) Set(ctx context.Context, next []byte) (Versioned[[]byte], error) {
+	r, _, err := v.set(ctx, -1, next)
+	return r, err
+}
+
+func (v *Value) set(ctx context.Context, version int32, next []byte) (Versioned[[]byte], bool, error) {
+	if err := v.check(ctx); err != nil {
+		return Versioned[[]byte]{}, false, err
+	}
+	if err := recipes.CheckRequest(v.s.MaxData(), &zk.SetDataRequest{Path: v.path, Data: next, Version: version}); err != nil {
+		return Versioned[[]byte]{}, false, fmt.Errorf("shared: set %s: %w", v.path, err)
+	}
+	next = bytes.Clone(next)
+	for {
+		var sent error // the write's own answer: a connection error is not retried by Do
+		stat, err := zkcall.Do(ctx, v.s, func(conn *zk.Conn, _ int64) (*zk.Stat, error) {
+			st, err := conn.Set(v.path, next, version)
+			if zkcall.IsConnErr(err) {
+				sent = err
+				return nil, nil
+			}
+			return st, err
+		})
+		switch {
+		case sent != nil:
+			return Versioned[[]byte]{}, false, fmt.Errorf("%w: set %s: %w", ErrUncertain, v.path, sent)
+		case err == nil:
+			return Versioned[[]byte]{Value: next, Version: stat.Version, Zxid: stat.Mzxid}, true, nil
+		case zkcall.Stopped(err):
+			return Versioned[[]byte]{}, false, fmt.Errorf("shared %s: %w", v.path, err)
+		case errors.Is(err, zk.ErrBadVersion):
+			cur, err := v.get(ctx)
+			return cur, false, err
+		case errors.Is(err, zk.ErrNoNode) && version == -1:
+			if err := v.create(ctx); err != nil {
+				return Versioned[[]byte]{}, false, err
+			}
+		case errors.Is(err, zk.ErrNoNode):
+			// Deleted: the version compared against is gone with it.
+			cur, err := v.get(ctx)
+			return cur, false, err
+		default:
+			return Versioned[[]byte]{}, false, fmt.Errorf("shared: set %s: %w", v.path, err)
+		}
+	}
+}
+
+// Fencer is what a fenced write needs of a holding: a multi guarded by the
+// holding's fence. Every recipes.Held (lock.Lease, leader.Term, queue.Claim,
+// recipes.Holding) has it, and so do lock.Mutex and rwlock.RWMutex while
+// they hold.
+type Fencer interface {
+	FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse, error)
+}
+
+// FencedTrySet is TrySet committed only while h is held: the write and a
+// version check of h's node go in one multi, so ZooKeeper rejects it (an
+// error wrapping recipes.ErrFenced) once h is lost, however late the
+// request arrives. Cost: 1 multi, plus what a Get costs when the version
+// had moved on (false, nil). ErrUncertain as for TrySet.
+func (v *Value) FencedTrySet(ctx context.Context, h Fencer, prev Versioned[[]byte], next []byte) (Versioned[[]byte], bool, error) {
+	if err := v.check(ctx); err != nil {
+		return Versioned[[]byte]{}, false, err
+	}
+	if h == nil {
+		return Versioned[[]byte]{}, false, fmt.Errorf("shared: %w: nil holding", recipes.ErrBadArgument)
+	}
+	if _, err := zkcall.Usable(ctx, v.s); err != nil {
+		return Versioned[[]byte]{}, false, fmt.Errorf("shared %s: %w", v.path, err)
+	}
+	next = bytes.Clone(next)
+	res, err := h.FencedMulti(ctx, &zk.SetDataRequest{Path: v.path, Data: next, Version: prev.Version})
+	switch {
+	case err == nil:
+		st := res[0].Stat
+		return Versioned[[]byte]{Value: next, Version: st.Version, Zxid: st.Mzxid}, true, nil
+	case errors.Is(err, recipes.ErrFenced), zkcall.Stopped(err):
+		return Versioned[[]byte]{}, false, fmt.Errorf("shared %s: %w", v.path, err)
+	case len(res) > 0 && (errors.Is(res[0].Error, zk.ErrBadVersion) || errors.Is(res[0].Error, zk.ErrNoNode)):
+		cur, err := v.get(ctx)
+		return cur, false, err
+	case zkcall.IsConnErr(err):
+		return Versioned[[]byte]{}, false, fmt.Errorf("%w: fenced set %s: %w", ErrUncertain, v.path, err)
+	}
+	return Versioned[[]byte]{}, false, fmt.Errorf("shared: fenced set %s: %w", v.path, err)
+}
+
+// Watch streams the value: first the current one, then each change seen,
+// every one with a larger Zxid than the one before (never back, even
+// across reconnections, session loss or a re-created node). Values written
+// in quick succession may be skipped; the latest is never missed. The
+// stream ends when ctx ends (Err: ctx's error), when Stop is called (Err
+// nil), or on an error it does not retry (Err says which). Cost: 1 getData
+// per change seen (with a data watch; the Session shares one watch per path
+// among its waiters), and 1 create with the seed when the node is missing. One goroutine per
+// Watch.
+func (v *Value) Watch(ctx context.Context) *recipes.Stream[Versioned[[]byte]] {
+	return watch(ctx, v, func(b []byte) ([]byte, error) { return b, nil })
+}
+
+// watch runs the watcher loop for a Value and decodes each value.
+func watch[T any](ctx context.Context, v *Value, decode func([]byte) (T, error)) *recipes.Stream[Versioned[T]] {
+	if v == nil {
+		return recipes.StartStream(ctx, func(context.Context, chan<- Versioned[T]) error { return ErrNilReceiver })
+	}
+	return recipes.StartStream(ctx, func(ctx context.Context, out chan<- Versioned[T]) error {
+		last := int64(-1)
+		for {
+			r, err := zkcall.Do(ctx, v.s, func(_ *zk.Conn, _ int64) (watched, error) {
+				data, stat, w, err := v.s.WatchData(ctx, v.path)
+				return watched{data, stat, w}, err
+			})
+			switch {
+			case zkcall.Stopped(err):
+				if ctx.Err() != nil {
+					return nil
+				}
+				return fmt.Errorf("shared %s: %w", v.path, err)
+			case errors.Is(err, zk.ErrNoNode):
+				// Missing: created with the seed, as Get does, so a watcher
+				// never waits for a first writer.
+				if err := v.create(ctx); err != nil {
+					if ctx.Err() != nil {
+						return nil
+					}
+					return err
+				}
+				continue
+			case err != nil:
+				return fmt.Errorf("shared: watch %s: %w", v.path, err)
+			}
+			if r.stat.Mzxid > last {
+				val, err := decode(r.data)
+				if err != nil {
+					r.w.Close()
+					return fmt.Errorf("shared: watch %s: %w", v.path, err)
+				}
+				select {
+				case out <- Versioned[T]{Value: val, Version: r.stat.Version, Zxid: r.stat.Mzxid}:
+					last = r.stat.Mzxid
+				case <-ctx.Done():
+					r.w.Close()
+					return nil
+				}
+			}
+			select {
+			case <-r.w.Fired():
+				r.w.Close()
+			case <-ctx.Done():
+				r.w.Close()
+				return nil
+			}
+		}
+	})
+}
+
+type watched struct {
+	data []byte
+	stat *zk.Stat
+	w    *recipes.Watch
+}
