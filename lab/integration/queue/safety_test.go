@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
+	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
 	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/queue"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -19,10 +21,12 @@ import (
 const quiet = 5 * time.Second
 
 // three are the consumers of the claim-safety tests: A through its own
-// link (the one faults hit), B and C directly, and an observer session.
+// link (the one faults hit) and a counter of its requests, B and C
+// directly, and an observer session.
 type three struct {
 	link       *testenv.Link
 	sa         *recipes.Session
+	counter    *zkcount.Counter
 	qa, qb, qc *queue.Queue
 	obs        *recipes.Session
 	path       string
@@ -36,9 +40,9 @@ func newThree(t *testing.T, e *testenv.Ensemble) *three {
 	}
 	t.Cleanup(func() { _ = link.Close() })
 	path := testPath(t)
-	sa := connect(t, link.Addrs())
+	sa, counter := testutil.CountedSession(t, link.Addrs())
 	return &three{
-		link: link, sa: sa, path: path,
+		link: link, sa: sa, counter: counter, path: path,
 		qa:  newQueue(t, sa, path),
 		qb:  newQueue(t, connect(t, e.Addrs()), path),
 		qc:  newQueue(t, connect(t, e.Addrs()), path),
@@ -397,8 +401,14 @@ func TestAckLostReplyOutcome(t *testing.T) {
 // TestReleaseAfterUncertainAckNotApplied: A's Ack multi is lost on the way
 // (blackholed link) and A's ctx ends: Ack says ErrUncertain. Once A is back
 // under the same session, Release learns that the multi was not applied
-// (A's claim node is still A's), deletes the claim and returns nil, so the
-// item is delivered again.
+// (A's claim node is still A's), deletes the claim and says that the claim
+// had ended (suspended) before it, so the item is delivered again.
+//
+// The link is cut as soon as the multi has left A (its counter saw it), not
+// when A's own read timeout notices the blackhole: that comes two thirds of
+// a session timeout after A last heard the server, which left a loaded
+// machine too little of the session to reconnect in (CI saw A's session
+// expire).
 func TestReleaseAfterUncertainAckNotApplied(t *testing.T) {
 	e := ensemble(t)
 	ctx := ctxT(t, 2*time.Minute)
@@ -414,16 +424,23 @@ func TestReleaseAfterUncertainAckNotApplied(t *testing.T) {
 	if err := c.link.Blackhole(); err != nil {
 		t.Fatal(err)
 	}
+	multis := c.counter.Snapshot().Req(zkcount.OpMulti)
 	actx, acancel := context.WithCancel(ctx)
 	defer acancel()
 	acked := make(chan error, 1)
 	go func() { acked <- ca.Ack(actx) }()
+	waitFor(t, 30*time.Second, "A's Ack multi sent into the blackhole", func() bool {
+		return c.counter.Snapshot().Req(zkcount.OpMulti) > multis
+	})
+	if err := c.link.Cut(); err != nil {
+		t.Fatal(err)
+	}
 	waitFor(t, 30*time.Second, "A suspended", func() bool { return c.sa.State() != recipes.StateConnected })
 	acancel()
 	if err := <-acked; !errors.Is(err, queue.ErrUncertain) {
 		t.Fatalf("Ack blackholed with ctx cancelled: %v, want ErrUncertain", err)
 	}
-	for _, f := range []func(...int) error{c.link.Heal, c.link.Cut, c.link.Restore} {
+	for _, f := range []func(...int) error{c.link.Heal, c.link.Restore} {
 		if err := f(); err != nil {
 			t.Fatal(err)
 		}
@@ -435,8 +452,10 @@ func TestReleaseAfterUncertainAckNotApplied(t *testing.T) {
 	if c.sa.ID() != sid {
 		t.Fatalf("A's session changed (0x%x -> 0x%x): the scenario needs it to survive", sid, c.sa.ID())
 	}
-	if err := ca.Release(ctx); err != nil {
-		t.Fatalf("Release after an Ack that was not applied: %v, want nil", err)
+	// The claim's Context ended at the suspension: Release says so (as
+	// every Release of a holding lost before it), and gives the item back.
+	if err := ca.Release(ctx); !errors.Is(err, recipes.ErrReleased) || !errors.Is(err, recipes.ErrSuspended) || errors.Is(err, queue.ErrClaimLost) {
+		t.Fatalf("Release after an Ack that was not applied: %v, want recipes.ErrReleased and recipes.ErrSuspended", err)
 	}
 	cb, err := c.qb.Claim(ctx)
 	if err != nil {
