@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/barrier"
-	"github.com/zkrecipes/zkrecipes/lab/chaos"
+	"github.com/zkrecipes/zkrecipes/lab/chaos/history"
 	"github.com/zkrecipes/zkrecipes/lab/internal/peers"
 )
 
@@ -20,7 +20,7 @@ func TestDoubleBarrierWithCurator(t *testing.T) {
 	e := ensemble(t)
 	ctx := ctxFor(t, 3*time.Minute)
 	path := uniquePath(t, "double-barrier")
-	begin := chaos.Now()
+	begin := history.Now()
 	var wg sync.WaitGroup
 	errs := make(chan error, members)
 	var javas []*peers.Peer
@@ -63,18 +63,18 @@ func TestDoubleBarrierWithCurator(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			note(&enterStart, chaos.Now())
+			note(&enterStart, history.Now())
 			if err := b.Enter(ctx); err != nil {
 				errs <- fmt.Errorf("go-%d enter: %w", g+1, err)
 				return
 			}
-			note(&entered, chaos.Now())
-			note(&leaveStart, chaos.Now())
+			note(&entered, history.Now())
+			note(&leaveStart, history.Now())
 			if err := b.Leave(ctx); err != nil {
 				errs <- fmt.Errorf("go-%d leave: %w", g+1, err)
 				return
 			}
-			note(&left, chaos.Now())
+			note(&left, history.Now())
 		}()
 	}
 	wg.Wait()

@@ -6,7 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/lab/chaos"
+	"github.com/zkrecipes/zkrecipes/lab/chaos/checkers"
+	"github.com/zkrecipes/zkrecipes/lab/chaos/history"
 	"github.com/zkrecipes/zkrecipes/lab/internal/peers"
 	"github.com/zkrecipes/zkrecipes/leader"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -71,7 +72,7 @@ func TestElectionWithCuratorLeaderLatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newHistory()
-	begin := chaos.Now()
+	begin := history.Now()
 	java := startPeer(t, peers.Curator, javaLink.ConnectString())
 	if _, err := java.Do(ctx, "latch-start "+path+" java-1"); err != nil {
 		t.Fatal(err)
@@ -102,7 +103,7 @@ func TestElectionWithCuratorLeaderLatch(t *testing.T) {
 		ch := make(chan campaign, 1)
 		go func() {
 			term, err := el.Campaign(ctx)
-			ch <- campaign{term, chaos.Now(), err}
+			ch <- campaign{term, history.Now(), err}
 		}()
 		return ch
 	}
@@ -125,7 +126,7 @@ func TestElectionWithCuratorLeaderLatch(t *testing.T) {
 	ended := make(chan int64, 1)
 	go func() {
 		<-c.term.Context().Done()
-		ended <- chaos.Now()
+		ended <- history.Now()
 	}()
 	// Java rejoins under a new session and waits behind Go.
 	waitParticipants(t, ctx, el, 2)
@@ -138,8 +139,8 @@ func TestElectionWithCuratorLeaderLatch(t *testing.T) {
 	if _, err := java.WaitEvent(ctx, isLeader(2)); err != nil {
 		t.Fatal(err)
 	}
-	h.rec.Add(chaos.Event{Client: "go-1", Kind: chaos.KindAcquired, Key: path, Time: c.at})
-	h.rec.Add(chaos.Event{Client: "go-1", Kind: chaos.KindLost, Key: path, Time: goEnd})
+	h.rec.Add(history.Event{Client: "go-1", Kind: history.KindAcquired, Key: path, Time: c.at})
+	h.rec.Add(history.Event{Client: "go-1", Kind: history.KindLost, Key: path, Time: goEnd})
 	// Java's terms: from each leader event to the next notleader event.
 	var open int64
 	for _, ev := range java.Events() {
@@ -154,14 +155,14 @@ func TestElectionWithCuratorLeaderLatch(t *testing.T) {
 		}
 	}
 	if open != 0 {
-		h.rec.Add(chaos.Event{Client: "java-1", Kind: chaos.KindAcquired, Key: path, Time: open})
+		h.rec.Add(history.Event{Client: "java-1", Kind: history.KindAcquired, Key: path, Time: open})
 	}
 	for _, ev := range java.Events() {
-		if ev.T < begin || ev.T > chaos.Now() {
+		if ev.T < begin || ev.T > history.Now() {
 			t.Fatalf("Java event %+v outside the run: not the same monotonic clock", ev)
 		}
 	}
-	h.check(t, chaos.SingleLeader(), 3)
+	h.check(t, checkers.SingleLeader(), 3)
 	if _, err := java.Do(ctx, "latch-close"); err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
-	"github.com/zkrecipes/zkrecipes/lab/chaos"
+	"github.com/zkrecipes/zkrecipes/lab/chaos/checkers"
+	"github.com/zkrecipes/zkrecipes/lab/chaos/history"
 	"github.com/zkrecipes/zkrecipes/lab/internal/peers"
 	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -95,18 +96,18 @@ func uniquePath(t *testing.T, what string) string {
 	return fmt.Sprintf("/interop/%s-%d", what, time.Now().UnixNano())
 }
 
-// history gathers the holdings of every client — Go ones recorded directly,
+// holdings gathers the holdings of every client — Go ones recorded directly,
 // peers' from their HOLD lines — for chaos' checkers.
-type history struct{ rec *chaos.Recorder }
+type holdings struct{ rec *history.Recorder }
 
-func newHistory() *history { return &history{rec: chaos.NewRecorder()} }
+func newHistory() *holdings { return &holdings{rec: history.NewRecorder()} }
 
-func (h *history) hold(client, key, mode string, t0, t1 int64) {
-	h.rec.Add(chaos.Event{Client: client, Kind: chaos.KindAcquired, Key: key, Mode: mode, Time: t0})
-	h.rec.Add(chaos.Event{Client: client, Kind: chaos.KindReleased, Key: key, Time: t1})
+func (h *holdings) hold(client, key, mode string, t0, t1 int64) {
+	h.rec.Add(history.Event{Client: client, Kind: history.KindAcquired, Key: key, Mode: mode, Time: t0})
+	h.rec.Add(history.Event{Client: client, Kind: history.KindReleased, Key: key, Time: t1})
 }
 
-func (h *history) peer(name, key string, p *peers.Peer, mode func(peers.Hold) string) {
+func (h *holdings) peer(name, key string, p *peers.Peer, mode func(peers.Hold) string) {
 	for _, x := range p.Holds() {
 		h.hold(name, key, mode(x), x.T0, x.T1)
 	}
@@ -114,7 +115,7 @@ func (h *history) peer(name, key string, p *peers.Peer, mode func(peers.Hold) st
 
 // check runs checker over the history and fails the test on a violation or
 // when it had fewer than want holdings to look at.
-func (h *history) check(t *testing.T, c chaos.Checker, want int) {
+func (h *holdings) check(t *testing.T, c checkers.Checker, want int) {
 	t.Helper()
 	hist := h.rec.History()
 	sort.SliceStable(hist.Events, func(i, j int) bool { return hist.Events[i].Time < hist.Events[j].Time })

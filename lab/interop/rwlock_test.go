@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/lab/chaos"
+	"github.com/zkrecipes/zkrecipes/lab/chaos/checkers"
+	"github.com/zkrecipes/zkrecipes/lab/chaos/history"
 	"github.com/zkrecipes/zkrecipes/lab/internal/peers"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/rwlock"
@@ -24,7 +25,7 @@ func mixedRW(t *testing.T, kind peers.Kind, modes []string, n int, opts ...rwloc
 	path := uniquePath(t, string(kind)+"-rwlock")
 	counter := path + "-counter"
 	h := newHistory()
-	begin := chaos.Now()
+	begin := history.Now()
 	ensureCounter(t, session(t, e.Addrs()), counter) // before any reader reads it
 	var jobs []peerJob
 	writes := n // the Go writer's
@@ -68,14 +69,14 @@ func mixedRW(t *testing.T, kind peers.Kind, modes []string, n int, opts ...rwloc
 					errs <- fmt.Errorf("%s: %w", name, err)
 					return
 				}
-				t0 := chaos.Now()
+				t0 := history.Now()
 				var err error
 				if write {
 					_, err = increment(s, counter)
 				} else {
 					_, _, err = s.Conn().Get(counter)
 				}
-				t1 := chaos.Now()
+				t1 := history.Now()
 				if uerr := unlock(ctx); uerr != nil && err == nil {
 					err = uerr
 				}
@@ -94,10 +95,10 @@ func mixedRW(t *testing.T, kind peers.Kind, modes []string, n int, opts ...rwloc
 		t.Fatalf("%v (nodes under the lock: %v)", err, children)
 	}
 	for _, j := range jobs {
-		inWindow(t, j.name, j.p.Holds(), begin, chaos.Now())
+		inWindow(t, j.name, j.p.Holds(), begin, history.Now())
 		h.peer(j.name, path, j.p, func(x peers.Hold) string { return x.Kind })
 	}
-	h.check(t, chaos.WriterExclusive(), (len(jobs)+2)*n)
+	h.check(t, checkers.WriterExclusive(), (len(jobs)+2)*n)
 	s := session(t, e.Addrs())
 	if got := counterValue(t, s, counter); got != int64(writes) {
 		t.Fatalf("counter = %d after %d writes", got, writes)
@@ -152,7 +153,7 @@ func TestRWMutexWithKazooReadLock(t *testing.T) {
 	if len(reader.Holds()) != 0 {
 		t.Fatal("kazoo reader held while a Go writer held")
 	}
-	writeEnd := chaos.Now()
+	writeEnd := history.Now()
 	if err := w.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -54,6 +54,15 @@ type Config struct {
 	ZooKeeperHome string
 	// JavaHeap is each server's maximum heap (-Xmx). Default "128m".
 	JavaHeap string
+	// NoExtendedTypes turns off the servers' extended node types (TTL
+	// nodes), which testenv turns on by default
+	// (zookeeper.extendedTypesEnabled): ZooKeeper's own default, for tests
+	// of a server without them.
+	NoExtendedTypes bool
+	// ContainerCheckInterval is how often each server deletes empty
+	// container nodes and expired TTL nodes
+	// (znode.container.checkIntervalMs). Default: ZooKeeper's, 1 minute.
+	ContainerCheckInterval time.Duration
 	// StartTimeout bounds Start after the image is ready: servers running and
 	// a quorum formed. Default 3 minutes.
 	StartTimeout time.Duration
@@ -98,6 +107,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.ZooKeeperHome == "" {
 		c.ZooKeeperHome = os.Getenv(EnvZooKeeperHome)
 	}
+	if c.ContainerCheckInterval < 0 {
+		return c, fmt.Errorf("%w: container check interval %v", ErrConfig, c.ContainerCheckInterval)
+	}
 	if c.JavaHeap == "" {
 		c.JavaHeap = "128m"
 	}
@@ -108,4 +120,18 @@ func (c Config) withDefaults() (Config, error) {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return c, nil
+}
+
+// serverProps are the Java system properties every server gets beyond its
+// heap: no admin server, dated log lines, and the node types and container
+// checks the Config asks for.
+func (c Config) serverProps() []string {
+	props := []string{"-Dzookeeper.admin.enableServer=false", "-Dorg.slf4j.simpleLogger.showDateTime=true"}
+	if !c.NoExtendedTypes {
+		props = append(props, "-Dzookeeper.extendedTypesEnabled=true")
+	}
+	if c.ContainerCheckInterval > 0 {
+		props = append(props, fmt.Sprintf("-Dznode.container.checkIntervalMs=%d", c.ContainerCheckInterval.Milliseconds()))
+	}
+	return props
 }

@@ -107,8 +107,8 @@ func (c *containerBackend) create(ctx context.Context, i int, zooCfg string) err
 		ExposedPorts:   []string{fmt.Sprintf("%d/tcp", clientPort)},
 		Entrypoint:     []string{"/bin/sh", "/zk/run.sh"},
 		Env: map[string]string{
-			"ZK_JAVA_OPTS": fmt.Sprintf("-Xmx%s -Xms32m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 "+
-				"-Dzookeeper.admin.enableServer=false -Dorg.slf4j.simpleLogger.showDateTime=true", cfg.JavaHeap),
+			"ZK_JAVA_OPTS": fmt.Sprintf("-Xmx%s -Xms32m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 %s",
+				cfg.JavaHeap, strings.Join(cfg.serverProps(), " ")),
 		},
 		Files: []testcontainers.ContainerFile{
 			{Reader: strings.NewReader(runScript), ContainerFilePath: "/zk/run.sh", FileMode: 0o755},

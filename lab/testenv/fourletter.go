@@ -19,6 +19,14 @@ const (
 	ModeObserver   = "observer"
 )
 
+// FourLetter sends a four-letter word ("wchs", "cons", ...) to a server's
+// client address (Ensemble.DirectAddrs) and returns the whole answer. The
+// servers' zoo.cfg allows every word. Cost: one TCP connection, bounded by
+// ctx and 3 s.
+func FourLetter(ctx context.Context, addr, word string) (string, error) {
+	return fourLetter(ctx, addr, word)
+}
+
 // fourLetter sends a four-letter word to addr and returns the whole answer.
 func fourLetter(ctx context.Context, addr, word string) (string, error) {
 	d := net.Dialer{Timeout: 2 * time.Second}

@@ -182,9 +182,9 @@ func (p *processBackend) startServer(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(p.java, "-Xmx"+p.e.cfg.JavaHeap, "-Xms32m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-		"-Dzookeeper.admin.enableServer=false", "-Dorg.slf4j.simpleLogger.showDateTime=true",
-		"-cp", p.cp, "org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(p.sdir(i), "zoo.cfg"))
+	args := append([]string{"-Xmx" + p.e.cfg.JavaHeap, "-Xms32m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"}, p.e.cfg.serverProps()...)
+	args = append(args, "-cp", p.cp, "org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(p.sdir(i), "zoo.cfg"))
+	cmd := exec.Command(p.java, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// Its own process group (so a terminal's ^C reaches it only through us),
 	// and killed with this process if we die without cleaning up.

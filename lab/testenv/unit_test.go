@@ -191,10 +191,36 @@ func TestConfigDefaults(t *testing.T) {
 	bad := []Config{
 		{Servers: -1}, {Servers: 6}, {TickTime: time.Millisecond},
 		{Backend: "vm"}, {TickTime: time.Second, MaxSessionTimeout: time.Second},
+		{ContainerCheckInterval: -time.Second},
 	}
 	for _, b := range bad {
 		if _, err := b.withDefaults(); !errors.Is(err, ErrConfig) {
 			t.Errorf("%+v: err = %v, want ErrConfig", b, err)
+		}
+	}
+}
+
+// TestServerProps: extended types (TTL nodes) are on unless turned off, and
+// the container check interval is passed only when set.
+func TestServerProps(t *testing.T) {
+	for _, tc := range []struct {
+		cfg       Config
+		want, not []string
+	}{
+		{Config{}, []string{"-Dzookeeper.extendedTypesEnabled=true", "-Dzookeeper.admin.enableServer=false"}, []string{"checkIntervalMs"}},
+		{Config{NoExtendedTypes: true}, nil, []string{"extendedTypesEnabled"}},
+		{Config{ContainerCheckInterval: 1500 * time.Millisecond}, []string{"-Dznode.container.checkIntervalMs=1500"}, nil},
+	} {
+		got := strings.Join(tc.cfg.serverProps(), " ")
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%+v: props %q lack %q", tc.cfg, got, w)
+			}
+		}
+		for _, n := range tc.not {
+			if strings.Contains(got, n) {
+				t.Errorf("%+v: props %q have %q", tc.cfg, got, n)
+			}
 		}
 	}
 }

@@ -2,14 +2,17 @@
 // Apache Curator 5.4 and kazoo 2.8 on one ZooKeeper ensemble in one run, and
 // prints a table: each implementation's figure, its speed relative to
 // zkrecipes, and its requests, listings and notifications per operation
-// against the floor, all counted on the wire by the same proxy. It writes
-// results.json, results.md and results.svg into -out.
+// against the floor, all counted on the wire by the same proxy (the
+// progress lines and results.json add the bytes per operation each way).
+// It writes results.json, results.md and results.svg into -out.
 //
 //	go run ./lab/cmd/zkbench [-impls zkrecipes,go-zookeeper,curator,kazoo]
-//	                     [-workloads uncontended,contended,leader,queue,rwlock]
+//	                     [-workloads uncontended,contended,leader,queue,rwlock,counter,multilock,treecache]
 //	                     [-iterations 200] [-duration 3s] [-contenders 2,8,32]
 //	                     [-resign-rounds 5] [-expiry-rounds 2] [-queue-items 300]
-//	                     [-consumers 1,4] [-rw-clients 8] [-out bench-out]
+//	                     [-consumers 1,4] [-rw-clients 8] [-counter-clients 1,4,16]
+//	                     [-multi-contenders 2,8] [-tree-fanout 10] [-tree-writers 32]
+//	                     [-out bench-out]
 //
 // Curator needs javac and Debian's libcurator-recipes-java, kazoo Debian's
 // python3-kazoo; a missing one is reported (with what to install) and its
@@ -31,6 +34,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/lab/bench"
+	"github.com/zkrecipes/zkrecipes/lab/bench/scale"
 	"github.com/zkrecipes/zkrecipes/lab/testenv"
 )
 
@@ -65,7 +69,7 @@ func run() int {
 	workloads := flag.String("workloads", strings.Join(bench.AllWorkloads, ","), "workloads to run, comma-separated")
 	iterations := flag.Int("iterations", 200, "uncontended acquire+release cycles measured")
 	warmup := flag.Int("warmup", 20, "uncontended cycles run before measuring")
-	duration := flag.Duration("duration", 3*time.Second, "length of each contended and rw lock run")
+	duration := flag.Duration("duration", 3*time.Second, "length of each contended, rw lock, counter, contended multi-lock and tree cache run")
 	contenders := flag.String("contenders", "2,8,32", "contended levels")
 	resignRounds := flag.Int("resign-rounds", 5, "graceful leader handoffs measured")
 	expiryRounds := flag.Int("expiry-rounds", 2, "leader handoffs after session loss measured")
@@ -73,11 +77,18 @@ func run() int {
 	consumers := flag.String("consumers", "1,4", "queue consumer counts")
 	rwClients := flag.Int("rw-clients", 8, "rw lock clients")
 	rwWriteEvery := flag.Int("rw-write-every", 10, "one rw lock operation in this many is a write")
+	counterClients := flag.String("counter-clients", "1,4,16", "counter contention levels (clients incrementing one counter)")
+	multiContenders := flag.String("multi-contenders", "2,8", "contended multi-lock levels")
+	treeFanout := flag.Int("tree-fanout", 10, "tree cache workload: children of the root, and of each child (10: 111 nodes)")
+	treeWriters := flag.Int("tree-writers", 32, "tree cache workload: sets in flight on the writer's session")
 	sessionTimeout := flag.Duration("session-timeout", 3*time.Second, "every client's session timeout")
 	servers := flag.Int("servers", 3, "ZooKeeper servers in the ensemble")
 	backend := flag.String("backend", string(testenv.BackendContainers), "testenv backend: containers or processes")
 	out := flag.String("out", "bench-out", "directory for results.json, results.md and results.svg")
 	verbose := flag.Bool("v", false, "log ensemble details")
+	scaleRun := flag.Bool("scale", false, "measure how costs grow with size instead (series: -series); writes scale.json, scale.md and one log-log SVG per figure to -out")
+	series := flag.String("series", "", "with -scale: series to run, comma-separated (default all: "+strings.Join(scale.Names(), ",")+")")
+	budget := flag.Duration("budget", 15*time.Minute, "with -scale: the whole run's time; each series fits its share")
 	flag.Parse()
 
 	cs, err := ints(*contenders)
@@ -90,10 +101,21 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "zkbench: -consumers:", err)
 		return 2
 	}
+	ccs, err := ints(*counterClients)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zkbench: -counter-clients:", err)
+		return 2
+	}
+	mcs, err := ints(*multiContenders)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zkbench: -multi-contenders:", err)
+		return 2
+	}
 	cfg, err := bench.Config{
 		Impls: list(*impls), Workloads: list(*workloads), Iterations: *iterations, Warmup: *warmup,
 		Duration: *duration, Contenders: cs, ResignRounds: *resignRounds, ExpiryRounds: *expiryRounds,
 		QueueItems: *queueItems, Consumers: cons, RWClients: *rwClients, RWWriteEvery: *rwWriteEvery,
+		CounterClients: ccs, MultiContenders: mcs, TreeFanout: *treeFanout, TreeWriters: *treeWriters,
 		SessionTimeout: *sessionTimeout, Progress: os.Stdout,
 	}.WithDefaults()
 	if err != nil {
@@ -127,6 +149,10 @@ func run() int {
 		}
 	}()
 
+	if *scaleRun {
+		return runScale(ctx, e, scale.Config{Impls: cfg.Impls, Series: list(*series), Budget: *budget,
+			SessionTimeout: *sessionTimeout, Progress: os.Stdout}, *out)
+	}
 	rep, err := bench.Run(ctx, e, cfg)
 	if err != nil && (rep == nil || !errors.Is(err, context.Canceled)) {
 		fmt.Fprintln(os.Stderr, "zkbench:", err)
@@ -151,5 +177,26 @@ func run() int {
 		return 1
 	}
 	fmt.Printf("zkbench: wrote %s/results.json, results.md, results.svg\n", *out)
+	return 0
+}
+
+// runScale runs the scale series and writes their figures to out.
+func runScale(ctx context.Context, e *testenv.Ensemble, cfg scale.Config, out string) int {
+	rep, err := scale.Run(ctx, e, cfg)
+	if err != nil && rep == nil {
+		fmt.Fprintln(os.Stderr, "zkbench:", err)
+		return 1
+	}
+	if err := rep.Write(out); err != nil {
+		fmt.Fprintln(os.Stderr, "zkbench:", err)
+		return 1
+	}
+	fmt.Printf("zkbench: %d figures in %s, wrote %s/scale.json, scale.md and the SVGs\n", len(rep.Figures), rep.Took, out)
+	for name, msg := range rep.Errors {
+		fmt.Fprintf(os.Stderr, "zkbench: series %s failed: %s\n", name, msg)
+	}
+	if err != nil || len(rep.Errors) > 0 {
+		return 1
+	}
 	return 0
 }

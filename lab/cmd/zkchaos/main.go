@@ -27,11 +27,14 @@ import (
 
 	"github.com/rs/zerolog"
 	"github.com/zkrecipes/zkrecipes/lab/chaos"
+	"github.com/zkrecipes/zkrecipes/lab/chaos/faults"
+	"github.com/zkrecipes/zkrecipes/lab/chaos/report"
+	"github.com/zkrecipes/zkrecipes/lab/chaos/workloads"
 	"github.com/zkrecipes/zkrecipes/lab/testenv"
 )
 
 func main() {
-	chaos.RunWorkerIfAsked() // zkchaos re-executes itself for clients in worker processes
+	workloads.RunWorkerIfAsked() // zkchaos re-executes itself for clients in worker processes
 	os.Exit(run())
 }
 
@@ -50,18 +53,18 @@ func run() int {
 	flag.Parse()
 
 	cfg, err := chaos.Config{
-		Tier: chaos.Tier(*tier), Duration: *duration, Seed: *seed, Out: *out, Clients: *clients,
+		Tier: faults.Tier(*tier), Duration: *duration, Seed: *seed, Out: *out, Clients: *clients,
 		SessionTimeout: *sessionTimeout, Progress: os.Stdout, Command: commandLine(),
 	}.WithDefaults()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "zkchaos:", err)
 		return 2
 	}
-	workloads := chaos.Workloads()
+	ws := workloads.All()
 	if *broken {
-		workloads = append(workloads, chaos.BrokenWorkloads()...)
+		ws = append(ws, workloads.Broken()...)
 	}
-	scs, err := chaos.Select(chaos.Matrix(cfg.Tier, workloads...), *scenarios)
+	scs, err := chaos.Select(chaos.Matrix(cfg.Tier, ws...), *scenarios)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "zkchaos:", err)
 		return 2
@@ -71,7 +74,7 @@ func run() int {
 			fmt.Printf("%-36s %s\n", sc.Name, sc.FaultNames())
 		}
 		fmt.Println()
-		for _, f := range chaos.Catalogue() {
+		for _, f := range faults.Catalogue() {
 			fmt.Printf("%-24s %s\n", f.Name, f.Doc)
 		}
 		return 0
@@ -127,7 +130,7 @@ func run() int {
 	fmt.Println()
 	_ = sum.WriteTable(os.Stdout)
 	if cfg.Out != "" {
-		fmt.Printf("report: %s/%s\n", strings.TrimSuffix(cfg.Out, "/"), chaos.ReportHTML)
+		fmt.Printf("report: %s/%s\n", strings.TrimSuffix(cfg.Out, "/"), report.FileHTML)
 	}
 	switch {
 	case err != nil && !errors.Is(err, context.Canceled):

@@ -372,7 +372,7 @@ func TestRunTellsFnOnLoss(t *testing.T) {
 			<-fctx.Done()
 			causes <- context.Cause(fctx)
 			return errors.New("interrupted")
-		}, leader.OnError(func(error) {}))
+		}, leader.WithErrorHandler(func(error) {}))
 	}()
 	term := <-started
 	// Someone deletes the leader's node: its fn must be told at once and
@@ -605,8 +605,8 @@ func TestStepDownAtDisconnect(t *testing.T) {
 		t.Logf("session changed during the cut (slow machine?)")
 	}
 	t.Logf("handed over %v after the step-down", time.Since(cutAt).Round(time.Millisecond))
-	if err := term.Release(ctx); err != nil {
-		t.Errorf("Release after loss: %v, want nil", err)
+	if err := term.Release(ctx); !errors.Is(err, recipes.ErrReleased) || !errors.Is(err, recipes.ErrSuspended) {
+		t.Errorf("Release after loss: %v, want recipes.ErrReleased and recipes.ErrSuspended", err)
 	}
 	if err := t2.Release(ctx); err != nil {
 		t.Fatal(err)
@@ -677,20 +677,20 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("huge id: %v", err)
 	}
 	var nilEl *leader.Election
-	if _, err := nilEl.Campaign(ctx); !errors.Is(err, leader.ErrNilElection) {
+	if _, err := nilEl.Campaign(ctx); !errors.Is(err, leader.ErrNilReceiver) {
 		t.Errorf("nil Election: %v", err)
 	}
-	if _, err := nilEl.Participants(ctx); !errors.Is(err, leader.ErrNilElection) {
+	if _, err := nilEl.Participants(ctx); !errors.Is(err, leader.ErrNilReceiver) {
 		t.Errorf("nil Election: %v", err)
 	}
-	if err := leader.Run(ctx, nilEl, func(context.Context) error { return nil }); !errors.Is(err, leader.ErrNilElection) {
+	if err := leader.Run(ctx, nilEl, func(context.Context) error { return nil }); !errors.Is(err, leader.ErrNilReceiver) {
 		t.Errorf("Run(nil): %v", err)
 	}
 	var nilTerm *leader.Term
-	if err := nilTerm.Release(ctx); !errors.Is(err, leader.ErrNoTerm) {
+	if err := nilTerm.Release(ctx); !errors.Is(err, leader.ErrNilReceiver) {
 		t.Errorf("nil term Release: %v", err)
 	}
-	if !errors.Is(context.Cause(nilTerm.Context()), leader.ErrNoTerm) || nilTerm.Fence().Valid() {
+	if !errors.Is(context.Cause(nilTerm.Context()), leader.ErrNilReceiver) || nilTerm.Fence().Valid() {
 		t.Errorf("nil term: cause %v, fence %+v", context.Cause(nilTerm.Context()), nilTerm.Fence())
 	}
 	//lint:ignore SA1012 checking that a nil context does not panic

@@ -29,7 +29,7 @@ func TestRunBacksOffWhenFnFails(t *testing.T) {
 	err := leader.Run(ctx, ps[0].el, func(context.Context) error {
 		calls.Add(1)
 		return boom
-	}, leader.OnError(func(err error) {
+	}, leader.WithErrorHandler(func(err error) {
 		if errors.Is(err, boom) {
 			reported.Add(1)
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	sharedrecipe "github.com/zkrecipes/zkrecipes/shared"
 )
 
 func ExampleMutex() {
@@ -105,6 +106,127 @@ func ExampleSemaphore() {
 	// leases held: 2
 	// third gave up: true
 	// leases after release: 0
+}
+
+func ExampleSemaphore_TryAcquire() {
+	ctx := context.Background()
+	s, err := recipes.Connect(ctx, zkServers())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+
+	sem, _ := lock.NewSemaphore(s, "/examples/try-semaphore", 1)
+	l, err := sem.TryAcquire(ctx) // a free lease
+	fmt.Println("first:", err)
+	_, err = sem.TryAcquire(ctx) // full: 1 getChildren, nothing written
+	fmt.Println("second:", errors.Is(err, lock.ErrNoLease))
+	_ = l.Release(ctx)
+	// Output:
+	// first: <nil>
+	// second: true
+}
+
+func ExampleSemaphore_AcquireN() {
+	ctx := context.Background()
+	s, err := recipes.Connect(ctx, zkServers())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+
+	sem, _ := lock.NewSemaphore(s, "/examples/n-semaphore", 3)
+	ls, err := sem.AcquireN(ctx, 2) // both or none
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("leases:", len(ls))
+	_, err = sem.TryAcquireN(ctx, 2) // 2 held of 3: not 2 more
+	fmt.Println("2 more:", errors.Is(err, lock.ErrNoLease))
+	_ = ls[0].Release(ctx)  // one by one...
+	_ = ls[1:].Release(ctx) // ...or together
+	ps, _ := sem.Participants(ctx)
+	fmt.Println("left:", len(ps))
+	// Output:
+	// leases: 2
+	// 2 more: true
+	// left: 0
+}
+
+func ExampleNewSemaphoreCount() {
+	ctx := context.Background()
+	s, err := recipes.Connect(ctx, zkServers())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+
+	// The maximum lives in a shared count (Curator's SharedCount layout),
+	// which any process may change.
+	max, err := sharedrecipe.NewCount(s, "/examples/pool-max", 1)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	sem, err := lock.NewSemaphoreCount(s, "/examples/pool", max)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	first, err := sem.Acquire(ctx) // 6 requests: 1 getData of the count besides a lease's 5
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	_, err = sem.TryAcquire(ctx)
+	fmt.Println("second at max 1:", errors.Is(err, lock.ErrNoLease))
+
+	if _, err := max.Set(ctx, 2); err != nil { // honoured by the next decision
+		fmt.Println(err)
+		return
+	}
+	second, err := sem.TryAcquire(ctx)
+	fmt.Println("second at max 2:", err)
+	if _, err := max.Set(ctx, 1); err != nil { // nobody is revoked...
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("still held:", first.Context().Err() == nil && second.Context().Err() == nil)
+	_, err = sem.TryAcquire(ctx) // ...but nobody gets in
+	fmt.Println("third at max 1:", errors.Is(err, lock.ErrNoLease))
+	_ = first.Release(ctx)
+	_ = second.Release(ctx)
+	// Output:
+	// second at max 1: true
+	// second at max 2: <nil>
+	// still held: true
+	// third at max 1: true
+}
+
+func ExampleSemaphore_Participants() {
+	ctx := context.Background()
+	a, _ := recipes.Connect(ctx, zkServers())
+	b, _ := recipes.Connect(ctx, zkServers())
+	defer a.Close()
+	defer b.Close()
+
+	web, _ := lock.NewSemaphore(a, "/examples/participants", 2, lock.WithData([]byte("web-1")))
+	batch, _ := lock.NewSemaphore(b, "/examples/participants", 2, lock.WithData([]byte("batch-7")))
+	l1, _ := web.Acquire(ctx)
+	l2, _ := batch.Acquire(ctx)
+	ps, _ := web.Participants(ctx) // in lease order, with each holder's data
+	for _, p := range ps {
+		fmt.Println(string(p.Data), p.Node == l1.Node() || p.Node == l2.Node())
+	}
+	_ = l1.Release(ctx)
+	_ = l2.Release(ctx)
+	// Output:
+	// web-1 true
+	// batch-7 true
 }
 
 func ExampleRevoke() {

@@ -332,8 +332,8 @@ func TestMutexSessionExpiry(t *testing.T) {
 	if data, _, _ := admin.Conn().Get(target); string(data) == "stale" {
 		t.Fatal("stale write applied")
 	}
-	if err := m.Unlock(ctx); err != nil {
-		t.Fatalf("Unlock after loss = %v", err)
+	if err := m.Unlock(ctx); !errors.Is(err, recipes.ErrReleased) || !errors.Is(err, context.Cause(held)) {
+		t.Fatalf("Unlock after loss = %v, want recipes.ErrReleased and the loss's cause %v", err, context.Cause(held))
 	}
 	// The new session can take the lock again.
 	waitFor(t, 20*time.Second, "a new session", func() bool { return s.State() == recipes.StateConnected })
@@ -389,8 +389,8 @@ func TestMutexStepDownBeforeExpiry(t *testing.T) {
 	if err := link.Heal(); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Unlock(ctx); err != nil {
-		t.Fatal(err)
+	if err := m.Unlock(ctx); !errors.Is(err, recipes.ErrReleased) || !errors.Is(err, recipes.ErrSuspended) {
+		t.Fatalf("Unlock after the step-down = %v, want recipes.ErrReleased and recipes.ErrSuspended", err)
 	}
 }
 
@@ -413,7 +413,7 @@ func TestMutexBadInput(t *testing.T) {
 		t.Errorf("New(nil session) = %v", err)
 	}
 	var nilMutex *lock.Mutex
-	if err := nilMutex.Lock(ctx); !errors.Is(err, lock.ErrNilMutex) {
+	if err := nilMutex.Lock(ctx); !errors.Is(err, lock.ErrNilReceiver) {
 		t.Errorf("nil Mutex Lock = %v", err)
 	}
 	if nilMutex.Context().Err() == nil || nilMutex.Node() != "" || nilMutex.Fence().Valid() {
@@ -517,8 +517,8 @@ func TestMutexCloseWhileWaiting(t *testing.T) {
 	if cause := context.Cause(held); !errors.Is(cause, recipes.ErrClosed) || !errors.Is(cause, recipes.ErrSessionLost) {
 		t.Fatalf("Context() cause after Close = %v", cause)
 	}
-	if err := holder.Unlock(ctx); err != nil {
-		t.Fatalf("Unlock after Close = %v", err)
+	if err := holder.Unlock(ctx); !errors.Is(err, recipes.ErrReleased) || !errors.Is(err, recipes.ErrClosed) {
+		t.Fatalf("Unlock after Close = %v, want recipes.ErrReleased and recipes.ErrClosed", err)
 	}
 }
 

@@ -168,8 +168,9 @@ func TestRevocation(t *testing.T) {
 		t.Fatalf("waiter acquired before the holder released: %v", err)
 	default:
 	}
-	if err := holder.Unlock(ctx); err != nil {
-		t.Fatal(err)
+	// Revoked before Unlock: Unlock says so, and still deletes the node.
+	if err := holder.Unlock(ctx); !errors.Is(err, recipes.ErrReleased) || !errors.Is(err, recipes.ErrRevoked) {
+		t.Fatalf("Unlock after the revocation = %v, want recipes.ErrReleased and recipes.ErrRevoked", err)
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -205,8 +206,8 @@ func TestMutexNodeDeleted(t *testing.T) {
 	if err := newMutex(t, b, path).TryLock(ctx); err != nil {
 		t.Fatalf("TryLock after the holder's node was deleted = %v", err)
 	}
-	if err := m.Unlock(ctx); err != nil {
-		t.Fatal(err)
+	if err := m.Unlock(ctx); !errors.Is(err, recipes.ErrReleased) || !errors.Is(err, recipes.ErrNodeDeleted) {
+		t.Fatalf("Unlock after the node was deleted = %v, want recipes.ErrReleased and recipes.ErrNodeDeleted", err)
 	}
 }
 

@@ -213,7 +213,7 @@ func TestClaimSessionExpiry(t *testing.T) {
 // fence's version moves and fenced writes go on); once the claim node is
 // deleted by someone else, or the claim is acked, fenced writes are
 // rejected with recipes.ErrFenced. A fenced write costs 1 multi. Bad input:
-// a nil ctx is ErrBadArgument, a nil Claim ErrNilQueue; nothing is sent.
+// a nil ctx is ErrBadArgument, a nil Claim ErrNilReceiver; nothing is sent.
 func TestClaimFence(t *testing.T) {
 	e := ensemble(t)
 	s, counter := testutil.CountedSession(t, e.Addrs())
@@ -293,7 +293,7 @@ func TestClaimFence(t *testing.T) {
 		t.Fatalf("FencedMulti after Ack = %v, want ErrFenced", err)
 	}
 	var nilClaim *queue.Claim
-	if _, err := nilClaim.FencedMulti(ctx, write); !errors.Is(err, queue.ErrNilQueue) || nilClaim.Fence().Valid() {
+	if _, err := nilClaim.FencedMulti(ctx, write); !errors.Is(err, queue.ErrNilReceiver) || nilClaim.Fence().Valid() {
 		t.Fatalf("nil Claim: FencedMulti %v, fence %+v", err, nilClaim.Fence())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/queue"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -51,4 +52,61 @@ func TestClaimEndsWithLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = c.Release(ctx)
+}
+
+// TestClaimLossPolicy: WithLossPolicy overrides the session's policy for a
+// queue's claims. On one session (default policy, StepDownOnSuspend) and a
+// short cut: a claim of a queue made WithLossPolicy(StepDownOnLost) lives
+// through the suspension and can be acked after it; a claim of a queue
+// without the option ends with ErrSuspended.
+func TestClaimLossPolicy(t *testing.T) {
+	e := ensemble(t)
+	ctx := ctxT(t, time.Minute)
+	path := testPath(t)
+	link, err := e.NewLink("policy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = link.Close() })
+	s := connect(t, link.Addrs())
+	keep := newQueue(t, s, path+"/keep", queue.WithLossPolicy(recipes.StepDownOnLost))
+	drop := newQueue(t, s, path+"/drop")
+	var claims []*queue.Claim
+	for _, q := range []*queue.Queue{keep, drop} {
+		if _, err := q.Put(ctx, []byte("item")); err != nil {
+			t.Fatal(err)
+		}
+		c, err := q.Claim(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		claims = append(claims, c)
+	}
+	sid := s.ID()
+	if err := link.Cut(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the session suspended", func() bool { return s.State() == recipes.StateSuspended })
+	if err := link.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the session back", func() bool {
+		st := s.State()
+		return st == recipes.StateReconnected || st == recipes.StateConnected
+	})
+	if s.ID() != sid {
+		t.Fatalf("the session changed (0x%x -> 0x%x): the scenario needs it to survive", sid, s.ID())
+	}
+	if cause := context.Cause(claims[1].Context()); !errors.Is(cause, recipes.ErrSuspended) {
+		t.Errorf("claim under the session's policy: cause %v, want ErrSuspended", cause)
+	}
+	if err := claims[0].Context().Err(); err != nil {
+		t.Fatalf("claim under StepDownOnLost ended at a short cut: %v", context.Cause(claims[0].Context()))
+	}
+	if err := claims[0].Ack(ctx); err != nil {
+		t.Errorf("Ack of the claim that lived through the cut: %v", err)
+	}
+	if err := claims[1].Release(ctx); !errors.Is(err, recipes.ErrReleased) || !errors.Is(err, recipes.ErrSuspended) {
+		t.Errorf("Release of the suspended claim: %v, want recipes.ErrReleased and recipes.ErrSuspended", err)
+	}
 }

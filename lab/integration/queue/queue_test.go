@@ -26,14 +26,14 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("New with a nil session: %v, %v", q, err)
 	}
 	var nilQ *queue.Queue
-	if _, err := nilQ.Take(ctx); !errors.Is(err, queue.ErrNilQueue) {
+	if _, err := nilQ.Take(ctx); !errors.Is(err, queue.ErrNilReceiver) {
 		t.Errorf("Take on nil queue: %v", err)
 	}
-	if _, err := nilQ.Put(ctx, nil); !errors.Is(err, queue.ErrNilQueue) {
+	if _, err := nilQ.Put(ctx, nil); !errors.Is(err, queue.ErrNilReceiver) {
 		t.Errorf("Put on nil queue: %v", err)
 	}
 	var nilC *queue.Claim
-	if err := nilC.Ack(ctx); !errors.Is(err, queue.ErrNilQueue) {
+	if err := nilC.Ack(ctx); !errors.Is(err, queue.ErrNilReceiver) {
 		t.Errorf("Ack on nil claim: %v", err)
 	}
 

@@ -3,6 +3,7 @@ package recipes_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/queue"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/rwlock"
 )
 
 // TestHeldShape holds the promises of recipes.Held for every holding type:
@@ -130,5 +132,181 @@ func TestHoldingFencedMultiNil(t *testing.T) {
 	var h *recipes.Holding
 	if _, err := h.FencedMulti(context.Background()); !errors.Is(err, recipes.ErrFenced) {
 		t.Fatalf("nil Holding FencedMulti = %v, want ErrFenced", err)
+	}
+}
+
+// releasable is one holding type under the Release rule of recipes.Held:
+// acquire takes a new holding on s, whose node, Context and release (its
+// Release, or the locker's Unlock / RUnlock) the test drives; sentinel is
+// the package's own error for a second release, if any.
+type releasable struct {
+	name     string
+	sentinel error
+	revoke   bool // a write into the node ends the holding (ErrRevoked)
+	acquire  func(t *testing.T, s *recipes.Session, path string) (node string, held func() context.Context, release func(context.Context) error)
+}
+
+// releasables are every holding type of the library.
+func releasables(ctx context.Context) []releasable {
+	held := func(h recipes.Held) (string, func() context.Context, func(context.Context) error) {
+		return h.Fence().Path, h.Context, h.Release
+	}
+	return []releasable{
+		{"recipes.Holding", nil, true, func(t *testing.T, s *recipes.Session, path string) (string, func() context.Context, func(context.Context) error) {
+			h, err := recipes.Acquire(ctx, s, recipes.Spec{Path: path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return held(h)
+		}},
+		{"lock.Lease", lock.ErrNotHeld, true, func(t *testing.T, s *recipes.Session, path string) (string, func() context.Context, func(context.Context) error) {
+			sem, err := lock.NewSemaphore(s, path, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, err := sem.Acquire(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return held(l)
+		}},
+		{"leader.Term", leader.ErrResigned, true, func(t *testing.T, s *recipes.Session, path string) (string, func() context.Context, func(context.Context) error) {
+			el, err := leader.New(s, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			term, err := el.Campaign(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return held(term)
+		}},
+		{"queue.Claim", queue.ErrClaimLost, false, func(t *testing.T, s *recipes.Session, path string) (string, func() context.Context, func(context.Context) error) {
+			q, err := queue.New(s, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := q.Put(ctx, []byte("item")); err != nil {
+				t.Fatal(err)
+			}
+			c, err := q.Claim(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return held(c)
+		}},
+		{"lock.Mutex.Unlock", lock.ErrNotHeld, true, func(t *testing.T, s *recipes.Session, path string) (string, func() context.Context, func(context.Context) error) {
+			m, err := lock.New(s, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Lock(ctx); err != nil {
+				t.Fatal(err)
+			}
+			return m.Node(), m.Context, m.Unlock
+		}},
+		{"rwlock.RWMutex.Unlock", rwlock.ErrNotHeld, true, func(t *testing.T, s *recipes.Session, path string) (string, func() context.Context, func(context.Context) error) {
+			m, err := rwlock.New(s, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := m.Lock(ctx); err != nil {
+				t.Fatal(err)
+			}
+			return m.Node(), m.Context, m.Unlock
+		}},
+		{"rwlock.RWMutex.RUnlock", rwlock.ErrNotHeld, true, func(t *testing.T, s *recipes.Session, path string) (string, func() context.Context, func(context.Context) error) {
+			m, err := rwlock.New(s, path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := m.RLock(ctx); err != nil {
+				t.Fatal(err)
+			}
+			return m.RNode(), m.RContext, m.RUnlock
+		}},
+	}
+}
+
+// TestReleaseTwice holds the Release rule of recipes.Held for every
+// holding type: Release returns nil only when it ends a live holding. A
+// second Release sends nothing and returns an error that errors.Is
+// recipes.ErrReleased (and the package's own sentinel, if it has one). A
+// Release of a holding whose node someone else deleted sends nothing and
+// returns an error that errors.Is recipes.ErrReleased and
+// recipes.ErrNodeDeleted. A Release of a holding revoked by a write into
+// its node (its node still there) returns an error that errors.Is
+// recipes.ErrReleased and recipes.ErrRevoked, and the node goes.
+func TestReleaseTwice(t *testing.T) {
+	e := ensemble(t)
+	admin := connect(t, e.Addrs())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	base := testPath(t)
+	for _, k := range releasables(ctx) {
+		t.Run(k.name, func(t *testing.T) {
+			s, counter := countedSession(t, e.Addrs())
+			path := base + "/" + strings.ReplaceAll(k.name, ".", "_")
+			second := func(what string, release func(context.Context) error) {
+				t.Helper()
+				before := counter.Snapshot()
+				err := release(ctx)
+				if !errors.Is(err, recipes.ErrReleased) || (k.sentinel != nil && !errors.Is(err, k.sentinel)) {
+					t.Errorf("%s: second release = %v, want recipes.ErrReleased and %v", what, err, k.sentinel)
+				}
+				if d := counter.Snapshot().Sub(before); d.Total() != 0 {
+					t.Errorf("%s: second release sent %v", what, d.Requests)
+				}
+			}
+
+			// Live: nil, then ErrReleased.
+			node, held, release := k.acquire(t, s, path)
+			if err := release(ctx); err != nil {
+				t.Fatalf("release of a live holding = %v, want nil", err)
+			}
+			if cause := context.Cause(held()); !errors.Is(cause, recipes.ErrReleased) {
+				t.Errorf("cause after release = %v, want recipes.ErrReleased", cause)
+			}
+			if ok, _, err := admin.Conn().Exists(node); err != nil || ok {
+				t.Errorf("node %s after release: exists %v, err %v", node, ok, err)
+			}
+			second("live", release)
+
+			// Lost, its node deleted by someone else: nothing to send.
+			node, held, release = k.acquire(t, s, path)
+			hctx := held() // arms the node watch
+			if err := admin.Conn().Delete(node, -1); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, 30*time.Second, "the holding ends with its node", func() bool { return hctx.Err() != nil })
+			before := counter.Snapshot()
+			err := release(ctx)
+			if !errors.Is(err, recipes.ErrReleased) || !errors.Is(err, recipes.ErrNodeDeleted) {
+				t.Errorf("release after the node was deleted = %v, want recipes.ErrReleased and recipes.ErrNodeDeleted", err)
+			}
+			if d := counter.Snapshot().Sub(before); d.Total() != 0 {
+				t.Errorf("release after the node was deleted sent %v", d.Requests)
+			}
+			second("deleted", release)
+
+			if !k.revoke {
+				return
+			}
+			// Revoked, its node still there: the release still deletes it.
+			node, held, release = k.acquire(t, s, path)
+			hctx = held()
+			if _, err := admin.Conn().Set(node, recipes.RevokeMessage, -1); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, 30*time.Second, "the holding ends when revoked", func() bool { return hctx.Err() != nil })
+			if err := release(ctx); !errors.Is(err, recipes.ErrReleased) || !errors.Is(err, recipes.ErrRevoked) {
+				t.Errorf("release after a revocation = %v, want recipes.ErrReleased and recipes.ErrRevoked", err)
+			}
+			waitFor(t, 30*time.Second, "the revoked holding's node goes", func() bool {
+				ok, _, err := admin.Conn().Exists(node)
+				return err == nil && !ok
+			})
+			second("revoked", release)
+		})
 	}
 }

@@ -21,7 +21,7 @@ func TestMain(m *testing.M) { testutil.Main(m, shared) }
 func ensemble(t *testing.T) *testenv.Ensemble {
 	t.Helper()
 	e := shared.Start(t)
-	testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "lock", "leader", "queue"))
+	testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "lock", "rwlock", "leader", "queue"))
 	return e
 }
 
@@ -29,10 +29,11 @@ func ensemble(t *testing.T) *testenv.Ensemble {
 func zkServers() []string { return shared.Addrs() }
 
 var (
-	testLogger  = testutil.Logger
-	connect     = testutil.Connect
-	waitFor     = testutil.WaitFor
-	rawChildren = testutil.Children
+	testLogger     = testutil.Logger
+	connect        = testutil.Connect
+	countedSession = testutil.CountedSession
+	waitFor        = testutil.WaitFor
+	rawChildren    = testutil.Children
 )
 
 func testPath(t *testing.T) string {

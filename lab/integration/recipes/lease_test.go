@@ -279,8 +279,10 @@ func TestLeaseLostThenReconnected(t *testing.T) {
 	if len(rawChildren(t, observer, path)) != 1 {
 		t.Fatal("the holding's node did not outlive the lease")
 	}
-	if err := h.Release(ctx); err != nil {
-		t.Fatal(err)
+	// Lost (its lease ran out) before Release: Release says so, and still
+	// deletes the node, which outlived the lease.
+	if err := h.Release(ctx); !errors.Is(err, recipes.ErrReleased) || !errors.Is(err, recipes.ErrLeaseExpired) {
+		t.Fatalf("Release after the lease ran out = %v, want recipes.ErrReleased and recipes.ErrLeaseExpired", err)
 	}
 	waitFor(t, 10*time.Second, "the released node to go", func() bool { return len(rawChildren(t, observer, path)) == 0 })
 	t.Logf("states %v, then reconnected", seen)

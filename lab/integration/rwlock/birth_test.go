@@ -127,7 +127,7 @@ func TestDowngradeSuspendedAtBirth(t *testing.T) {
 		}
 		return true
 	})
-	if err := m.Unlock(ctx); err != nil {
-		t.Fatal(err)
+	if err := m.Unlock(ctx); !errors.Is(err, recipes.ErrReleased) || !errors.Is(err, recipes.ErrSuspended) {
+		t.Fatalf("Unlock of the suspended write holding = %v, want recipes.ErrReleased and recipes.ErrSuspended", err)
 	}
 }

@@ -668,14 +668,15 @@ func TestSessionExpiry(t *testing.T) {
 			if err := r.RUnlock(ctx); err != nil {
 				t.Fatal(err)
 			}
-			// The expired holder's release sends nothing and succeeds.
+			// The expired holder's release sends nothing and says that the
+			// holding was lost before it.
 			if write {
 				err = holder.Unlock(ctx)
 			} else {
 				err = holder.RUnlock(ctx)
 			}
-			if err != nil {
-				t.Errorf("release after expiry: %v", err)
+			if !errors.Is(err, recipes.ErrReleased) || !errors.Is(err, recipes.ErrLeaseExpired) {
+				t.Errorf("release after expiry: %v, want recipes.ErrReleased and recipes.ErrLeaseExpired", err)
 			}
 			// Its session was replaced: it can take the lock again.
 			if err := holder.Lock(ctx); err != nil {
@@ -842,7 +843,12 @@ func TestDowngradeLosesWriteNode(t *testing.T) {
 	if err := recv(t, bDone, waitLong, "queued writer"); err != nil {
 		t.Fatal(err)
 	}
-	if err := errors.Join(a.RUnlock(ctx), b.Unlock(ctx)); err != nil {
+	// The read holding ended with the write node it relied on: RUnlock
+	// says so, and still deletes the read node.
+	if err := a.RUnlock(ctx); !errors.Is(err, recipes.ErrReleased) || !errors.Is(err, recipes.ErrNodeDeleted) {
+		t.Errorf("RUnlock after the write node was deleted = %v, want recipes.ErrReleased and recipes.ErrNodeDeleted", err)
+	}
+	if err := b.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	waitChildren(t, admin, path, 0)

@@ -5,9 +5,9 @@
 // Each peer is one process speaking a line protocol (see java/Peer.java and
 // python/peer.py): it prints "READY <session id>", then runs one command per
 // line. The Java programs are compiled together with javac against Debian's
-// libcurator-recipes-java once per machine (cached in the temporary
-// directory by a hash of their sources); the Python ones run with Debian's
-// /usr/bin/python3 and python3-kazoo.
+// libcurator-recipes-java and libcurator-discovery-java once per machine
+// (cached in the temporary directory by a hash of their sources); the Python
+// ones run with Debian's /usr/bin/python3 and python3-kazoo.
 package peers
 
 import (
@@ -38,7 +38,8 @@ var sources embed.FS
 type Kind string
 
 const (
-	// Curator is Apache Curator 5.4 (Debian's libcurator-recipes-java).
+	// Curator is Apache Curator 5.4 (Debian's libcurator-recipes-java and
+	// libcurator-discovery-java).
 	Curator Kind = "curator"
 	// Kazoo is kazoo 2.8 (Debian's python3-kazoo).
 	Kazoo Kind = "kazoo"
@@ -56,6 +57,9 @@ var (
 
 const (
 	curatorJar = "/usr/share/java/curator-recipes.jar" // its manifest names the rest
+	// discoveryJar is curator-x-discovery (libcurator-discovery-java); its
+	// manifest names Jackson.
+	discoveryJar = "/usr/share/java/curator-x-discovery.jar"
 	// zkQueueJar is ZooKeeper's own queue recipe (libzookeeper-java).
 	zkQueueJar = "/usr/share/java/zookeeper-recipes-queue.jar"
 	slf4jNop   = "/usr/share/java/slf4j-nop.jar"
@@ -78,6 +82,9 @@ func Available(kind Kind) error {
 		}
 		if _, err := os.Stat(zkQueueJar); err != nil {
 			return fmt.Errorf("%w: no %s (apt-get install libzookeeper-java)", ErrMissing, zkQueueJar)
+		}
+		if _, err := os.Stat(discoveryJar); err != nil {
+			return fmt.Errorf("%w: no %s (apt-get install libcurator-discovery-java)", ErrMissing, discoveryJar)
 		}
 	case Kazoo:
 		if _, err := os.Stat(python); err != nil {
@@ -141,7 +148,7 @@ func prepare(ctx context.Context, kind Kind) (string, error) {
 			javaFiles = append(javaFiles, filepath.Join(tmp, name))
 		}
 		if kind == Curator {
-			args := append([]string{"-nowarn", "-cp", curatorJar + ":" + zkQueueJar, "-d", tmp}, javaFiles...)
+			args := append([]string{"-nowarn", "-cp", classPath(""), "-d", tmp}, javaFiles...)
 			if out, err := exec.CommandContext(ctx, "javac", args...).CombinedOutput(); err != nil {
 				return "", fmt.Errorf("peers: javac: %v\n%s", err, out)
 			}
@@ -158,6 +165,16 @@ func prepare(ctx context.Context, kind Kind) (string, error) {
 	}
 	builtDir[kind] = dir
 	return dir, nil
+}
+
+// classPath is the Java peers' class path: dir (the compiled peers; none
+// when empty) and the Curator jars.
+func classPath(dir string) string {
+	cp := curatorJar + ":" + zkQueueJar + ":" + discoveryJar
+	if dir != "" {
+		cp = dir + ":" + cp
+	}
+	return cp
 }
 
 // Hold is one holding a peer reported: its kind (lock, read, write,
@@ -219,7 +236,7 @@ func StartProgram(ctx context.Context, kind Kind, program, connect string, sessi
 	ms := strconv.FormatInt(sessionTimeout.Milliseconds(), 10)
 	var cmd *exec.Cmd
 	if kind == Curator {
-		cp := dir + ":" + curatorJar + ":" + zkQueueJar
+		cp := classPath(dir)
 		if _, err := os.Stat(slf4jNop); err == nil {
 			cp += ":" + slf4jNop
 		}

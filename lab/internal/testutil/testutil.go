@@ -96,11 +96,13 @@ func (s *Shared) Close() error {
 	return s.ens.Close(ctx)
 }
 
-// Main runs the tests, closes the shared ensemble (ignoring errors of
+// Main runs the tests, closes the shared ensembles (ignoring errors of
 // Close) and exits with the tests' code. Call it from TestMain.
-func Main(m *testing.M, s *Shared) {
+func Main(m *testing.M, shared ...*Shared) {
 	code := m.Run()
-	_ = s.Close()
+	for _, s := range shared {
+		_ = s.Close()
+	}
 	os.Exit(code)
 }
 

@@ -15,6 +15,14 @@ type Counts struct {
 	Notifications int64        // watch notifications received
 	Replies       int64        // replies received to requests (not pings, not the connect)
 	Corrupt       int64        // streams that stopped parsing
+	// BytesOut is the size on the wire (length prefix included) of the
+	// requests counted in Requests; BytesIn that of every server frame but
+	// the connect response and ping replies (replies and notifications).
+	BytesOut, BytesIn int64
+	// ReplyBytes is the part of BytesIn that replied to requests of each
+	// op (matched by xid): ReplyBytes[OpGetChildren2] is what the
+	// children listings brought back. Notifications are in no op's.
+	ReplyBytes map[Op]int64
 }
 
 // Req returns the number of requests with op o.
@@ -38,10 +46,20 @@ func (c Counts) Sub(prev Counts) Counts {
 		Notifications: c.Notifications - prev.Notifications,
 		Replies:       c.Replies - prev.Replies,
 		Corrupt:       c.Corrupt - prev.Corrupt,
+		BytesOut:      c.BytesOut - prev.BytesOut,
+		BytesIn:       c.BytesIn - prev.BytesIn,
 	}
 	for o, v := range c.Requests {
 		if v -= prev.Requests[o]; v != 0 {
 			d.Requests[o] = v
+		}
+	}
+	for o, v := range c.ReplyBytes {
+		if v -= prev.ReplyBytes[o]; v != 0 {
+			if d.ReplyBytes == nil {
+				d.ReplyBytes = make(map[Op]int64)
+			}
+			d.ReplyBytes[o] = v
 		}
 	}
 	return d
@@ -56,7 +74,7 @@ type Counter struct {
 
 // New returns an empty Counter.
 func New() *Counter {
-	return &Counter{c: Counts{Requests: make(map[Op]int64)}}
+	return &Counter{c: Counts{Requests: make(map[Op]int64), ReplyBytes: make(map[Op]int64)}}
 }
 
 // Snapshot returns a copy of the current counts.
@@ -65,6 +83,7 @@ func (c *Counter) Snapshot() Counts {
 	defer c.mu.Unlock()
 	s := c.c
 	s.Requests = maps.Clone(c.c.Requests)
+	s.ReplyBytes = maps.Clone(c.c.ReplyBytes)
 	return s
 }
 
@@ -85,7 +104,8 @@ func (c *Counter) Dialer(base func(network, address string, timeout time.Duratio
 
 // Wrap returns conn with both directions counted.
 func (c *Counter) Wrap(conn net.Conn) net.Conn {
-	return &countedConn{Conn: conn, c: c, out: NewParser(ClientToServer), in: NewParser(ServerToClient)}
+	return &countedConn{Conn: conn, c: c, out: NewParser(ClientToServer), in: NewParser(ServerToClient),
+		xids: xidOps{pending: map[int32]Op{}, early: map[int32]int64{}}}
 }
 
 func (c *Counter) record(dir Direction, f Frame) {
@@ -98,11 +118,25 @@ func (c *Counter) record(dir Direction, f Frame) {
 		c.c.Pings++
 	case dir == ClientToServer:
 		c.c.Requests[f.Op]++
-	case f.Xid == XidNotification:
-		c.c.Notifications++
-	case f.Xid > 0:
-		c.c.Replies++
+		c.c.BytesOut += int64(4 + f.Len)
+	case f.Connect || f.Xid == XidPing:
+		// the connect response and ping replies are not counted
+	default:
+		c.c.BytesIn += int64(4 + f.Len)
+		switch {
+		case f.Xid == XidNotification:
+			c.c.Notifications++
+		case f.Xid > 0:
+			c.c.Replies++
+		}
 	}
+}
+
+// replyBytes adds n bytes of a reply to a request of op o.
+func (c *Counter) replyBytes(o Op, n int64) {
+	c.mu.Lock()
+	c.c.ReplyBytes[o] += n
+	c.mu.Unlock()
 }
 
 func (c *Counter) corrupt() {
@@ -120,13 +154,69 @@ type countedConn struct {
 	out   *Parser
 	inMu  sync.Mutex
 	in    *Parser
+	xids  xidOps
+}
+
+// xidOps matches replies to their requests' ops by xid. The request is
+// parsed after it was written, so its reply may be parsed first: early
+// keeps such replies' sizes until the request shows up.
+type xidOps struct {
+	mu      sync.Mutex
+	pending map[int32]Op    // requests parsed, not yet answered
+	early   map[int32]int64 // replies parsed before their request: bytes
+}
+
+// sent notes a request; it returns the size of its reply when that came
+// first.
+func (x *xidOps) sent(xid int32, o Op) (int64, bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if n, ok := x.early[xid]; ok {
+		delete(x.early, xid)
+		return n, true
+	}
+	x.pending[xid] = o
+	return 0, false
+}
+
+// replied notes a reply of n bytes; it returns its request's op when that
+// was parsed already.
+func (x *xidOps) replied(xid int32, n int64) (Op, bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if o, ok := x.pending[xid]; ok {
+		delete(x.pending, xid)
+		return o, true
+	}
+	x.early[xid] = n
+	return 0, false
+}
+
+// attribute credits reply sizes to ops (see Counts.ReplyBytes).
+func (cc *countedConn) attribute(dir Direction, f Frame) {
+	switch {
+	case f.Connect || f.Xid <= 0:
+		// connect, pings, notifications: no op's reply
+	case dir == ClientToServer:
+		if n, ok := cc.xids.sent(f.Xid, f.Op); ok {
+			cc.c.replyBytes(f.Op, n)
+		}
+	default:
+		n := int64(4 + f.Len)
+		if o, ok := cc.xids.replied(f.Xid, n); ok {
+			cc.c.replyBytes(o, n)
+		}
+	}
 }
 
 func (cc *countedConn) Write(b []byte) (int, error) {
 	n, err := cc.Conn.Write(b)
 	if n > 0 {
 		cc.outMu.Lock()
-		if perr := cc.out.Feed(b[:n], func(f Frame) { cc.c.record(ClientToServer, f) }); perr != nil {
+		if perr := cc.out.Feed(b[:n], func(f Frame) {
+			cc.c.record(ClientToServer, f)
+			cc.attribute(ClientToServer, f)
+		}); perr != nil {
 			cc.c.corrupt()
 		}
 		cc.outMu.Unlock()
@@ -138,7 +228,10 @@ func (cc *countedConn) Read(b []byte) (int, error) {
 	n, err := cc.Conn.Read(b)
 	if n > 0 {
 		cc.inMu.Lock()
-		if perr := cc.in.Feed(b[:n], func(f Frame) { cc.c.record(ServerToClient, f) }); perr != nil {
+		if perr := cc.in.Feed(b[:n], func(f Frame) {
+			cc.c.record(ServerToClient, f)
+			cc.attribute(ServerToClient, f)
+		}); perr != nil {
 			cc.c.corrupt()
 		}
 		cc.inMu.Unlock()

@@ -174,9 +174,9 @@ func TestCounterWrap(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		// The fake server reads everything and answers with a connect
-		// response, one reply and two notifications.
+		// response, one reply, two notifications and a ping reply.
 		go func() { _, _ = io.Copy(io.Discard, server) }()
-		_, _ = server.Write(cat(frame([]int32{0, 4000}, 28), reply(1, 1, 0), reply(-1, -1, 0, 2), reply(-1, -1, 0, 3)))
+		_, _ = server.Write(cat(frame([]int32{0, 4000}, 28), reply(1, 1, 0), reply(-1, -1, 0, 2), reply(-1, -1, 0, 3), reply(-2, 1, 0)))
 	}()
 	stream := cat(frame([]int32{0}, 40), frame([]int32{1, int32(OpCreate)}, 5), frame([]int32{-2, int32(OpPing)}, 0), frame([]int32{2, int32(OpCreate)}, 1))
 	for len(stream) > 0 { // write in uneven pieces
@@ -187,7 +187,7 @@ func TestCounterWrap(t *testing.T) {
 		stream = stream[n:]
 	}
 	buf := make([]byte, 3)
-	want := len(cat(frame([]int32{0, 4000}, 28), reply(1, 1, 0), reply(-1, -1, 0, 2), reply(-1, -1, 0, 3)))
+	want := len(cat(frame([]int32{0, 4000}, 28), reply(1, 1, 0), reply(-1, -1, 0, 2), reply(-1, -1, 0, 3), reply(-2, 1, 0)))
 	for read := 0; read < want; {
 		n, err := wrapped.Read(buf)
 		if err != nil {
@@ -202,8 +202,63 @@ func TestCounterWrap(t *testing.T) {
 	if got.Connects != 1 || got.Pings != 1 || got.Req(OpCreate) != 2 || got.Total() != 2 || got.Notifications != 2 || got.Replies != 1 {
 		t.Fatalf("counts = %+v", got)
 	}
-	d := got.Sub(Counts{Requests: map[Op]int64{OpCreate: 1}, Notifications: 1, Replies: 1})
-	if d.Req(OpCreate) != 1 || d.Notifications != 1 || d.Replies != 0 {
+	// Bytes: the two creates (length prefix, xid, op, padding), the reply
+	// and the two notifications; not the connect frames nor the ping and
+	// its reply.
+	wantOut := int64(len(frame([]int32{1, int32(OpCreate)}, 5)) + len(frame([]int32{2, int32(OpCreate)}, 1)))
+	wantIn := int64(len(cat(reply(1, 1, 0), reply(-1, -1, 0, 2), reply(-1, -1, 0, 3))))
+	if got.BytesOut != wantOut || got.BytesIn != wantIn {
+		t.Fatalf("bytes out %d in %d, want %d and %d", got.BytesOut, got.BytesIn, wantOut, wantIn)
+	}
+	d := got.Sub(Counts{Requests: map[Op]int64{OpCreate: 1}, Notifications: 1, Replies: 1, BytesOut: 10, BytesIn: 20})
+	if d.Req(OpCreate) != 1 || d.Notifications != 1 || d.Replies != 0 || d.BytesOut != wantOut-10 || d.BytesIn != wantIn-20 {
 		t.Fatalf("Sub = %+v", d)
+	}
+}
+
+// Reply sizes are credited to their request's op by xid, also when the
+// reply is parsed before the request (the request is parsed after it was
+// written, and the server may answer in between).
+func TestCounterReplyBytes(t *testing.T) {
+	client, server := net.Pipe()
+	defer server.Close()
+	c := New()
+	wrapped := c.Wrap(client)
+	defer wrapped.Close()
+	go func() { _, _ = io.Copy(io.Discard, server) }()
+	readN := func(n int) {
+		t.Helper()
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(wrapped, buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(b []byte) {
+		t.Helper()
+		if _, err := wrapped.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	serve := func(b []byte) {
+		go func() { _, _ = server.Write(b) }()
+		readN(len(b))
+	}
+	write(frame([]int32{0}, 40)) // connect request
+	early := reply(5, 1, 0, make([]int32, 10)...)
+	serve(cat(frame([]int32{0, 4000}, 28), early)) // connect response, then xid 5's reply
+	write(cat(frame([]int32{5, int32(OpGetData)}, 8), frame([]int32{6, int32(OpGetChildren2)}, 8)))
+	list := reply(6, 2, 0, make([]int32, 30)...)
+	notif := reply(-1, -1, 0, 4)
+	serve(cat(notif, list))
+	got := c.Snapshot()
+	if got.ReplyBytes[OpGetData] != int64(len(early)) || got.ReplyBytes[OpGetChildren2] != int64(len(list)) || len(got.ReplyBytes) != 2 {
+		t.Fatalf("reply bytes %v, want getData %d, getChildren2 %d", got.ReplyBytes, len(early), len(list))
+	}
+	if want := int64(len(early) + len(list) + len(notif)); got.BytesIn != want {
+		t.Fatalf("bytes in %d, want %d", got.BytesIn, want)
+	}
+	d := got.Sub(Counts{ReplyBytes: map[Op]int64{OpGetData: int64(len(early))}})
+	if d.ReplyBytes[OpGetData] != 0 || d.ReplyBytes[OpGetChildren2] != int64(len(list)) {
+		t.Fatalf("Sub: reply bytes %v", d.ReplyBytes)
 	}
 }

@@ -6,12 +6,16 @@
 //   HOLD <kind> <t0> <t1> <value>   one holding: System.nanoTime() (Linux:
 //             CLOCK_MONOTONIC, the clock the Go side reads) when it began and
 //             ended, and the counter value written (or read) inside it
+//             (semcount: when its acquire was called, System.nanoTime())
 //   EVENT <name> <t> [...]          an asynchronous event (latch, barrier)
 // The protocol is line-based so that a Go test drives Java and Go clients on
 // the same paths, step by step. Kept in one file, compiled by the tests.
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -23,21 +27,30 @@ import org.apache.curator.framework.recipes.leader.LeaderLatch;
 import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
 import org.apache.curator.framework.recipes.leader.LeaderSelector;
 import org.apache.curator.framework.recipes.leader.LeaderSelectorListenerAdapter;
+import org.apache.curator.framework.recipes.locks.InterProcessMultiLock;
 import org.apache.curator.framework.recipes.locks.InterProcessMutex;
 import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 import org.apache.curator.framework.recipes.locks.InterProcessLock;
 import org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2;
 import org.apache.curator.framework.recipes.locks.Lease;
+import org.apache.curator.framework.recipes.nodes.GroupMember;
 import org.apache.curator.framework.recipes.queue.SimpleDistributedQueue;
+import org.apache.curator.framework.recipes.atomic.AtomicValue;
+import org.apache.curator.framework.recipes.atomic.DistributedAtomicLong;
+import org.apache.curator.framework.recipes.atomic.PromotedToLock;
+import org.apache.curator.framework.recipes.shared.SharedCount;
+import org.apache.curator.framework.recipes.shared.VersionedValue;
 import org.apache.zookeeper.ZooDefs;
 import org.apache.zookeeper.recipes.queue.DistributedQueue;
 import org.apache.curator.retry.RetryForever;
+import org.apache.curator.retry.RetryNTimes;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
 
 public class Peer {
     private static CuratorFramework client;
     private static LeaderLatch latch;
+    private static final Map<String, GroupMember> members = new HashMap<>();
 
     private static synchronized void out(String line) {
         System.out.println(line);
@@ -81,6 +94,9 @@ public class Peer {
         if (latch != null) {
             latch.close();
         }
+        for (GroupMember m : members.values()) {
+            m.close();
+        }
         client.close();
     }
 
@@ -94,6 +110,10 @@ public class Peer {
                 return "OK " + sessionId();
             case "lock-loop": // path n counter
                 return lockLoop(new InterProcessMutex(client, f[1]), Integer.parseInt(f[2]), f[3], "lock");
+            case "multi-loop": { // n counter path...: an InterProcessMultiLock over the paths, in the order given
+                java.util.List<String> paths = java.util.Arrays.asList(f).subList(3, f.length);
+                return lockLoop(new InterProcessMultiLock(client, paths), Integer.parseInt(f[1]), f[2], "multi");
+            }
             case "rw-loop": { // path n r|w counter
                 InterProcessReadWriteLock rw = new InterProcessReadWriteLock(client, f[1]);
                 boolean write = f[3].equals("w");
@@ -112,6 +132,52 @@ public class Peer {
                     }
                 }
                 return "OK " + n;
+            }
+            case "semcount-loop": { // path countPath n counter: n leases of a semaphore whose maximum is a SharedCount
+                SharedCount count = new SharedCount(client, f[2], 0);
+                count.start();
+                try {
+                    InterProcessSemaphoreV2 sem = new InterProcessSemaphoreV2(client, f[1], count);
+                    ensure(f[4]);
+                    int n = Integer.parseInt(f[3]);
+                    for (int i = 0; i < n; i++) {
+                        long called = System.nanoTime();
+                        Lease lease = sem.acquire();
+                        try {
+                            out(leaseHold(f[4], "semcount", called));
+                        } finally {
+                            sem.returnLease(lease);
+                        }
+                    }
+                    return "OK " + n;
+                } finally {
+                    count.close();
+                }
+            }
+            case "semcount-try": { // path countPath ms: one lease within ms, given back at once: "OK acquired" or "OK none"
+                SharedCount count = new SharedCount(client, f[2], 0);
+                count.start();
+                try {
+                    InterProcessSemaphoreV2 sem = new InterProcessSemaphoreV2(client, f[1], count);
+                    Lease lease = sem.acquire(Long.parseLong(f[3]), TimeUnit.MILLISECONDS);
+                    if (lease == null) {
+                        return "OK none";
+                    }
+                    sem.returnLease(lease);
+                    return "OK acquired";
+                } finally {
+                    count.close();
+                }
+            }
+            case "count-set": { // path n: the SharedCount set to n
+                SharedCount c = new SharedCount(client, f[1], 0);
+                c.start();
+                try {
+                    c.setCount(Integer.parseInt(f[2]));
+                    return "OK " + c.getCount();
+                } finally {
+                    c.close();
+                }
             }
             case "selector-loop": // path n counter
                 return selectorLoop(f[1], Integer.parseInt(f[2]), f[3]);
@@ -169,6 +235,78 @@ public class Peer {
                 }
                 return sb.toString();
             }
+            case "count-add": { // path n: n compare-and-set increments of a SharedCount seeded 0
+                SharedCount c = new SharedCount(client, f[1], 0);
+                c.start();
+                try {
+                    int n = Integer.parseInt(f[2]);
+                    for (int i = 0; i < n; ) {
+                        VersionedValue<Integer> v = c.getVersionedValue();
+                        if (c.trySetCount(v, v.getValue() + 1)) {
+                            i++;
+                        }
+                    }
+                    return "OK " + c.getCount();
+                } finally {
+                    c.close();
+                }
+            }
+            case "along-add": { // path lockPath n: n increments of a DistributedAtomicLong promoted to a lock, each retried until it succeeds
+                DistributedAtomicLong l = new DistributedAtomicLong(client, f[1], new RetryNTimes(3, 10),
+                        PromotedToLock.builder().lockPath(f[2]).retryPolicy(new RetryNTimes(3, 10)).timeout(30, TimeUnit.SECONDS).build());
+                int n = Integer.parseInt(f[3]);
+                int failed = 0;
+                for (int i = 0; i < n; ) {
+                    AtomicValue<Long> v = l.increment();
+                    if (v.succeeded()) {
+                        i++;
+                    } else {
+                        failed++;
+                    }
+                }
+                return "OK " + failed;
+            }
+            case "along-get": { // path: the DistributedAtomicLong's value
+                AtomicValue<Long> v = new DistributedAtomicLong(client, f[1], new RetryNTimes(3, 10)).get();
+                return v.succeeded() ? "OK " + v.postValue() : "ERR get did not succeed";
+            }
+            case "count-get": { // path: the SharedCount's value, read from ZooKeeper
+                SharedCount c = new SharedCount(client, f[1], 0);
+                c.start();
+                try {
+                    return "OK " + c.getCount();
+                } finally {
+                    c.close();
+                }
+            }
+            case "group-join": { // path id payload: a GroupMember, started; OK once its node is ours
+                GroupMember m = new GroupMember(client, f[1], f[2], f[3].getBytes(StandardCharsets.UTF_8));
+                m.start();
+                members.put(f[2], m);
+                String node = f[1] + "/" + f[2];
+                long sid = client.getZookeeperClient().getZooKeeper().getSessionId();
+                for (int i = 0; i < 600; i++) {
+                    Stat st = client.checkExists().forPath(node);
+                    if (st != null && st.getEphemeralOwner() == sid) {
+                        return "OK";
+                    }
+                    Thread.sleep(50);
+                }
+                return "ERR " + node + " not created";
+            }
+            case "group-members": { // id: that member's view (its cache), sorted: OK id=payload...
+                StringBuilder sb = new StringBuilder("OK");
+                for (Map.Entry<String, byte[]> e : new TreeMap<>(members.get(f[1]).getCurrentMembers()).entrySet()) {
+                    sb.append(' ').append(e.getKey()).append('=').append(new String(e.getValue(), StandardCharsets.UTF_8));
+                }
+                return sb.toString();
+            }
+            case "group-update": // id payload
+                members.get(f[1]).setThisData(f[2].getBytes(StandardCharsets.UTF_8));
+                return "OK";
+            case "group-leave": // id
+                members.remove(f[1]).close();
+                return "OK";
             default:
                 return "ERR unknown command " + f[0];
         }
@@ -205,11 +343,17 @@ public class Peer {
     // leaseHold spends a few round trips inside a lease, so that holdings
     // of different clients have room to overlap (up to the lease count).
     private static String leaseHold(String counter) throws Exception {
+        return leaseHold(counter, "lease", 0);
+    }
+
+    // leaseHold with a kind and a value: semcount reports when its acquire
+    // was called (System.nanoTime) as the value.
+    private static String leaseHold(String counter, String kind, long value) throws Exception {
         long t0 = System.nanoTime();
         for (int i = 0; i < 3; i++) {
             client.getData().forPath(counter);
         }
-        return "HOLD lease " + t0 + " " + System.nanoTime() + " 0";
+        return "HOLD " + kind + " " + t0 + " " + System.nanoTime() + " " + value;
     }
 
     private static String selectorLoop(String path, int n, String counter) throws Exception {

@@ -59,6 +59,42 @@ def election_loop(zk, path, ident, n, counter):
     return "OK %d" % n
 
 
+parties = {}
+partitioners = {}
+
+
+def partitioner_loop(p, ident, changed, stop):
+    """Drives one SetPartitioner as kazoo's docs say a worker should, and
+    reports its holdings: EVENT part-acquired <t> <id> <items...> once the
+    set is acquired, EVENT part-released <t> <id> before its locks are
+    released (release_set, finish), EVENT part-failed <t> <id>."""
+    held = False
+    while True:
+        if stop.is_set():
+            if held:
+                out("EVENT part-released %d %s" % (time.monotonic_ns(), ident))
+            p.finish()
+            return
+        if p.failed:
+            if held:
+                out("EVENT part-released %d %s" % (time.monotonic_ns(), ident))
+            out("EVENT part-failed %d %s" % (time.monotonic_ns(), ident))
+            return
+        if p.release:
+            if held:
+                out("EVENT part-released %d %s" % (time.monotonic_ns(), ident))
+                held = False
+            p.release_set()
+        elif p.acquired:
+            if not held:
+                held = True
+                out("EVENT part-acquired %d %s %s" % (time.monotonic_ns(), ident, " ".join(sorted(p))))
+            changed.wait(0.05)
+            changed.clear()
+        else:
+            p.wait_for_acquire(0.05)
+
+
 def run(zk, f):
     cmd = f[0]
     if cmd == "session":
@@ -71,6 +107,36 @@ def run(zk, f):
         return lock_loop(zk, lock, int(f[2]), f[4], "write" if write else "read")
     if cmd == "election-loop":  # path id n counter
         return election_loop(zk, f[1], f[2], int(f[3]), f[4])
+    if cmd == "party-join":  # path id: a Party member, joined
+        p = zk.Party(f[1], f[2])
+        p.join()
+        parties[f[2]] = p
+        return "OK"
+    if cmd == "party-members":  # path: OK id... (sorted)
+        return " ".join(["OK"] + sorted(zk.Party(f[1])))
+    if cmd == "party-leave":  # id
+        parties.pop(f[1]).leave()
+        return "OK"
+    if cmd == "shallow-join":  # path id: a ShallowParty member, joined
+        p = zk.ShallowParty(f[1], f[2])
+        p.join()
+        parties[f[2]] = p
+        return "OK"
+    if cmd == "shallow-members":  # path: OK id... (sorted)
+        return " ".join(["OK"] + sorted(zk.ShallowParty(f[1])))
+    if cmd == "partitioner-start":  # path id time_boundary item,item,...
+        changed, stop = threading.Event(), threading.Event()
+        p = zk.SetPartitioner(f[1], set=f[4].split(","), identifier=f[2],
+                              time_boundary=float(f[3]), state_change_event=changed)
+        t = threading.Thread(target=partitioner_loop, args=(p, f[2], changed, stop), daemon=True)
+        t.start()
+        partitioners[f[2]] = (t, stop)
+        return "OK"
+    if cmd == "partitioner-stop":  # id: release, leave the party
+        t, stop = partitioners.pop(f[1])
+        stop.set()
+        t.join()
+        return "OK"
     return "ERR unknown command " + cmd
 
 

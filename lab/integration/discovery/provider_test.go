@@ -1,0 +1,288 @@
+package discovery_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/discovery"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// newProvider is Discovery.NewProvider for arguments the test knows to be
+// valid; the Provider is closed at cleanup.
+func newProvider(tb testing.TB, d *discovery.Discovery, name string, opts ...discovery.ProviderOption) *discovery.Provider {
+	tb.Helper()
+	p, err := d.NewProvider(ctxT(tb, time.Minute), name, opts...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// The provider follows registrations, updates and unregistrations made by
+// another client, starting before the service exists.
+func TestProviderFollows(t *testing.T) {
+	e := ensemble(t)
+	ctx := ctxT(t, 2*time.Minute)
+	s := connect(t, e.Addrs())
+	reg := connect(t, e.Addrs())
+	base := basePath(t)
+	p := newProvider(t, newDiscovery(t, s, base), "api")
+	if len(p.Instances()) != 0 {
+		t.Fatal("instances before any registration")
+	}
+	if _, err := p.Pick(); !errors.Is(err, discovery.ErrNoInstances) {
+		t.Fatalf("Pick with none = %v", err)
+	}
+	if st, _ := node(t, s, base+"/api"); st != nil {
+		t.Fatal("the provider created the service node")
+	}
+	d := newDiscovery(t, reg, base)
+	var regs []*discovery.Registration
+	for i := range 3 {
+		regs = append(regs, register(t, d, discovery.Instance{Name: "api", ID: fmt.Sprintf("i-%d", i), Port: 1000 + i}))
+	}
+	register(t, d, discovery.Instance{Name: "other", ID: "x"}) // another service: not ours
+	waitInstances(t, p, "i-0,i-1,i-2")
+
+	// A data change.
+	inst := regs[1].Instance()
+	inst.Port = 2001
+	if err := regs[1].Update(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the update", func() bool {
+		all := p.Instances()
+		return len(all) == 3 && all[1].Port == 2001
+	})
+	// Disabled: cached, not usable.
+	inst.Disabled = true
+	if err := regs[1].Update(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	waitInstances(t, p, "i-0,i-2")
+	inst.Disabled = false
+	if err := regs[1].Update(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	waitInstances(t, p, "i-0,i-1,i-2")
+	// Gone.
+	if err := regs[0].Unregister(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitInstances(t, p, "i-1,i-2")
+	// A node that is not an instance is left out; fixed, it is in.
+	if _, err := reg.Conn().Create(base+"/api/junk", []byte("{"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	good, _ := discovery.Marshal(discovery.Instance{Name: "api", ID: "junk"})
+	if _, err := reg.Conn().Set(base+"/api/junk", good, -1); err != nil {
+		t.Fatal(err)
+	}
+	waitInstances(t, p, "i-1,i-2,junk")
+	if err := reg.Conn().Delete(base+"/api/junk", -1); err != nil {
+		t.Fatal(err)
+	}
+	// Every instance gone, then the service node itself: the provider
+	// waits for it to come back.
+	for _, r := range regs[1:] {
+		if err := r.Unregister(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitInstances(t, p, "")
+	if err := reg.Conn().Delete(base+"/api", -1); err != nil {
+		t.Fatal(err)
+	}
+	r := register(t, d, discovery.Instance{Name: "api", ID: "back"})
+	waitInstances(t, p, "back")
+	if err := r.Unregister(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitInstances(t, p, "")
+	if err := p.Err(); err != nil {
+		t.Fatalf("Err while running = %v", err)
+	}
+}
+
+// Close stops the Provider: Pick fails, Changed is closed, its goroutines
+// are gone (ensemble checks); closing again is fine.
+func TestProviderClose(t *testing.T) {
+	e := ensemble(t)
+	s := connect(t, e.Addrs())
+	d := newDiscovery(t, s, basePath(t))
+	register(t, d, discovery.Instance{Name: "api", ID: "i"})
+	p, err := d.NewProvider(ctxT(t, time.Minute), "api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids(p.Instances()) != "i" {
+		t.Fatalf("NewProvider returned before the load: [%s]", ids(p.Instances()))
+	}
+	ch := p.Changed()
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ch:
+	default:
+		t.Fatal("Changed not closed by Close")
+	}
+	if _, err := p.Pick(); !errors.Is(err, discovery.ErrProviderClosed) {
+		t.Fatalf("Pick after Close = %v", err)
+	}
+	if !errors.Is(p.Err(), discovery.ErrProviderClosed) {
+		t.Fatalf("Err after Close = %v", p.Err())
+	}
+	if ids(p.Instances()) != "i" {
+		t.Fatalf("Instances after Close = [%s], want the last state", ids(p.Instances()))
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Stopped by the session's close: Err says so.
+	s2 := connect(t, e.Addrs())
+	p2 := newProvider(t, newDiscovery(t, s2, basePath(t)), "api")
+	if err := s2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p2.Changed():
+	case <-ctxT(t, 10*time.Second).Done():
+		t.Fatal("the provider did not stop with its session")
+	}
+	for p2.Err() == nil {
+		<-p2.Changed()
+	}
+	if err := p2.Err(); !errors.Is(err, discovery.ErrProviderClosed) || !errors.Is(err, recipes.ErrClosed) {
+		t.Fatalf("Err after the session closed = %v", err)
+	}
+}
+
+// The strategies over a real cache: round robin visits every instance in
+// node-name order; sticky stays until its instance goes (or is noted
+// down); random reaches every instance.
+func TestProviderStrategies(t *testing.T) {
+	e := ensemble(t)
+	ctx := ctxT(t, time.Minute)
+	s := connect(t, e.Addrs())
+	base := basePath(t)
+	d := newDiscovery(t, s, base)
+	regs := map[string]*discovery.Registration{}
+	for _, id := range []string{"c", "a", "b"} {
+		regs[id] = register(t, d, discovery.Instance{Name: "api", ID: id})
+	}
+	rr := newProvider(t, d, "api")
+	sticky := newProvider(t, d, "api", discovery.WithStrategy(discovery.Sticky(nil)), discovery.WithDownPolicy(time.Hour, 1))
+	random := newProvider(t, d, "api", discovery.WithStrategy(discovery.Random()))
+	for _, p := range []*discovery.Provider{rr, sticky, random} {
+		waitInstances(t, p, "a,b,c")
+	}
+	var got []string
+	for range 6 {
+		inst, err := rr.Pick()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, inst.ID)
+	}
+	if fmt.Sprint(got) != "[a b c a b c]" {
+		t.Fatalf("round robin picked %v", got)
+	}
+	pick := func(p *discovery.Provider) string {
+		inst, err := p.Pick()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return inst.ID
+	}
+	first := pick(sticky)
+	for range 5 {
+		if id := pick(sticky); id != first {
+			t.Fatalf("sticky moved from %s to %s", first, id)
+		}
+	}
+	// Its instance gone: it moves, and sticks again.
+	if err := regs[first].Unregister(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the sticky provider to see it gone", func() bool { return len(sticky.Instances()) == 2 })
+	second := pick(sticky)
+	if second == first || pick(sticky) != second {
+		t.Fatalf("sticky after %s left: %s then %s", first, second, pick(sticky))
+	}
+	// Noted down (threshold 1): it moves again.
+	sticky.NoteError(second)
+	third := pick(sticky)
+	if third == second || third == first {
+		t.Fatalf("sticky after noting %s down picked %s", second, third)
+	}
+	if n := len(sticky.Instances()); n != 1 {
+		t.Fatalf("%d usable after a note, want 1", n)
+	}
+	seen := map[string]bool{}
+	waitFor(t, 10*time.Second, "random to reach both remaining instances", func() bool {
+		seen[pick(random)] = true
+		return len(seen) == 2
+	})
+	// A filter.
+	f := newProvider(t, d, "api", discovery.WithFilter(func(i discovery.Instance) bool { return i.ID != third }))
+	if got := ids(f.Instances()); got == "" || got == third {
+		t.Fatalf("filtered provider has [%s]", got)
+	}
+}
+
+// After its session expires, a provider reloads on the next session and
+// sees what changed meanwhile.
+func TestProviderAfterExpiry(t *testing.T) {
+	e := ensemble(t)
+	ctx := ctxT(t, 2*time.Minute)
+	link, err := e.NewLink("discovery-provider-expiry")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := connect(t, link.Addrs())
+	reg := connect(t, e.Addrs())
+	base := basePath(t)
+	d := newDiscovery(t, reg, base)
+	r1 := register(t, d, discovery.Instance{Name: "api", ID: "a"})
+	p := newProvider(t, newDiscovery(t, s, base), "api")
+	waitInstances(t, p, "a")
+	if err := link.Blackhole(); err != nil {
+		t.Fatal(err)
+	}
+	// Changes while the provider cannot hear of them.
+	r2 := register(t, d, discovery.Instance{Name: "api", ID: "b"})
+	inst := r1.Instance()
+	inst.Port = 5
+	if err := r1.Update(ctx, inst); err != nil {
+		t.Fatal(err)
+	}
+	old := s.ID()
+	if err := link.ExpireSession(ctx, old); err != nil { // still cut off until expired
+		t.Fatal(err)
+	}
+	all := waitInstances(t, p, "a,b")
+	waitFor(t, 10*time.Second, "the update made while away", func() bool {
+		all = p.Instances()
+		return len(all) == 2 && all[0].Port == 5
+	})
+	if s.ID() == old {
+		t.Fatal("the session did not change")
+	}
+	// And it still follows on the new session.
+	if err := r2.Unregister(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitInstances(t, p, "a")
+	if err := r1.Unregister(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitInstances(t, p, "")
+}
