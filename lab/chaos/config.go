@@ -6,13 +6,16 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"time"
+
+	"github.com/zkrecipes/zkrecipes/lab/chaos/faults"
+	"github.com/zkrecipes/zkrecipes/lab/chaos/workloads"
 )
 
 // Config describes a run of the matrix. The zero value is a quick run with
 // a random seed.
 type Config struct {
 	// Tier is quick (every fault once per scenario) or full. Default quick.
-	Tier Tier
+	Tier faults.Tier
 	// Duration is the least time a scenario runs. Default 4 session
 	// timeouts in the quick tier, 60 s in the full tier.
 	Duration time.Duration
@@ -28,7 +31,8 @@ type Config struct {
 	// CheckTimeout bounds each linearizability search. Default 60 s.
 	CheckTimeout time.Duration
 	// MinRate is the least rate of operations (progress events per
-	// second) a scenario must reach before its first fault (Throughput).
+	// second) a scenario must reach before its first fault
+	// (checkers.Throughput).
 	// Default 5.
 	MinRate float64
 	// Out is the report directory; empty writes no report.
@@ -44,9 +48,9 @@ type Config struct {
 // WithDefaults returns c with every zero field set to its default.
 func (c Config) WithDefaults() (Config, error) {
 	if c.Tier == "" {
-		c.Tier = TierQuick
+		c.Tier = faults.TierQuick
 	}
-	if c.Tier != TierQuick && c.Tier != TierFull {
+	if c.Tier != faults.TierQuick && c.Tier != faults.TierFull {
 		return c, fmt.Errorf("%w: tier %q (want quick or full)", ErrConfig, c.Tier)
 	}
 	if c.SessionTimeout == 0 {
@@ -57,7 +61,7 @@ func (c Config) WithDefaults() (Config, error) {
 	}
 	if c.Duration == 0 {
 		c.Duration = 4 * c.SessionTimeout
-		if c.Tier == TierFull {
+		if c.Tier == faults.TierFull {
 			c.Duration = time.Minute
 		}
 	}
@@ -92,4 +96,9 @@ func (c Config) WithDefaults() (Config, error) {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return c, nil
+}
+
+// checkConfig is what the workloads' checkers take of c.
+func (c Config) checkConfig() workloads.CheckConfig {
+	return workloads.CheckConfig{Clients: c.Clients, LivenessBound: c.LivenessBound, CheckTimeout: c.CheckTimeout}
 }

@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/lab/chaos/faults"
+	"github.com/zkrecipes/zkrecipes/lab/chaos/report"
+	"github.com/zkrecipes/zkrecipes/lab/chaos/workloads"
 	"github.com/zkrecipes/zkrecipes/lab/testenv"
 )
 
@@ -47,7 +50,7 @@ func testSeed(flagSeed uint64, env string) (seed uint64, fixed bool, err error) 
 // workload progressed after its fault healed.
 func e2eConfig(t testing.TB, seed uint64) Config {
 	return Config{
-		Tier: TierQuick, Seed: seed, SessionTimeout: 2 * time.Second, Clients: 3,
+		Tier: faults.TierQuick, Seed: seed, SessionTimeout: 2 * time.Second, Clients: 3,
 		Duration: time.Millisecond, Out: t.TempDir(), Progress: testWriter{t},
 	}
 }
@@ -65,12 +68,12 @@ func (w testWriter) Write(p []byte) (int, error) {
 // QuickFaults, and the full tier every fault).
 func quickScenarios() []Scenario {
 	rep := map[string]bool{}
-	for _, n := range Representative(Workloads()...) {
+	for _, n := range workloads.Representative(workloads.All()...) {
 		rep[n] = true
 	}
 	var out []Scenario
-	for _, sc := range Matrix(TierQuick, Workloads()...) {
-		if _, sub := sc.Workload.(QuickFaulter); !sub || rep[sc.Name] {
+	for _, sc := range Matrix(faults.TierQuick, workloads.All()...) {
+		if _, sub := sc.Workload.(workloads.QuickFaulter); !sub || rep[sc.Name] {
 			out = append(out, sc)
 		}
 	}
@@ -134,7 +137,7 @@ func TestEndToEnd(t *testing.T) {
 		scs := quickScenarios()
 		if filter := os.Getenv("ZKCHAOS_SCENARIOS"); filter != "" {
 			var err error
-			if scs, err = Select(Matrix(TierQuick, Workloads()...), filter); err != nil {
+			if scs, err = Select(Matrix(faults.TierQuick, workloads.All()...), filter); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -164,7 +167,7 @@ func TestEndToEnd(t *testing.T) {
 		if got := sum.Injected(); got != len(scs) {
 			t.Errorf("%d faults injected, want %d", got, len(scs))
 		}
-		for _, f := range []string{ReportHTML, ReportJUnit, ReportSummary, historyFile(scs[0].Name)} {
+		for _, f := range []string{report.FileHTML, report.FileJUnit, report.FileSummary, report.HistoryFile(scs[0].Name)} {
 			if st, err := os.Stat(filepath.Join(cfg.Out, f)); err != nil || st.Size() == 0 {
 				t.Errorf("report file %s: %v", f, err)
 			}
@@ -181,7 +184,7 @@ func TestEndToEnd(t *testing.T) {
 		}
 		// These two fail with or without a fault.
 		want := map[string]string{"register-broken/cut-short": "linearizable", "lock-broken/kill-follower": "mutual-exclusion"}
-		scs, err := Select(Matrix(TierQuick, BrokenWorkloads()...), "register-broken/cut-short,lock-broken/kill-follower")
+		scs, err := Select(Matrix(faults.TierQuick, workloads.Broken()...), "register-broken/cut-short,lock-broken/kill-follower")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +193,7 @@ func TestEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, sc := range sum.Scenarios {
-			c, ok := sc.result(want[sc.Scenario])
+			c, ok := sc.Result(want[sc.Scenario])
 			if !ok || len(c.Violations) == 0 {
 				t.Errorf("%s: %s found no violation: %s", sc.Scenario, want[sc.Scenario], sc.Line())
 				continue
@@ -213,8 +216,8 @@ func TestEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var cases []MutantCase
-		for _, mc := range MutantCases() {
+		var cases []workloads.MutantCase
+		for _, mc := range workloads.MutantCases() {
 			if n := mc.Mutant.Name(); n == "lock-stepdown-mutant" || n == "fence-mutant" {
 				cases = append(cases, mc)
 			}

@@ -3,10 +3,12 @@ package chaos
 import (
 	"os"
 	"testing"
+
+	"github.com/zkrecipes/zkrecipes/lab/chaos/workloads"
 )
 
 // TestMain lets the test binary serve as a chaos worker (LockProc).
 func TestMain(m *testing.M) {
-	RunWorkerIfAsked()
+	workloads.RunWorkerIfAsked()
 	os.Exit(m.Run())
 }

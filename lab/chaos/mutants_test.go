@@ -8,6 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/lab/chaos/faults"
+	"github.com/zkrecipes/zkrecipes/lab/chaos/history"
+	"github.com/zkrecipes/zkrecipes/lab/chaos/workloads"
 	"github.com/zkrecipes/zkrecipes/lab/testenv"
 )
 
@@ -16,7 +19,7 @@ import (
 // through t, every mutant scenario that no expected checker caught and
 // every twin or mild scenario that failed. It returns
 // one line per scenario: name, verdict, checkers that fired, violations.
-func mutantVerdicts(ctx context.Context, t testing.TB, r *Runner, cases []MutantCase) []string {
+func mutantVerdicts(ctx context.Context, t testing.TB, r *Runner, cases []workloads.MutantCase) []string {
 	t.Helper()
 	var scs []Scenario
 	catch := map[string][]string{}
@@ -24,22 +27,22 @@ func mutantVerdicts(ctx context.Context, t testing.TB, r *Runner, cases []Mutant
 	for _, mc := range cases {
 		ms, ts := mc.Scenarios()
 		for i, f := range mc.Faults {
-			fault, err := FaultByName(f)
+			fault, err := faults.ByName(f)
 			if err != nil {
 				t.Fatal(err)
 			}
-			scs = append(scs, Scenario{Name: ms[i], Workload: mc.Mutant, Faults: []Fault{fault}},
-				Scenario{Name: ts[i], Workload: mc.Twin, Faults: []Fault{fault}})
+			scs = append(scs, Scenario{Name: ms[i], Workload: mc.Mutant, Faults: []faults.Fault{fault}},
+				Scenario{Name: ts[i], Workload: mc.Twin, Faults: []faults.Fault{fault}})
 			catch[ms[i]] = mc.Catch
 			twins[ts[i]] = true
 		}
 		for _, f := range mc.Mild {
-			fault, err := FaultByName(f)
+			fault, err := faults.ByName(f)
 			if err != nil {
 				t.Fatal(err)
 			}
 			name := mc.Mutant.Name() + "/" + f
-			scs = append(scs, Scenario{Name: name, Workload: mc.Mutant, Faults: []Fault{fault}})
+			scs = append(scs, Scenario{Name: name, Workload: mc.Mutant, Faults: []faults.Fault{fault}})
 			twins[name] = true // must pass, as a twin does
 		}
 	}
@@ -69,19 +72,19 @@ func mutantVerdicts(ctx context.Context, t testing.TB, r *Runner, cases []Mutant
 		}
 		caught := false
 		for _, name := range catch[sc.Scenario] {
-			if c, ok := sc.result(name); ok && len(c.Violations) > 0 {
+			if c, ok := sc.Result(name); ok && len(c.Violations) > 0 {
 				caught = true
 				t.Logf("%s caught by %s (%d): %s", sc.Scenario, c.Checker, len(c.Violations), c.Violations[0].Msg)
 			}
 		}
 		if !caught {
 			t.Errorf("mutant %s not caught by %v: %s", sc.Scenario, catch[sc.Scenario], sc.Line())
-			for _, hd := range Holdings(sc.History) {
-				t.Logf("  holding %s %s %s %d %s..%s %s", hd.Client, hd.Key, hd.Mode, hd.Token, rel(sc.History, hd.From), rel(sc.History, hd.To), hd.Ended)
+			for _, hd := range history.Holdings(sc.History) {
+				t.Logf("  holding %s %s %s %d %s..%s %s", hd.Client, hd.Key, hd.Mode, hd.Token, history.Rel(sc.History, hd.From), history.Rel(sc.History, hd.To), hd.Ended)
 			}
 			for _, e := range sc.History.Events {
-				if e.Client == Nemesis {
-					t.Logf("  %s %s %s %s", rel(sc.History, e.Time), e.Kind, e.Key, e.Detail)
+				if e.Client == history.Nemesis {
+					t.Logf("  %s %s %s %s", history.Rel(sc.History, e.Time), e.Kind, e.Key, e.Detail)
 				}
 			}
 		}
@@ -109,8 +112,8 @@ func TestMutants(t *testing.T) {
 	if want == "" || testing.Short() {
 		t.Skip("set ZKCHAOS_MUTANTS=all (or mutant names) to run the mutants")
 	}
-	var cases []MutantCase
-	for _, mc := range MutantCases() {
+	var cases []workloads.MutantCase
+	for _, mc := range workloads.MutantCases() {
 		if want == "all" || strings.Contains(","+want+",", ","+mc.Mutant.Name()+",") {
 			cases = append(cases, mc)
 		}
@@ -147,25 +150,25 @@ func TestMutants(t *testing.T) {
 // the same faults and checkers, and every fault and checker named exists.
 func TestMutantCases(t *testing.T) {
 	broken := map[string]bool{}
-	for _, w := range BrokenWorkloads() {
+	for _, w := range workloads.Broken() {
 		broken[w.Name()] = true
 	}
 	cfg, err := Config{}.WithDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkers := func(w Workload) []string {
+	checkers := func(w workloads.Workload) []string {
 		var out []string
-		for _, c := range w.Checkers(cfg) {
+		for _, c := range w.Checkers(cfg.checkConfig()) {
 			out = append(out, c.Name)
 		}
 		return out
 	}
 	quick := map[string]bool{} // what zkchaos -broken runs
-	for _, sc := range Matrix(TierQuick, BrokenWorkloads()...) {
+	for _, sc := range Matrix(faults.TierQuick, workloads.Broken()...) {
 		quick[sc.Name] = true
 	}
-	for _, mc := range MutantCases() {
+	for _, mc := range workloads.MutantCases() {
 		m, tw := mc.Mutant.Name(), mc.Twin.Name()
 		for _, f := range mc.Faults {
 			if !quick[m+"/"+f] {
@@ -173,13 +176,13 @@ func TestMutantCases(t *testing.T) {
 			}
 		}
 		if m != tw+"-mutant" || !broken[m] || broken[tw] {
-			t.Errorf("%s / %s: want a broken <twin>-mutant and a twin outside BrokenWorkloads", m, tw)
+			t.Errorf("%s / %s: want a broken <twin>-mutant and a twin outside workloads.Broken", m, tw)
 		}
 		if len(mc.Faults) == 0 || len(mc.Catch) == 0 {
 			t.Errorf("%s: no fault or no checker", m)
 		}
 		for _, f := range append(append([]string{}, mc.Faults...), mc.Mild...) {
-			if _, err := FaultByName(f); err != nil {
+			if _, err := faults.ByName(f); err != nil {
 				t.Errorf("%s: %v", m, err)
 			}
 		}
@@ -194,34 +197,14 @@ func TestMutantCases(t *testing.T) {
 		}
 		wantM, wantT := mc.Scenarios()
 		var gotM, gotT []string
-		for _, sc := range Matrix(TierQuick, mc.Mutant) {
+		for _, sc := range Matrix(faults.TierQuick, mc.Mutant) {
 			gotM = append(gotM, sc.Name)
 		}
-		for _, sc := range Matrix(TierQuick, mc.Twin) {
+		for _, sc := range Matrix(faults.TierQuick, mc.Twin) {
 			gotT = append(gotT, sc.Name)
 		}
 		if fmt.Sprint(gotM) != fmt.Sprint(wantM) || fmt.Sprint(gotT) != fmt.Sprint(wantT) {
 			t.Errorf("%s: quick matrix %v and %v, want %v and %v", m, gotM, gotT, wantM, wantT)
 		}
-	}
-}
-
-func TestSeqSuffix(t *testing.T) {
-	for _, tc := range []struct{ name, want string }{
-		{"_c_0f8e2e4a-1b6c-4a57-9b55-3c1d2e4f5a6b-__WRIT__0000000042", "0000000042"},
-		{"_c_0f8e2e4a-1b6c-4a57-9b55-3c1d2e4f5a6b-__READ__0000000042", "0000000042"},
-		{"short", "short"},
-		{"", ""},
-	} {
-		if got := seqSuffix(tc.name); got != tc.want {
-			t.Errorf("seqSuffix(%q) = %q, want %q", tc.name, got, tc.want)
-		}
-	}
-	kids := []string{"a-0000000002", "b-0000000001"}
-	if got := sortIndex(kids, "b-0000000001"); got != 1 {
-		t.Errorf("sortIndex = %d, want 1", got)
-	}
-	if got := sortIndex(kids, "c"); got != -1 {
-		t.Errorf("sortIndex of a missing name = %d, want -1", got)
 	}
 }

@@ -4,16 +4,18 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/zkrecipes/zkrecipes/lab/chaos/report"
 )
 
 // Run plays every scenario in order, printing a progress line after each,
 // and writes the report when Config.Out is set. It returns early, with the
 // summary so far, when a scenario leaves the ensemble unhealable or ctx
 // ends. Violations are in the summary, not in the error (see
-// Summary.Failed).
-func (r *Runner) Run(ctx context.Context, scs []Scenario) (Summary, error) {
+// report.Summary.Failed).
+func (r *Runner) Run(ctx context.Context, scs []Scenario) (report.Summary, error) {
 	cfg := r.cfg
-	s := Summary{
+	s := report.Summary{
 		Seed: cfg.Seed, Tier: cfg.Tier, Started: time.Now(), Duration: cfg.Duration,
 		SessionTimeout: cfg.SessionTimeout, Clients: cfg.Clients, Backend: string(r.e.Backend()), Command: cfg.Command,
 	}
@@ -32,7 +34,7 @@ func (r *Runner) Run(ctx context.Context, scs []Scenario) (Summary, error) {
 	}
 	s.Took = time.Since(s.Started).Round(time.Millisecond)
 	if cfg.Out != "" {
-		if err := WriteReport(cfg.Out, s); err != nil && runErr == nil {
+		if err := report.Write(cfg.Out, s); err != nil && runErr == nil {
 			runErr = err
 		}
 	}

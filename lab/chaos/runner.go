@@ -7,47 +7,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/lab/chaos/checkers"
+	"github.com/zkrecipes/zkrecipes/lab/chaos/cluster"
+	"github.com/zkrecipes/zkrecipes/lab/chaos/faults"
+	"github.com/zkrecipes/zkrecipes/lab/chaos/history"
+	"github.com/zkrecipes/zkrecipes/lab/chaos/report"
 	"github.com/zkrecipes/zkrecipes/lab/testenv"
 )
-
-// ScenarioResult is what one scenario did and what the checkers found.
-type ScenarioResult struct {
-	Scenario string        `json:"scenario"`
-	Workload string        `json:"workload"`
-	Faults   string        `json:"faults"`
-	Schedule Schedule      `json:"schedule"`
-	Results  []Result      `json:"results"`
-	Ops      int           `json:"ops"`      // completed operations and holdings
-	Injected int           `json:"injected"` // fault windows injected
-	Took     time.Duration `json:"took"`
-	// Ran is how long the workload ran under its faults, up to the end of
-	// the leftover check (Took adds the checkers' time).
-	Ran time.Duration `json:"ran"`
-	// Err is set when the scenario could not run as scheduled (a fault
-	// could not be injected, the workload failed); it fails the run.
-	Err string `json:"err,omitempty"`
-	// Targets is what each injected fault really struck, in order.
-	Targets []Target `json:"targets,omitempty"`
-	// Margins counts the handoffs after a loss (see LeaseMargins);
-	// MarginMin and MarginMedian are their smallest and median margins.
-	Margins      int           `json:"margins,omitempty"`
-	MarginMin    time.Duration `json:"margin_min,omitempty"`
-	MarginMedian time.Duration `json:"margin_median,omitempty"`
-	History      History       `json:"-"`
-}
-
-// Violations counts the violations found by every checker.
-func (r ScenarioResult) Violations() int {
-	n := 0
-	for _, c := range r.Results {
-		n += len(c.Violations)
-	}
-	return n
-}
-
-// Failed reports a violation or an error.
-func (r ScenarioResult) Failed() bool { return r.Err != "" || r.Violations() > 0 }
 
 // Runner plays scenarios against one ensemble, one at a time.
 type Runner struct {
@@ -72,19 +38,20 @@ func (r *Runner) Config() Config { return r.cfg }
 // progress after the last heal (or the liveness bound passed) and the
 // duration elapsed, stops the workload, checks right away that no
 // ephemeral node outlives the closed sessions, removes the scenario's
-// nodes and runs the workload's checkers and Throughput. The error is non-nil only when the ensemble could
-// not be healed or ctx ended: the run cannot go on.
-func (r *Runner) RunScenario(ctx context.Context, sc Scenario) (ScenarioResult, error) {
+// nodes and runs the workload's checkers and checkers.Throughput. The error
+// is non-nil only when the ensemble could not be healed or ctx ended: the
+// run cannot go on.
+func (r *Runner) RunScenario(ctx context.Context, sc Scenario) (report.ScenarioResult, error) {
 	cfg := r.cfg
 	began := time.Now()
-	res := ScenarioResult{Scenario: sc.Name, Workload: sc.Workload.Name(), Faults: sc.FaultNames()}
-	sched, err := NewSchedule(cfg.Seed, sc.Name, sc.Faults, cfg.Tier, cfg.Duration, cfg.SessionTimeout)
+	res := report.ScenarioResult{Scenario: sc.Name, Workload: sc.Workload.Name(), Faults: sc.FaultNames()}
+	sched, err := faults.NewSchedule(cfg.Seed, sc.Name, sc.Faults, cfg.Tier, cfg.Duration, cfg.SessionTimeout)
 	if err != nil {
 		return res, err
 	}
 	res.Schedule = sched
-	rec := NewRecorder()
-	env := &Env{
+	rec := history.NewRecorder()
+	env := &cluster.Env{
 		Ensemble: r.e, Rec: rec, SessionTimeout: cfg.SessionTimeout, Clients: cfg.Clients, Logger: cfg.Logger,
 		Root: fmt.Sprintf("/chaos/%s-%x", strings.ReplaceAll(sc.Name, "/", "-"), cfg.Seed&0xffffff),
 	}
@@ -102,7 +69,7 @@ func (r *Runner) RunScenario(ctx context.Context, sc Scenario) (ScenarioResult, 
 	done := make(chan error, 1)
 	go func() { done <- sc.Workload.Run(wctx, env) }()
 	sampled := make(chan struct{})
-	go func() { defer close(sampled); sampleSessions(wctx, env) }()
+	go func() { defer close(sampled); cluster.SampleSessions(wctx, env) }()
 
 	var errs []string
 	workloadErr := func(err error) {
@@ -131,7 +98,7 @@ func (r *Runner) RunScenario(ctx context.Context, sc Scenario) (ScenarioResult, 
 	if fatal != nil {
 		return res, fatal
 	}
-	if err := waitQuorum(ctx, r.e); err != nil {
+	if err := faults.WaitQuorum(ctx, r.e); err != nil {
 		return res, err
 	}
 	admin.recordLeftovers(ctx, env)
@@ -141,29 +108,29 @@ func (r *Runner) RunScenario(ctx context.Context, sc Scenario) (ScenarioResult, 
 	h := rec.History()
 	h.Scenario, h.Workload, h.Fault, h.Seed = sc.Name, sc.Workload.Name(), sc.FaultNames(), cfg.Seed
 	res.History = h
-	for _, o := range Operations(h) {
-		if o.Result != KindUnknown {
+	for _, o := range history.Operations(h) {
+		if o.Result != history.KindUnknown {
 			res.Ops++
 		}
 	}
-	res.Ops += len(Holdings(h))
+	res.Ops += len(history.Holdings(h))
 	voids := map[string]string{}
 	for _, f := range sc.Faults {
 		for _, v := range f.Voids {
 			voids[v] = f.Name
 		}
 	}
-	checkers := sc.Workload.Checkers(cfg)
-	if exclusive(checkers) {
-		checkers = append(checkers, LeaseMargin())
+	checks := sc.Workload.Checkers(cfg.checkConfig())
+	if checkers.Exclusive(checks) {
+		checks = append(checks, checkers.LeaseMargin())
 	}
-	checkers = append(checkers, Throughput(cfg.MinRate, cfg.Tier), Exercised(cfg.SessionTimeout, cfg.Tier))
-	res.Targets = Targets(h)
-	res.Margins, res.MarginMin, res.MarginMedian = MarginStats(LeaseMargins(h))
-	for _, c := range checkers {
+	checks = append(checks, checkers.Throughput(cfg.MinRate, cfg.Tier), checkers.Exercised(cfg.SessionTimeout, cfg.Tier))
+	res.Targets = faults.Targets(h)
+	res.Margins, res.MarginMin, res.MarginMedian = checkers.MarginStats(checkers.LeaseMargins(h))
+	for _, c := range checks {
 		cr := c.Run(h)
 		if f, ok := voids[c.Name]; ok {
-			cr = cr.void(f)
+			cr = cr.Void(f)
 		}
 		res.Results = append(res.Results, cr)
 	}
@@ -174,12 +141,12 @@ func (r *Runner) RunScenario(ctx context.Context, sc Scenario) (ScenarioResult, 
 
 // play injects the windows of sched in order. It returns the time of the
 // last heal, and a non-nil error only when the ensemble cannot be healed.
-func (r *Runner) play(ctx context.Context, env *Env, sched Schedule, done <-chan error, res *ScenarioResult,
+func (r *Runner) play(ctx context.Context, env *cluster.Env, sched faults.Schedule, done <-chan error, res *report.ScenarioResult,
 	errs *[]string, finished *bool, workloadErr func(error)) (int64, error) {
 	start := time.Now()
 	lastHeal := int64(0)
 	for _, w := range sched.Windows {
-		f, err := FaultByName(w.Fault)
+		f, err := faults.ByName(w.Fault)
 		if err != nil {
 			return lastHeal, err
 		}
@@ -194,92 +161,48 @@ func (r *Runner) play(ctx context.Context, env *Env, sched Schedule, done <-chan
 		case <-time.After(time.Until(start.Add(w.At))):
 		}
 		if f.Server {
-			env.Rec.Add(Event{Client: Nemesis, Kind: KindZKLeader, Value: int64(leaderNow(ctx, r.e))})
+			env.Rec.Add(history.Event{Client: history.Nemesis, Kind: history.KindZKLeader, Value: int64(faults.LeaderNow(ctx, r.e))})
 		}
 		detail := fmt.Sprintf("for %v victim %d server %d param %d", w.For, w.Victim, w.Server, w.Param)
 		if f.Aim != "" {
 			detail += " aim " + f.Aim
 		}
-		env.Rec.Add(Event{Client: Nemesis, Kind: KindFaultStart, Key: f.Name, Detail: detail})
+		env.Rec.Add(history.Event{Client: history.Nemesis, Kind: history.KindFaultStart, Key: f.Name, Detail: detail})
 		heal, target, err := f.Inject(ctx, env, w)
 		if err != nil {
-			env.Rec.Add(Event{Client: Nemesis, Kind: KindFaultEnd, Key: f.Name, Detail: "not injected: " + err.Error()})
+			env.Rec.Add(history.Event{Client: history.Nemesis, Kind: history.KindFaultEnd, Key: f.Name, Detail: "not injected: " + err.Error()})
 			*errs = append(*errs, err.Error())
-			if err := waitQuorum(ctx, r.e); err != nil {
+			if err := faults.WaitQuorum(ctx, r.e); err != nil {
 				return lastHeal, err
 			}
 			continue
 		}
 		res.Injected++
-		env.Rec.Add(targetEvent(target))
+		env.Rec.Add(faults.TargetEvent(target))
 		env.Logger.Info("chaos: fault injected", "scenario", sched.Scenario, "fault", f.Name, "target", target.String())
 		select {
 		case <-ctx.Done():
 		case <-time.After(w.For):
 		}
-		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), healTimeout)
+		hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), faults.HealTimeout)
 		err = heal(hctx)
 		cancel()
 		if err != nil {
-			return lastHeal, fmt.Errorf("%w: %s: %v", ErrHeal, f.Name, err)
+			return lastHeal, fmt.Errorf("%w: %s: %v", faults.ErrHeal, f.Name, err)
 		}
-		lastHeal = env.Rec.Add(Event{Client: Nemesis, Kind: KindFaultEnd, Key: f.Name}).Time
+		lastHeal = env.Rec.Add(history.Event{Client: history.Nemesis, Kind: history.KindFaultEnd, Key: f.Name}).Time
 		if f.Server {
-			env.Rec.Add(Event{Client: Nemesis, Kind: KindZKLeader, Value: int64(leaderNow(ctx, r.e))})
+			env.Rec.Add(history.Event{Client: history.Nemesis, Kind: history.KindZKLeader, Value: int64(faults.LeaderNow(ctx, r.e))})
 		}
 		env.Logger.Info("chaos: fault healed", "scenario", sched.Scenario, "fault", f.Name)
 	}
 	return lastHeal, nil
 }
 
-// sampleSessions records, until ctx is done, every change of each client's
-// session as the runner sees it every 20 ms: a connection that stops having
-// a session ("suspended"), gets it back ("connected"), or a new session id
-// ("new", Value = the id, for clients in worker processes too). These are
-// the suspensions and expiries the clients went through (see Exercised).
-func sampleSessions(ctx context.Context, env *Env) {
-	type seen struct {
-		id        int64
-		connected bool
-	}
-	last := map[string]seen{}
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		for _, c := range env.ClientList() {
-			now := seen{id: c.Session(), connected: true}
-			conn := c.conn.Load()
-			if conn != nil {
-				now.connected = conn.State() == zk.StateHasSession
-			}
-			before, ok := last[c.Name]
-			last[c.Name] = now
-			if !ok || ctx.Err() != nil {
-				continue
-			}
-			if before.id != 0 && now.id != 0 && now.id != before.id {
-				env.Rec.Add(Event{Client: c.Name, Kind: KindSession, Value: now.id, Detail: "new"})
-			}
-			if conn != nil && before.connected != now.connected {
-				d := "suspended"
-				if now.connected {
-					d = "connected"
-				}
-				env.Rec.Add(Event{Client: c.Name, Kind: KindSession, Detail: d})
-			}
-		}
-	}
-}
-
 // settle waits until the scenario's duration passed and every client made
 // progress after the last heal, or the liveness bound passed. It reports
 // whether the workload already returned.
-func (r *Runner) settle(ctx context.Context, env *Env, began time.Time, lastHeal int64, done <-chan error, workloadErr func(error)) bool {
+func (r *Runner) settle(ctx context.Context, env *cluster.Env, began time.Time, lastHeal int64, done <-chan error, workloadErr func(error)) bool {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	healedAt := time.Now()

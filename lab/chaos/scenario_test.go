@@ -5,6 +5,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/zkrecipes/zkrecipes/lab/chaos/faults"
+	"github.com/zkrecipes/zkrecipes/lab/chaos/workloads"
 )
 
 func scenarioNames(scs []Scenario) []string {
@@ -16,10 +19,10 @@ func scenarioNames(scs []Scenario) []string {
 }
 
 func TestMatrix(t *testing.T) {
-	quick := Matrix(TierQuick, &Register{}, &LockProc{})
+	quick := Matrix(faults.TierQuick, &workloads.Register{}, &workloads.LockProc{})
 	want := 0
-	for _, f := range Catalogue() {
-		if (f.quickFor("register") && !f.NeedsProcesses && f.Aim != RoleWaiter) || (f.quickFor("lock-proc") && f.NeedsProcesses) {
+	for _, f := range faults.Catalogue() {
+		if (f.InQuick("register") && !f.NeedsProcesses && f.Aim != faults.RoleWaiter) || (f.InQuick("lock-proc") && f.NeedsProcesses) {
 			want++
 		}
 	}
@@ -31,14 +34,14 @@ func TestMatrix(t *testing.T) {
 			t.Errorf("%s: process faults must go to process workloads only", s.Name)
 		}
 	}
-	full := Matrix(TierFull, &Register{})
+	full := Matrix(faults.TierFull, &workloads.Register{})
 	if last := full[len(full)-1]; last.Name != "register/slow-close" {
 		t.Fatalf("full matrix is not sorted: ends with %s", last.Name)
 	}
 	mixed := false
 	inProc := 0
-	for _, f := range Catalogue() {
-		if !f.NeedsProcesses && f.Aim != RoleWaiter {
+	for _, f := range faults.Catalogue() {
+		if !f.NeedsProcesses && f.Aim != faults.RoleWaiter {
 			inProc++
 		}
 	}
@@ -56,7 +59,7 @@ func TestMatrix(t *testing.T) {
 }
 
 func TestSelect(t *testing.T) {
-	all := Matrix(TierQuick, &Register{}, &Lock{})
+	all := Matrix(faults.TierQuick, &workloads.Register{}, &workloads.Lock{})
 	tests := []struct {
 		filter string
 		want   []string
@@ -100,7 +103,7 @@ func TestConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Tier != TierQuick || c.Seed == 0 || c.Clients != 4 || c.Duration != 4*c.SessionTimeout {
+	if c.Tier != faults.TierQuick || c.Seed == 0 || c.Clients != 4 || c.Duration != 4*c.SessionTimeout {
 		t.Errorf("defaults: %+v", c)
 	}
 	for _, bad := range []Config{{Tier: "x"}, {Clients: -1}, {SessionTimeout: 1}, {Duration: -1}} {

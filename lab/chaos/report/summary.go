@@ -1,0 +1,236 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/lab/chaos/checkers"
+	"github.com/zkrecipes/zkrecipes/lab/chaos/faults"
+)
+
+// Summary is a whole run: its parameters and every scenario's result.
+type Summary struct {
+	Seed           uint64           `json:"seed"`
+	Tier           faults.Tier      `json:"tier"`
+	Command        string           `json:"command,omitempty"`
+	Backend        string           `json:"backend,omitempty"`
+	Started        time.Time        `json:"started"`
+	Took           time.Duration    `json:"took"`
+	Duration       time.Duration    `json:"duration"`
+	SessionTimeout time.Duration    `json:"session_timeout"`
+	Clients        int              `json:"clients"`
+	Scenarios      []ScenarioResult `json:"scenarios"`
+}
+
+// Violations counts every violation of every scenario.
+func (s Summary) Violations() int {
+	n := 0
+	for _, r := range s.Scenarios {
+		n += r.Violations()
+	}
+	return n
+}
+
+// Errors counts scenarios that could not run as scheduled.
+func (s Summary) Errors() int {
+	n := 0
+	for _, r := range s.Scenarios {
+		if r.Err != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// Ops counts completed operations and holdings over every scenario.
+func (s Summary) Ops() int {
+	n := 0
+	for _, r := range s.Scenarios {
+		n += r.Ops
+	}
+	return n
+}
+
+// Injected counts fault windows injected over every scenario.
+func (s Summary) Injected() int {
+	n := 0
+	for _, r := range s.Scenarios {
+		n += r.Injected
+	}
+	return n
+}
+
+// Failed reports a violation or an error in any scenario.
+func (s Summary) Failed() bool { return s.Violations() > 0 || s.Errors() > 0 }
+
+// Checkers returns the checker names of every scenario, in order of first
+// appearance: the columns of the summary table.
+func (s Summary) Checkers() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range s.Scenarios {
+		for _, c := range r.Results {
+			if !seen[c.Checker] {
+				seen[c.Checker] = true
+				out = append(out, c.Checker)
+			}
+		}
+	}
+	return out
+}
+
+// Group is the scenarios of one workload, with the checkers they ran: one
+// table of the summary.
+type Group struct {
+	Workload  string
+	Checkers  []string
+	Scenarios []ScenarioResult
+}
+
+// Groups returns the scenarios grouped by workload, in order of first
+// appearance, each with the checkers its scenarios ran (its columns).
+func (s Summary) Groups() []Group {
+	var out []Group
+	at := map[string]int{}
+	for _, r := range s.Scenarios {
+		i, ok := at[r.Workload]
+		if !ok {
+			i = len(out)
+			at[r.Workload] = i
+			out = append(out, Group{Workload: r.Workload})
+		}
+		out[i].Scenarios = append(out[i].Scenarios, r)
+	}
+	for i := range out {
+		sub := Summary{Scenarios: out[i].Scenarios}
+		out[i].Checkers = sub.Checkers()
+	}
+	return out
+}
+
+// NotExercised counts scenarios that the throughput check (too few
+// operations before the fault) or the exercised check (a fault left no
+// trace) flagged (quick tier) or failed (full tier).
+func (s Summary) NotExercised() int {
+	n := 0
+	for _, r := range s.Scenarios {
+		if r.notExercised() {
+			n++
+		}
+	}
+	return n
+}
+
+// notExercisedBy names the checkers whose "not exercised" verdict counts.
+var notExercisedBy = []string{"throughput", "exercised"}
+
+func (r ScenarioResult) notExercised() bool {
+	for _, name := range notExercisedBy {
+		if c, ok := r.Result(name); ok && (c.Inconclusive || len(c.Violations) > 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// MarginCell shows the scenario's lease margins: "min/median", or "none"
+// when no handoff followed a loss.
+func (r ScenarioResult) MarginCell() string {
+	if r.Margins == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%v/%v", r.MarginMin.Round(time.Millisecond), r.MarginMedian.Round(time.Millisecond))
+}
+
+// TargetCell lists what the scenario's faults struck, in order.
+func (r ScenarioResult) TargetCell() string {
+	var out []string
+	for _, t := range r.Targets {
+		out = append(out, t.String())
+	}
+	return strings.Join(out, "; ")
+}
+
+// Result returns the named checker's result of r, if it ran.
+func (r ScenarioResult) Result(checker string) (checkers.Result, bool) {
+	for _, c := range r.Results {
+		if c.Checker == checker {
+			return c, true
+		}
+	}
+	return checkers.Result{}, false
+}
+
+// Cell is how the summary shows one checker's result: "ok 123" (items
+// checked), "3 VIOLATION(S)", "? 123" (inconclusive), "not exercised"
+// (throughput or exercised flagged in the quick tier), "void 2" or "-"
+// (not run).
+func (r ScenarioResult) Cell(checker string) string {
+	c, ok := r.Result(checker)
+	switch {
+	case !ok:
+		return "-"
+	case len(c.Violations) > 0:
+		return fmt.Sprintf("%d VIOLATION(S)", len(c.Violations))
+	case c.Voided:
+		return fmt.Sprintf("void %d", c.Expected)
+	case c.Inconclusive && (c.Checker == "throughput" || c.Checker == "exercised"):
+		return "not exercised"
+	case c.Inconclusive:
+		return fmt.Sprintf("? %d", c.Checked)
+	}
+	return fmt.Sprintf("ok %d", c.Checked)
+}
+
+// Line is the progress line printed after a scenario.
+func (r ScenarioResult) Line() string {
+	status := "PASS"
+	if r.Failed() {
+		status = "FAIL"
+	}
+	var parts []string
+	for _, c := range r.Results {
+		parts = append(parts, c.Checker+"="+r.Cell(c.Checker))
+	}
+	line := fmt.Sprintf("%s %-34s faults=%d ops=%d %s (%v)", status, r.Scenario, r.Injected, r.Ops, strings.Join(parts, " "), r.Took.Round(100*time.Millisecond))
+	if r.Margins > 0 {
+		line += " margin=" + r.MarginCell()
+	}
+	if tc := r.TargetCell(); tc != "" {
+		line += " target: " + tc
+	}
+	if r.Err != "" {
+		line += " error: " + r.Err
+	}
+	return line
+}
+
+// WriteTable writes the summary as text: a table per workload (scenario x
+// the invariants that workload checks, the lease margins' minimum and
+// median, what the faults struck), then the totals.
+func (s Summary) WriteTable(w io.Writer) error {
+	for _, g := range s.Groups() {
+		fmt.Fprintf(w, "workload %s\n", g.Workload)
+		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "  scenario\tfaults\tops\t%s\tmargin min/median\ttook\ttargets\terror\n", strings.Join(g.Checkers, "\t"))
+		for _, r := range g.Scenarios {
+			cells := make([]string, len(g.Checkers))
+			for i, c := range g.Checkers {
+				cells[i] = r.Cell(c)
+			}
+			errText := r.Err
+			if len(errText) > 60 {
+				errText = errText[:57] + "..."
+			}
+			fmt.Fprintf(tw, "  %s\t%d\t%d\t%s\t%s\t%v\t%s\t%s\n", r.Scenario, r.Injected, r.Ops, strings.Join(cells, "\t"), r.MarginCell(),
+				r.Took.Round(100*time.Millisecond), r.TargetCell(), errText)
+		}
+		tw.Flush()
+	}
+	_, err := fmt.Fprintf(w, "seed %d, tier %s: %d scenarios, %d faults injected, %d operations, %d violations, %d errors, %d not exercised (%v)\n",
+		s.Seed, s.Tier, len(s.Scenarios), s.Injected(), s.Ops(), s.Violations(), s.Errors(), s.NotExercised(), s.Took.Round(time.Second))
+	return err
+}

@@ -1,0 +1,185 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/lab/chaos/checkers"
+	"github.com/zkrecipes/zkrecipes/lab/chaos/history"
+)
+
+// Timeline is the geometry of one scenario's picture, drawn as inline SVG
+// by the report template: a row per client with its operations' outcomes
+// (a strip of buckets: green = something succeeded, orange = an outcome was
+// unknown, red = only failures) and its holdings as bars, fault windows
+// shaded over every row (titled with the target each struck), crashes and
+// resumptions as ticks on their client's row, and violations marked in
+// red.
+type Timeline struct {
+	Width, Height int
+	Rows          []tlText // client names, left column
+	Rects         []tlRect
+	Ticks         []tlTick
+	Marks         []tlRect // violations
+}
+
+type tlRect struct {
+	X, Y, W, H float64
+	Class      string
+	Title      string
+	Label      string
+}
+
+type tlText struct {
+	X, Y float64
+	Text string
+}
+
+type tlTick struct {
+	X     float64
+	Label string
+}
+
+const (
+	tlWidth   = 1200
+	tlLeft    = 80
+	tlTop     = 22
+	tlRow     = 26
+	tlBuckets = 300
+)
+
+// NewTimeline lays out h; violations are marked at their times.
+func NewTimeline(h history.History, results []checkers.Result) Timeline {
+	clients := h.Clients()
+	sort.Strings(clients)
+	span := float64(h.End - h.Start)
+	if span <= 0 {
+		span = 1
+	}
+	plot := float64(tlWidth - tlLeft - 10)
+	x := func(t int64) float64 {
+		v := tlLeft + plot*float64(t-h.Start)/span
+		if v < tlLeft {
+			return tlLeft
+		}
+		return v
+	}
+	t := Timeline{Width: tlWidth, Height: tlTop + tlRow*len(clients) + 24}
+	row := map[string]int{}
+	for i, c := range clients {
+		row[c] = i
+		t.Rows = append(t.Rows, tlText{X: tlLeft - 6, Y: float64(tlTop + i*tlRow + 17), Text: c})
+	}
+	bottom := float64(tlTop + tlRow*len(clients))
+
+	// fault windows, titled with what they struck
+	for _, w := range checkers.FaultWindows(h) {
+		struck := "target not recorded"
+		if w.Target != nil {
+			struck = w.Target.String()
+		}
+		t.Rects = append(t.Rects, tlRect{X: x(w.Start), Y: tlTop - 16, W: max(x(w.End)-x(w.Start), 2), H: bottom - tlTop + 16,
+			Class: "fault", Title: fmt.Sprintf("%s: %s, %s to %s", w.Fault, struck, history.Rel(h, w.Start), history.Rel(h, w.End)), Label: w.Fault})
+	}
+
+	// operation outcome strips
+	type bucket struct{ ok, fail, unknown int }
+	strips := map[string][]bucket{}
+	for _, o := range history.Operations(h) {
+		if _, ok := row[o.Client]; !ok {
+			continue
+		}
+		at := o.Return
+		if o.Result == history.KindUnknown {
+			at = o.Call
+		}
+		i := int(float64(at-h.Start) / span * tlBuckets)
+		if i < 0 || i >= tlBuckets {
+			continue
+		}
+		if strips[o.Client] == nil {
+			strips[o.Client] = make([]bucket, tlBuckets)
+		}
+		switch o.Result {
+		case history.KindOK:
+			strips[o.Client][i].ok++
+		case history.KindFail:
+			strips[o.Client][i].fail++
+		default:
+			strips[o.Client][i].unknown++
+		}
+	}
+	bw := plot / tlBuckets
+	for c, bs := range strips {
+		y := float64(tlTop + row[c]*tlRow + 16)
+		for i, b := range bs {
+			class := ""
+			switch {
+			case b.unknown > 0:
+				class = "op-unknown"
+			case b.ok > 0:
+				class = "op-ok"
+			case b.fail > 0:
+				class = "op-fail"
+			default:
+				continue
+			}
+			t.Rects = append(t.Rects, tlRect{X: tlLeft + float64(i)*bw, Y: y, W: bw + 0.3, H: 6, Class: class,
+				Title: fmt.Sprintf("%s at %s: %d ok, %d failed, %d unknown", c, time.Duration(float64(i)*span/tlBuckets).Round(time.Millisecond), b.ok, b.fail, b.unknown)})
+		}
+	}
+
+	// holdings
+	for _, hd := range history.Holdings(h) {
+		r, ok := row[hd.Client]
+		if !ok {
+			continue
+		}
+		class := "hold"
+		if hd.Mode == "read" {
+			class = "hold-read"
+		}
+		end := "to the end"
+		if hd.Ended != "" {
+			end = string(hd.Ended)
+		}
+		t.Rects = append(t.Rects, tlRect{X: x(hd.From), Y: float64(tlTop + r*tlRow + 3), W: max(x(hd.To)-x(hd.From), 1.5), H: 11, Class: class,
+			Title: fmt.Sprintf("%s holds %s (token %d) %s to %s, %s", hd.Client, hd.Key, hd.Token, history.Rel(h, hd.From), history.Rel(h, hd.To), end)})
+	}
+
+	// crashes and resumptions (the two-phase workload's): a tick on the
+	// client's row
+	for _, e := range h.Events {
+		r, ok := row[e.Client]
+		if !ok || (e.Kind != history.KindCrash && e.Kind != history.KindResume) {
+			continue
+		}
+		t.Rects = append(t.Rects, tlRect{X: x(e.Time) - 1, Y: float64(tlTop + r*tlRow), W: 2, H: 22, Class: string(e.Kind),
+			Title: fmt.Sprintf("%s %s %s (%s) at %s", e.Client, e.Kind, e.Key, e.Detail, history.Rel(h, e.Time))})
+	}
+
+	// violations
+	for _, res := range results {
+		for _, v := range res.Violations {
+			t.Marks = append(t.Marks, tlRect{X: x(v.Time) - 1, Y: tlTop - 4, W: 2, H: bottom - tlTop + 4, Class: "violation",
+				Title: res.Checker + ": " + v.Msg})
+		}
+	}
+
+	// axis: a tick at a round step, about 10 over the span
+	step := time.Second
+	for _, s := range []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute, 5 * time.Minute} {
+		step = s
+		if time.Duration(span)/s <= 12 {
+			break
+		}
+	}
+	for d := time.Duration(0); d <= time.Duration(span); d += step {
+		t.Ticks = append(t.Ticks, tlTick{X: x(h.Start + int64(d)), Label: d.String()})
+	}
+	return t
+}
+
+// Bottom is the y of the axis.
+func (t Timeline) Bottom() int { return t.Height - 20 }
