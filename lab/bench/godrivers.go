@@ -5,22 +5,27 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/barrier"
+	"github.com/zkrecipes/zkrecipes/cache"
 	"github.com/zkrecipes/zkrecipes/leader"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/queue"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/rwlock"
+	"github.com/zkrecipes/zkrecipes/shared"
 )
 
 // loop runs one goroutine per client, started together, each repeating
-// step until d has passed; it returns the steps done and the time until
-// the last goroutine stopped.
+// step until d has passed, but at least once (so that each client takes
+// part, however late it starts); it returns the steps done and the time
+// until the last goroutine stopped.
 func loop(ctx context.Context, clients int, d time.Duration, step func(ctx context.Context, i, j int) error) (int, time.Duration, error) {
 	var ops atomic.Int64
 	var wg sync.WaitGroup
@@ -31,7 +36,7 @@ func loop(ctx context.Context, clients int, d time.Duration, step func(ctx conte
 	for i := range clients {
 		wg.Go(func() {
 			<-start
-			for j := 0; time.Now().Before(deadline); j++ {
+			for j := 0; j == 0 || time.Now().Before(deadline); j++ {
 				if err := step(ctx, i, j); err != nil {
 					errs[i] = err
 					return
@@ -126,10 +131,15 @@ type zkrecipesDriver struct {
 	timeout time.Duration
 	ss      []*recipes.Session
 	elect   *campaign
+	tree    *treeWatch
+	members []*barrier.DoubleBarrier // of the last BarrierEnter
+	group   *electGroup              // participants of ElectJoin
 }
 
 // NewZkrecipes is the DriverFactory of zkrecipes: lock.Mutex,
-// rwlock.RWMutex, queue.Queue and leader.Election, defaults throughout.
+// rwlock.RWMutex, queue.Queue, leader.Election, shared.Long,
+// lock.MultiMutex and cache.TreeCache, defaults throughout (but the Long's
+// attempts, see Increments).
 func NewZkrecipes(ctx context.Context, connect string, sessionTimeout time.Duration) (Driver, error) {
 	d := &zkrecipesDriver{addrs: strings.Split(connect, ","), timeout: sessionTimeout}
 	if err := d.Open(ctx, 1); err != nil {
@@ -218,6 +228,69 @@ func (d *zkrecipesDriver) RWMix(ctx context.Context, path string, dur time.Durat
 	})
 }
 
+// Increments uses shared.Long (Curator's DistributedAtomicLong layout)
+// without promotion and with attempts enough never to give up, so each
+// Increment is the compare-and-set loop itself.
+func (d *zkrecipesDriver) Increments(ctx context.Context, path string, dur time.Duration, k int) (int, time.Duration, error) {
+	if err := d.Open(ctx, k); err != nil {
+		return 0, 0, err
+	}
+	ls := make([]*shared.Long, k)
+	for i, s := range d.ss[:k] {
+		l, err := shared.NewLong(s, path, shared.WithAttempts(math.MaxInt32))
+		if err != nil {
+			return 0, 0, err
+		}
+		ls[i] = l
+	}
+	return loop(ctx, len(ls), dur, func(ctx context.Context, i, _ int) error {
+		r, err := ls[i].Increment(ctx)
+		if err == nil && !r.Succeeded {
+			err = fmt.Errorf("bench: increment of %s gave up", path)
+		}
+		return err
+	})
+}
+
+func (d *zkrecipesDriver) MultiUncontended(ctx context.Context, paths []string, n int) ([]time.Duration, error) {
+	m, err := lock.NewMulti(d.ss[0], paths)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]time.Duration, 0, n)
+	for range n {
+		t0 := time.Now()
+		if err := m.Lock(ctx); err != nil {
+			return nil, err
+		}
+		if err := m.Unlock(ctx); err != nil {
+			return nil, err
+		}
+		out = append(out, time.Since(t0))
+	}
+	return out, nil
+}
+
+func (d *zkrecipesDriver) MultiContend(ctx context.Context, paths []string, dur time.Duration, k int) (int, time.Duration, error) {
+	if err := d.Open(ctx, k); err != nil {
+		return 0, 0, err
+	}
+	ms := make([]*lock.MultiMutex, k)
+	for i, s := range d.ss[:k] {
+		m, err := lock.NewMulti(s, paths)
+		if err != nil {
+			return 0, 0, err
+		}
+		ms[i] = m
+	}
+	return loop(ctx, len(ms), dur, func(ctx context.Context, i, _ int) error {
+		if err := ms[i].Lock(ctx); err != nil {
+			return err
+		}
+		return ms[i].Unlock(ctx)
+	})
+}
+
 func (d *zkrecipesDriver) Put(ctx context.Context, path string, n int) (time.Duration, error) {
 	q, err := queue.New(d.ss[0], path)
 	if err != nil {
@@ -276,8 +349,54 @@ func (d *zkrecipesDriver) Resign(ctx context.Context) (int64, error) {
 	return t, err
 }
 
+// WatchTree runs a cache.TreeCache on client 0 and reads its stream on a
+// goroutine of its own, which notes each event and takes the next.
+func (d *zkrecipesDriver) WatchTree(ctx context.Context, root string) (int, error) {
+	if d.tree != nil {
+		return 0, errors.New("bench: a tree cache runs already")
+	}
+	tc, err := cache.NewTreeCache(d.ss[0], root)
+	if err != nil {
+		return 0, err
+	}
+	events := tc.Start(context.WithoutCancel(ctx))
+	w := newTreeWatch(events.Stop)
+	go func() {
+		defer close(w.done)
+		for e := range events.C {
+			w.note(e)
+		}
+		w.mu.Lock()
+		w.err = events.Err()
+		w.mu.Unlock()
+	}()
+	d.tree = w
+	return w.waitInit(ctx)
+}
+
+func (d *zkrecipesDriver) AwaitTree(ctx context.Context, want map[string]string) (TreeEvents, error) {
+	if d.tree == nil {
+		return TreeEvents{}, errors.New("bench: no tree cache runs")
+	}
+	return d.tree.await(ctx, want)
+}
+
+func (d *zkrecipesDriver) UnwatchTree(ctx context.Context) error {
+	if d.tree == nil {
+		return nil
+	}
+	err := d.tree.end(ctx)
+	d.tree = nil
+	return err
+}
+
 func (d *zkrecipesDriver) Close(ctx context.Context) error {
 	var errs []error
+	errs = append(errs, d.UnwatchTree(ctx))
+	if d.group != nil {
+		errs = append(errs, d.group.stop(ctx))
+		d.group = nil
+	}
 	for _, s := range d.ss {
 		errs = append(errs, s.CloseContext(ctx))
 	}
@@ -375,6 +494,20 @@ func (d *gozkDriver) RWMix(context.Context, string, time.Duration, int, int) (in
 	return 0, 0, ErrUnsupported
 }
 
+// Increments: go-zookeeper has no counter recipe (a versioned-set loop
+// written here would measure this package, not the library).
+func (d *gozkDriver) Increments(context.Context, string, time.Duration, int) (int, time.Duration, error) {
+	return 0, 0, ErrUnsupported
+}
+
+func (d *gozkDriver) MultiUncontended(context.Context, []string, int) ([]time.Duration, error) {
+	return nil, ErrUnsupported
+}
+
+func (d *gozkDriver) MultiContend(context.Context, []string, time.Duration, int) (int, time.Duration, error) {
+	return 0, 0, ErrUnsupported
+}
+
 func (d *gozkDriver) Put(context.Context, string, int) (time.Duration, error) {
 	return 0, ErrUnsupported
 }
@@ -382,6 +515,15 @@ func (d *gozkDriver) Put(context.Context, string, int) (time.Duration, error) {
 func (d *gozkDriver) Take(context.Context, string, int, int) (time.Duration, error) {
 	return 0, ErrUnsupported
 }
+
+// WatchTree: go-zookeeper has no cache recipe, only one-shot watches.
+func (d *gozkDriver) WatchTree(context.Context, string) (int, error) { return 0, ErrUnsupported }
+
+func (d *gozkDriver) AwaitTree(context.Context, map[string]string) (TreeEvents, error) {
+	return TreeEvents{}, ErrUnsupported
+}
+
+func (d *gozkDriver) UnwatchTree(context.Context) error { return nil }
 
 func (d *gozkDriver) ElectStart(_ context.Context, path string) error {
 	l := d.newLock(0, path)

@@ -8,12 +8,14 @@ import (
 	"path"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
 	"github.com/zkrecipes/zkrecipes/lab/testenv"
+	"github.com/zkrecipes/zkrecipes/shared"
 )
 
 // Workload groups, as selected on the command line.
@@ -23,10 +25,19 @@ const (
 	WLeader      = "leader"
 	WQueue       = "queue"
 	WRWLock      = "rwlock"
+	WCounter     = "counter"
+	WMultiLock   = "multilock"
+	WTreeCache   = "treecache"
 )
 
 // AllWorkloads lists every workload group in the order they run.
-var AllWorkloads = []string{WUncontended, WContended, WLeader, WQueue, WRWLock}
+var AllWorkloads = []string{WUncontended, WContended, WLeader, WQueue, WRWLock, WCounter, WMultiLock, WTreeCache}
+
+// unsupported lists the workload groups a library has no recipe for.
+var unsupported = map[string][]string{
+	ImplGoZK:  {WQueue, WRWLock, WCounter, WMultiLock, WTreeCache}, // zk.Lock only
+	ImplKazoo: {WMultiLock},
+}
 
 // Ensemble is what the harness needs of a testenv ensemble.
 type Ensemble interface {
@@ -41,9 +52,9 @@ type Config struct {
 	Impls     []string // default AllImpls
 	Workloads []string // default AllWorkloads
 
-	Iterations   int           // uncontended acquire+release cycles measured; default 200
-	Warmup       int           // uncontended cycles before measuring; default 20
-	Duration     time.Duration // each contended and rw lock run; default 3s
+	Iterations   int           // uncontended (and multi-lock) acquire+release cycles measured; default 200
+	Warmup       int           // uncontended (and multi-lock) cycles before measuring; default 20
+	Duration     time.Duration // each contended, rw lock, counter, contended multi-lock and tree cache run; default 3s
 	Contenders   []int         // contended levels; default 2, 8, 32
 	ResignRounds int           // graceful leader handoffs; default 5
 	ExpiryRounds int           // leader handoffs after session loss; default 2
@@ -51,6 +62,22 @@ type Config struct {
 	Consumers    []int         // queue consumer counts; default 1, 4
 	RWClients    int           // rw lock clients; default 8
 	RWWriteEvery int           // one op in this many is a write; default 10
+	// CounterClients are the counter's contention levels: clients
+	// incrementing one counter together; default 1, 4, 16.
+	CounterClients []int
+	// MultiContenders are the contended multi-lock levels; default 2, 8.
+	MultiContenders []int
+	// TreeFanout shapes the tree cache workload's tree: a root with
+	// TreeFanout children of TreeFanout children each (the leaves, whose
+	// data the writer sets); default 10 (111 nodes, 100 leaves).
+	TreeFanout int
+	// TreeWriters is how many sets the tree cache workload's writer keeps
+	// in flight on the harness's own session for Duration; default 32
+	// (about twice the rate of 8 on 2 cores).
+	TreeWriters int
+	// TreeCatchUp bounds how long a tree cache may take, after the last
+	// write, to show every leaf's final value; default 30s.
+	TreeCatchUp time.Duration
 
 	SessionTimeout time.Duration // every client's; default 3s
 	// Factories overrides the driver of an implementation (tests).
@@ -89,6 +116,11 @@ func (c Config) WithDefaults() (Config, error) {
 	def(&c.QueueItems, 300)
 	def(&c.RWClients, 8)
 	def(&c.RWWriteEvery, 10)
+	def(&c.TreeFanout, 10)
+	def(&c.TreeWriters, 32)
+	if c.TreeCatchUp <= 0 {
+		c.TreeCatchUp = 30 * time.Second
+	}
 	if c.Duration <= 0 {
 		c.Duration = 3 * time.Second
 	}
@@ -97,6 +129,12 @@ func (c Config) WithDefaults() (Config, error) {
 	}
 	if len(c.Consumers) == 0 {
 		c.Consumers = []int{1, 4}
+	}
+	if len(c.CounterClients) == 0 {
+		c.CounterClients = []int{1, 4, 16}
+	}
+	if len(c.MultiContenders) == 0 {
+		c.MultiContenders = []int{2, 8}
 	}
 	if c.SessionTimeout <= 0 {
 		c.SessionTimeout = 3 * time.Second
@@ -113,7 +151,18 @@ func (c Config) WithDefaults() (Config, error) {
 // after which it holds without listing again. A leader handoff costs the
 // resigning leader's delete; the next in line needs no request to know it
 // leads. A queue put is one create; a take one getData and one delete,
-// with listings amortised over many items.
+// with listings amortised over many items. A counter increment is one
+// getData and one versioned setData, and no watch; contention adds a pair
+// per lost compare-and-set. A multi-lock cycle over 3 paths is 3 exclusive
+// cycles; when every client takes the same sorted paths only the first is
+// ever contended (whoever holds it is alone on the others, which the
+// holder releases first), so a contended cycle adds one watch and one
+// notification to the uncontended 9 requests. A tree cache learns of a
+// cached node's data change from one notification and reads it with 1
+// getData (package cache's documented cost), without listing: a true floor
+// per update event delivered; per change written, the cost of a cache that
+// reads every change on its own (changes that come faster than it reads
+// are coalesced, and cost less).
 var (
 	floorUncontended = Floor{Requests: 3, Lists: 1, Notifications: 0}
 	floorContended   = Floor{Requests: 4, Lists: 1, Notifications: 1}
@@ -122,7 +171,14 @@ var (
 	floorPut         = Floor{Requests: 1, Lists: 0, Notifications: 0}
 	floorTake        = Floor{Requests: 2, Lists: 0, Notifications: 0}
 	floorRW          = Floor{Requests: 4, Lists: 1, Notifications: -1}
+	floorCounter     = Floor{Requests: 2, Lists: 0, Notifications: 0}
+	floorMultiUncont = Floor{Requests: 3 * multiPaths, Lists: multiPaths, Notifications: 0}
+	floorMultiCont   = Floor{Requests: 3*multiPaths + 1, Lists: multiPaths, Notifications: 1}
+	floorTreeCache   = Floor{Requests: 1, Lists: 0, Notifications: 1}
 )
+
+// multiPaths is how many lock paths the multi-lock workload takes.
+const multiPaths = 3
 
 // harness is one run in progress.
 type harness struct {
@@ -256,8 +312,8 @@ func (h *harness) runOne(ctx context.Context, w, impl string) {
 	case st.err != nil:
 		h.fail(impl, w, st.err)
 		return
-	case impl == ImplGoZK && (w == WQueue || w == WRWLock):
-		h.fail(impl, w, ErrUnsupported) // go-zookeeper has zk.Lock only
+	case slices.Contains(unsupported[impl], w):
+		h.fail(impl, w, ErrUnsupported)
 		return
 	case w == WLeader:
 		h.runLeader(ctx, impl, st.factory)
@@ -284,6 +340,12 @@ func (h *harness) runOne(ctx context.Context, w, impl string) {
 		failed = h.queue(ctx, impl, st.drv, c)
 	case WRWLock:
 		failed = h.rwlock(ctx, impl, st.drv, c)
+	case WCounter:
+		failed = h.counter(ctx, impl, st.drv, c)
+	case WMultiLock:
+		failed = h.multilock(ctx, impl, st.drv, c)
+	case WTreeCache:
+		failed = h.treecache(ctx, impl, st.drv, c)
 	}
 	if failed {
 		// A peer may still be busy with the failed command: start afresh
@@ -330,6 +392,20 @@ func (h *harness) expected(w string) []string {
 		return out
 	case WRWLock:
 		return []string{"rwlock-mix"}
+	case WCounter:
+		var out []string
+		for _, k := range h.cfg.CounterClients {
+			out = append(out, fmt.Sprintf("counter-%d", k))
+		}
+		return out
+	case WMultiLock:
+		out := []string{"multilock-uncontended"}
+		for _, k := range h.cfg.MultiContenders {
+			out = append(out, fmt.Sprintf("multilock-contended-%d", k))
+		}
+		return out
+	case WTreeCache:
+		return []string{"treecache-changes", "treecache-events"}
 	}
 	return nil
 }
@@ -337,11 +413,12 @@ func (h *harness) expected(w string) []string {
 func (h *harness) add(r Result) {
 	h.rep.Results = append(h.rep.Results, r)
 	if r.Err != "" {
-		fmt.Fprintf(h.cfg.Progress, "%-14s %-16s n/a: %s\n", r.Impl, r.Workload, r.Err)
+		fmt.Fprintf(h.cfg.Progress, "%-14s %-24s n/a: %s\n", r.Impl, r.Workload, r.Err)
 		return
 	}
-	fmt.Fprintf(h.cfg.Progress, "%-14s %-16s %s, %s req/op, %s lists/op, %s notif/op\n", r.Impl, r.Workload,
-		r.figure(), fmtNum(r.Cost.Requests), fmtNum(r.Cost.Lists), fmtNum(r.Cost.Notifications))
+	fmt.Fprintf(h.cfg.Progress, "%-14s %-24s %s, %s req/op, %s lists/op, %s notif/op, %s B/op out, %s B/op in\n",
+		r.Impl, r.Workload, r.figure(), fmtNum(r.Cost.Requests), fmtNum(r.Cost.Lists), fmtNum(r.Cost.Notifications),
+		fmtNum(r.Cost.BytesOut), fmtNum(r.Cost.BytesIn))
 }
 
 func (h *harness) fail(impl, w string, err error) {
@@ -367,6 +444,8 @@ func cost(d zkcount.Counts, ops int) Cost {
 		Requests:      float64(d.Total()) / n,
 		Lists:         float64(d.Req(zkcount.OpGetChildren)+d.Req(zkcount.OpGetChildren2)) / n,
 		Notifications: float64(d.Notifications) / n,
+		BytesOut:      float64(d.BytesOut) / n,
+		BytesIn:       float64(d.BytesIn) / n,
 		ByOp:          map[string]float64{},
 	}
 	for op, v := range d.Requests {
@@ -420,17 +499,28 @@ func (h *harness) ensure(p string) error {
 
 func (h *harness) uncontended(ctx context.Context, impl string, drv Driver, c *zkcount.Counter) bool {
 	p := h.path(impl, "uncontended")
-	r := Result{Workload: "uncontended", Impl: impl, Unit: "ms", Lower: true, Floor: floorUncontended}
-	err := h.ensure(p)
+	r := h.latency(ctx, Result{Workload: "uncontended", Impl: impl, Floor: floorUncontended}, c, h.ensure(p),
+		func(ctx context.Context, n int) ([]time.Duration, error) { return drv.Uncontended(ctx, p, n) })
+	h.add(r)
+	return r.Err != ""
+}
+
+// latency fills r (named, with its floor) with the cycles of client 0:
+// Warmup cycles, then Iterations measured ones (the figure is the median,
+// in ms). A non-nil prep error fails r without running anything.
+func (h *harness) latency(ctx context.Context, r Result, c *zkcount.Counter, prep error,
+	run func(ctx context.Context, n int) ([]time.Duration, error)) Result {
+	r.Unit, r.Lower = "ms", true
+	err := prep
 	if err == nil {
-		_, err = drv.Uncontended(ctx, p, h.cfg.Warmup)
+		_, err = run(ctx, h.cfg.Warmup)
 	}
 	var lat []time.Duration
 	if err == nil {
 		settle(ctx, c)
 		before := c.Snapshot()
 		cctx, cancel := context.WithTimeout(ctx, time.Duration(h.cfg.Iterations)*time.Second+30*time.Second)
-		lat, err = drv.Uncontended(cctx, p, h.cfg.Iterations)
+		lat, err = run(cctx, h.cfg.Iterations)
 		cancel()
 		settle(ctx, c)
 		r.Cost = cost(c.Snapshot().Sub(before), len(lat))
@@ -441,40 +531,166 @@ func (h *harness) uncontended(ctx context.Context, impl string, drv Driver, c *z
 		s := Summarize(lat)
 		r.Value, r.P99, r.Ops = ms(s.P50), ms(s.P99), s.N
 	}
-	h.add(r)
-	return err != nil
+	return r
+}
+
+// rate fills r (named, with its unit and floor) with k clients looping
+// for Duration (the figure is operations per second). run returns the
+// operations done and the time taken; check, when not nil, vets the
+// operations done once the run is over. A non-nil prep error fails r
+// without running anything.
+func (h *harness) rate(ctx context.Context, r Result, k int, drv Driver, c *zkcount.Counter, prep error,
+	run func(ctx context.Context) (int, time.Duration, error), check func(ops int) error) Result {
+	err := prep
+	if err == nil {
+		err = drv.Open(ctx, k)
+	}
+	var ops int
+	var el time.Duration
+	if err == nil {
+		settle(ctx, c)
+		before := c.Snapshot()
+		cctx, cancel := timed(ctx, h.cfg.Duration)
+		ops, el, err = run(cctx)
+		cancel()
+		settle(ctx, c)
+		r.Cost = cost(c.Snapshot().Sub(before), ops)
+	}
+	if err == nil && (ops == 0 || el <= 0) {
+		err = errors.New("no operation completed")
+	}
+	if err == nil && check != nil {
+		err = check(ops)
+	}
+	if err != nil {
+		r.Err = errText(err)
+	} else {
+		r.Value, r.Ops = float64(ops)/el.Seconds(), ops
+	}
+	return r
 }
 
 func (h *harness) contended(ctx context.Context, impl string, drv Driver, c *zkcount.Counter) bool {
 	for _, k := range h.cfg.Contenders {
 		name := fmt.Sprintf("contended-%d", k)
 		p := h.path(impl, name)
-		r := Result{Workload: name, Impl: impl, Unit: "handoffs/s", Floor: floorContended}
-		err := h.ensure(p)
-		if err == nil {
-			err = drv.Open(ctx, k)
-		}
-		var ops int
-		var el time.Duration
-		if err == nil {
-			settle(ctx, c)
-			before := c.Snapshot()
-			cctx, cancel := timed(ctx, h.cfg.Duration)
-			ops, el, err = drv.Contend(cctx, p, h.cfg.Duration, k)
-			cancel()
-			settle(ctx, c)
-			r.Cost = cost(c.Snapshot().Sub(before), ops)
-		}
-		if err == nil && (ops == 0 || el <= 0) {
-			err = errors.New("no handoff completed")
-		}
-		if err != nil {
-			r.Err = errText(err)
-			h.add(r)
+		r := h.rate(ctx, Result{Workload: name, Impl: impl, Unit: "handoffs/s", Floor: floorContended}, k, drv, c, h.ensure(p),
+			func(ctx context.Context) (int, time.Duration, error) { return drv.Contend(ctx, p, h.cfg.Duration, k) }, nil)
+		h.add(r)
+		if r.Err != "" {
 			return true
 		}
-		r.Value, r.Ops = float64(ops)/el.Seconds(), ops
+	}
+	return false
+}
+
+// counter measures increments of one counter by k clients at once, for
+// each k of CounterClients, each level on a counter of its own that starts
+// at 0 (see ensureCounter). A level fails unless the counter's final
+// value, read by the harness's own session, is the number of increments
+// the implementation reported as successful.
+func (h *harness) counter(ctx context.Context, impl string, drv Driver, c *zkcount.Counter) bool {
+	for _, k := range h.cfg.CounterClients {
+		name := fmt.Sprintf("counter-%d", k)
+		p := h.path(impl, name)
+		check := func(ops int) error {
+			v, err := h.counterValue(impl, p)
+			if err == nil && v != int64(ops) {
+				err = fmt.Errorf("final value %d after %d successful increments", v, ops)
+			}
+			return err
+		}
+		r := h.rate(ctx, Result{Workload: name, Impl: impl, Unit: "incr/s", Floor: floorCounter}, k, drv, c, h.ensureCounter(p),
+			func(ctx context.Context) (int, time.Duration, error) {
+				return drv.Increments(ctx, p, h.cfg.Duration, k)
+			}, check)
 		h.add(r)
+		if r.Err != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// ensureCounter creates the counter node p with empty data, which every
+// implementation reads as 0, so that none pays for creating it. The data
+// is empty, not null: kazoo 2.8's Counter fails on a node whose data is
+// null (AttributeError on None.decode).
+func (h *harness) ensureCounter(p string) error {
+	if err := h.ensure(path.Dir(p)); err != nil {
+		return err
+	}
+	if _, err := h.admin.Create(p, []byte{}, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		return fmt.Errorf("bench: create %s: %w", p, err)
+	}
+	return nil
+}
+
+// counterValue reads the counter at p in impl's format: kazoo's Counter
+// keeps ASCII text, the others Curator's DistributedAtomicLong layout (8
+// bytes, big endian); empty data is 0 in both.
+func (h *harness) counterValue(impl, p string) (int64, error) {
+	data, _, err := h.admin.Get(p)
+	if err != nil {
+		return 0, fmt.Errorf("bench: read counter %s: %w", p, err)
+	}
+	if impl == ImplKazoo {
+		if len(data) == 0 {
+			return 0, nil
+		}
+		v, err := strconv.ParseInt(string(data), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("bench: counter %s: %w", p, err)
+		}
+		return v, nil
+	}
+	v, err := shared.DecodeLong(data)
+	if err != nil {
+		return 0, fmt.Errorf("bench: counter %s: %w", p, err)
+	}
+	return v, nil
+}
+
+// multiPathsUnder returns the multi-lock workload's lock paths under p,
+// sorted (the order every implementation is given them in), and creates
+// them.
+func (h *harness) multiPathsUnder(p string) ([]string, error) {
+	var paths []string
+	for i := range multiPaths {
+		q := fmt.Sprintf("%s/k%d", p, i)
+		if err := h.ensure(q); err != nil {
+			return nil, err
+		}
+		paths = append(paths, q)
+	}
+	return paths, nil
+}
+
+// multilock measures a multi-lock over multiPaths paths: the cycle time of
+// one client alone, then cycles per second of each level of
+// MultiContenders.
+func (h *harness) multilock(ctx context.Context, impl string, drv Driver, c *zkcount.Counter) bool {
+	paths, err := h.multiPathsUnder(h.path(impl, "multilock-uncontended"))
+	r := h.latency(ctx, Result{Workload: "multilock-uncontended", Impl: impl, Floor: floorMultiUncont}, c, err,
+		func(ctx context.Context, n int) ([]time.Duration, error) { return drv.MultiUncontended(ctx, paths, n) })
+	h.add(r)
+	if r.Err != "" {
+		for _, k := range h.cfg.MultiContenders {
+			h.add(Result{Workload: fmt.Sprintf("multilock-contended-%d", k), Impl: impl, Err: "not run: uncontended failed"})
+		}
+		return true
+	}
+	for _, k := range h.cfg.MultiContenders {
+		name := fmt.Sprintf("multilock-contended-%d", k)
+		paths, err := h.multiPathsUnder(h.path(impl, name))
+		r := h.rate(ctx, Result{Workload: name, Impl: impl, Unit: "cycles/s", Floor: floorMultiCont}, k, drv, c, err,
+			func(ctx context.Context) (int, time.Duration, error) {
+				return drv.MultiContend(ctx, paths, h.cfg.Duration, k)
+			}, nil)
+		h.add(r)
+		if r.Err != "" {
+			return true
+		}
 	}
 	return false
 }

@@ -95,7 +95,8 @@ func (h *harness) leaderNode(p string, sid int64) (string, error) {
 }
 
 func sum(a, b zkcount.Counts) zkcount.Counts {
-	out := zkcount.Counts{Requests: map[zkcount.Op]int64{}, Notifications: a.Notifications + b.Notifications}
+	out := zkcount.Counts{Requests: map[zkcount.Op]int64{}, Notifications: a.Notifications + b.Notifications,
+		BytesOut: a.BytesOut + b.BytesOut, BytesIn: a.BytesIn + b.BytesIn}
 	for o, v := range a.Requests {
 		out.Requests[o] += v
 	}

@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,13 +20,14 @@ type peerDriver struct {
 }
 
 // NewCurator is the DriverFactory of Apache Curator 5.4 (InterProcessMutex,
-// InterProcessReadWriteLock, SimpleDistributedQueue, LeaderLatch).
+// InterProcessReadWriteLock, SimpleDistributedQueue, LeaderLatch,
+// DistributedAtomicLong, InterProcessMultiLock, TreeCache).
 func NewCurator(ctx context.Context, connect string, sessionTimeout time.Duration) (Driver, error) {
 	return startPeer(ctx, peers.Curator, "Bench", connect, sessionTimeout)
 }
 
 // NewKazoo is the DriverFactory of kazoo 2.8 (Lock, ReadLock/WriteLock,
-// Queue, Election).
+// Queue, Election, Counter, TreeCache; no multi-lock).
 func NewKazoo(ctx context.Context, connect string, sessionTimeout time.Duration) (Driver, error) {
 	return startPeer(ctx, peers.Kazoo, "bench.py", connect, sessionTimeout)
 }
@@ -73,6 +76,11 @@ func (d *peerDriver) Uncontended(ctx context.Context, path string, n int) ([]tim
 	if err != nil {
 		return nil, err
 	}
+	return durations(f, n)
+}
+
+// durations parses an answer of n durations in nanoseconds.
+func durations(f []string, n int) ([]time.Duration, error) {
 	v, err := ints(f, n)
 	if err != nil {
 		return nil, err
@@ -122,6 +130,28 @@ func (d *peerDriver) RWMix(ctx context.Context, path string, dur time.Duration, 
 	return d.opsElapsed(ctx, "rwmix %s %d %d %d", path, dur.Milliseconds(), every, k)
 }
 
+func (d *peerDriver) Increments(ctx context.Context, path string, dur time.Duration, k int) (int, time.Duration, error) {
+	if err := d.Open(ctx, k); err != nil {
+		return 0, 0, err
+	}
+	return d.opsElapsed(ctx, "counter %s %d %d", path, dur.Milliseconds(), k)
+}
+
+func (d *peerDriver) MultiUncontended(ctx context.Context, paths []string, n int) ([]time.Duration, error) {
+	f, err := d.do(ctx, "multi-uncontended %d %s", n, strings.Join(paths, " "))
+	if err != nil {
+		return nil, err
+	}
+	return durations(f, n)
+}
+
+func (d *peerDriver) MultiContend(ctx context.Context, paths []string, dur time.Duration, k int) (int, time.Duration, error) {
+	if err := d.Open(ctx, k); err != nil {
+		return 0, 0, err
+	}
+	return d.opsElapsed(ctx, "multi-contend %d %d %s", dur.Milliseconds(), k, strings.Join(paths, " "))
+}
+
 func (d *peerDriver) Put(ctx context.Context, path string, n int) (time.Duration, error) {
 	return d.elapsed(ctx, "put %s %d", path, n)
 }
@@ -156,6 +186,53 @@ func (d *peerDriver) Resign(ctx context.Context) (int64, error) {
 		return 0, err
 	}
 	return v[0], nil
+}
+
+// msLeft is how long the peer may wait on its own before it answers ERR:
+// until ctx's deadline, or a minute when ctx has none. A peer that gives up
+// by itself stays in step with the commands.
+func msLeft(ctx context.Context) int64 {
+	if dl, ok := ctx.Deadline(); ok {
+		return max(1, time.Until(dl).Milliseconds())
+	}
+	return time.Minute.Milliseconds()
+}
+
+func (d *peerDriver) WatchTree(ctx context.Context, root string) (int, error) {
+	f, err := d.do(ctx, "tree-watch %s %d", root, msLeft(ctx))
+	if err != nil {
+		return 0, err
+	}
+	v, err := ints(f, 1)
+	if err != nil {
+		return 0, err
+	}
+	return int(v[0]), nil
+}
+
+func (d *peerDriver) AwaitTree(ctx context.Context, want map[string]string) (TreeEvents, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "tree-await %d", msLeft(ctx))
+	for _, p := range slices.Sorted(maps.Keys(want)) {
+		if strings.ContainsAny(p+want[p], " \t\n") || want[p] == "" {
+			return TreeEvents{}, fmt.Errorf("bench: %s=%q cannot be sent to a peer", p, want[p])
+		}
+		fmt.Fprintf(&b, " %s %s", p, want[p])
+	}
+	f, err := d.do(ctx, "%s", b.String())
+	if err != nil {
+		return TreeEvents{}, err
+	}
+	v, err := ints(f, 3)
+	if err != nil {
+		return TreeEvents{}, err
+	}
+	return TreeEvents{Updates: int(v[0]), Others: int(v[1]), At: v[2]}, nil
+}
+
+func (d *peerDriver) UnwatchTree(ctx context.Context) error {
+	_, err := d.do(ctx, "tree-stop")
+	return err
 }
 
 func (d *peerDriver) Close(context.Context) error {

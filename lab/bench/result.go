@@ -24,11 +24,16 @@ type Floor struct {
 // its watch was set).
 const floorSlack = 0.05
 
-// Cost is what an operation cost on the wire, on average.
+// Cost is what an operation cost on the wire, on average. Bytes count
+// whole frames (length prefix included): BytesOut the requests, BytesIn
+// their replies and the watch notifications; pings and connects are left
+// out of every figure.
 type Cost struct {
 	Requests      float64            `json:"requests"`
 	Lists         float64            `json:"lists"`
 	Notifications float64            `json:"notifications"`
+	BytesOut      float64            `json:"bytes_out"`
+	BytesIn       float64            `json:"bytes_in"`
 	ByOp          map[string]float64 `json:"by_op,omitempty"`
 }
 
@@ -36,14 +41,16 @@ type Cost struct {
 type Result struct {
 	Workload string `json:"workload"`
 	Impl     string `json:"impl"`
-	// Unit of Value ("ms", "handoffs/s", "items/s", "ops/s"); Lower tells
-	// whether smaller is better.
+	// Unit of Value ("ms", "handoffs/s", "items/s", "ops/s", "incr/s",
+	// "cycles/s", "changes/s", "events/s"); Lower tells whether smaller is
+	// better.
 	Unit  string  `json:"unit"`
 	Lower bool    `json:"lower_is_better"`
 	Value float64 `json:"value"`
 	// P99 is the 99th percentile, for latency workloads.
 	P99 float64 `json:"p99,omitempty"`
-	// Ops is how many operations the figure is over.
+	// Ops is how many operations the figure is over, and Cost's divisor
+	// (a tree cache's changes written, or its update events delivered).
 	Ops   int   `json:"ops"`
 	Cost  Cost  `json:"cost"`
 	Floor Floor `json:"floor"`
