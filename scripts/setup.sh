@@ -3,7 +3,8 @@
 # nothing else: safe to run any number of times. Needs root for the installs.
 #   - Go on PATH (the toolchain itself is not installed here)
 #   - Debian packages: a JDK and libzookeeper-java (process backend),
-#     libcurator-recipes-java and python3-kazoo (interop peers),
+#     libcurator-recipes-java, libcurator-discovery-java and python3-kazoo
+#     (interop peers),
 #     debootstrap (image build), docker.io when no docker client exists
 #   - a running Docker engine (dockerd is started when none answers)
 #   - the ZooKeeper image zkrecipes/zookeeper:3.8-debian (built once)
@@ -22,6 +23,7 @@ command -v java >/dev/null 2>&1 || need+=(openjdk-17-jre-headless)
 command -v javac >/dev/null 2>&1 || need+=(openjdk-17-jdk-headless)
 [ -f /usr/share/java/zookeeper.jar ] || need+=(libzookeeper-java)
 [ -f /usr/share/java/curator-recipes.jar ] || need+=(libcurator-recipes-java)
+[ -f /usr/share/java/curator-x-discovery.jar ] || need+=(libcurator-discovery-java)
 [ -d /usr/lib/python3/dist-packages/kazoo ] || need+=(python3-kazoo)
 command -v debootstrap >/dev/null 2>&1 || need+=(debootstrap)
 command -v docker >/dev/null 2>&1 || need+=(docker.io)
