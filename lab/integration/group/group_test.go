@@ -183,7 +183,7 @@ func TestDeadMember(t *testing.T) {
 	until(t, w, 3*sessionTimeout, "the silent member gone", func(s group.Snapshot) bool { return len(s) == 0 })
 	took := time.Since(died)
 	t.Logf("silent member gone %v after it went silent (session timeout %v)", took, sessionTimeout)
-	if took > sessionTimeout+time.Second {
+	if took > sessionTimeout+sessionTimeout/2 { // slack for a loaded machine, below a second timeout
 		t.Errorf("took %v, more than a session timeout", took)
 	}
 }
@@ -245,7 +245,7 @@ func TestRestartedMember(t *testing.T) {
 	join(t, ctx, s, path, "worker", group.WithData([]byte("new")))
 	took := time.Since(died)
 	t.Logf("joined %v after the old process went silent (session timeout %v)", took, sessionTimeout)
-	if took > sessionTimeout+time.Second {
+	if took > sessionTimeout+sessionTimeout/2 { // slack for a loaded machine, below a second timeout
 		t.Errorf("took %v, more than a session timeout", took)
 	}
 	if i, ok := members(t, ctx, s, path).Get("worker"); !ok || i.SessionID != s.ID() || string(i.Data) != "new" {

@@ -603,7 +603,7 @@ func TestCreateRefused(t *testing.T) {
 	begin := time.Now()
 	waitPresent(t, n, present)
 	t.Logf("back %v after the permission was restored (back-off up to the session timeout, %v)", time.Since(begin), sessionTimeout)
-	if took := time.Since(begin); took > sessionTimeout+time.Second {
+	if took := time.Since(begin); took > sessionTimeout+sessionTimeout/2 { // slack for a loaded machine
 		t.Errorf("took %v", took)
 	}
 	waitNode(t, admin, parent+"/node", s.ID(), nil)
