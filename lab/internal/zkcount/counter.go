@@ -209,19 +209,21 @@ func (cc *countedConn) attribute(dir Direction, f Frame) {
 	}
 }
 
+// Write counts b's frames before it writes them: counted after the write,
+// a request's reply could reach the caller (and a test's next Snapshot)
+// before its Write returned and the request was counted, as CI once saw.
+// A write that fails part-way has still counted the whole of b: the
+// connection is broken then, and its requests fail.
 func (cc *countedConn) Write(b []byte) (int, error) {
-	n, err := cc.Conn.Write(b)
-	if n > 0 {
-		cc.outMu.Lock()
-		if perr := cc.out.Feed(b[:n], func(f Frame) {
-			cc.c.record(ClientToServer, f)
-			cc.attribute(ClientToServer, f)
-		}); perr != nil {
-			cc.c.corrupt()
-		}
-		cc.outMu.Unlock()
+	cc.outMu.Lock()
+	if perr := cc.out.Feed(b, func(f Frame) {
+		cc.c.record(ClientToServer, f)
+		cc.attribute(ClientToServer, f)
+	}); perr != nil {
+		cc.c.corrupt()
 	}
-	return n, err
+	cc.outMu.Unlock()
+	return cc.Conn.Write(b)
 }
 
 func (cc *countedConn) Read(b []byte) (int, error) {

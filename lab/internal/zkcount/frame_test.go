@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -217,8 +218,8 @@ func TestCounterWrap(t *testing.T) {
 }
 
 // Reply sizes are credited to their request's op by xid, also when the
-// reply is parsed before the request (the request is parsed after it was
-// written, and the server may answer in between).
+// reply is parsed before the request (a Counter fed by hand may see them in
+// either order).
 func TestCounterReplyBytes(t *testing.T) {
 	client, server := net.Pipe()
 	defer server.Close()
@@ -260,5 +261,34 @@ func TestCounterReplyBytes(t *testing.T) {
 	d := got.Sub(Counts{ReplyBytes: map[Op]int64{OpGetData: int64(len(early))}})
 	if d.ReplyBytes[OpGetData] != 0 || d.ReplyBytes[OpGetChildren2] != int64(len(list)) {
 		t.Fatalf("Sub: reply bytes %v", d.ReplyBytes)
+	}
+}
+
+// spyConn is a net.Conn whose Write reports what the Counter had counted
+// when the bytes reached it.
+type spyConn struct {
+	net.Conn
+	c      *Counter
+	atSend []int64
+}
+
+func (s *spyConn) Write(b []byte) (int, error) {
+	s.atSend = append(s.atSend, s.c.Snapshot().Req(OpCreate))
+	return len(b), nil
+}
+
+// A request is counted before its bytes leave: the server may answer, and
+// the caller return and take a Snapshot, before the Write returns.
+func TestCounterCountsBeforeSending(t *testing.T) {
+	c := New()
+	spy := &spyConn{c: c}
+	wrapped := c.Wrap(spy)
+	for _, b := range [][]byte{frame([]int32{0}, 40), frame([]int32{1, int32(OpCreate)}, 5), frame([]int32{2, int32(OpCreate)}, 1)} {
+		if _, err := wrapped.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []int64{0, 1, 2}; !slices.Equal(spy.atSend, want) {
+		t.Fatalf("creates counted when each write reached the connection: %v, want %v", spy.atSend, want)
 	}
 }
