@@ -408,8 +408,10 @@ func holdRead(ctx context.Context, s *Session, spec *Spec, n *node) (*Holding, e
 		if err != nil {
 			return nil, err
 		}
-		data, st, ch, err := s.conn.GetW(n.path)
+		data, st, w, err := s.watchDataNow(ctx, n.path)
 		switch {
+		case ContextError(ctx) != nil && err != nil:
+			return nil, ContextError(ctx)
 		case isConnErr(err):
 			if err := s.retryPause(ctx); err != nil {
 				return nil, err
@@ -420,13 +422,14 @@ func holdRead(ctx context.Context, s *Session, spec *Spec, n *node) (*Holding, e
 		case err != nil:
 			return nil, fmt.Errorf("recipes: read %s: %w", n.path, err)
 		case st.EphemeralOwner != sid || sid != n.sid:
+			w.Close()
 			s.deleteNow(n.path)
 			return nil, errRetry
 		}
 		n.verified, n.statted = true, true
 		n.czxid, n.version = st.Czxid, st.Version
 		hooks.BeforeHold(n.path)
-		h := newHolding(s, n, spec.Policy, ch)
+		h := newHolding(s, n, spec.Policy, w)
 		if string(data) == string(RevokeMessage) {
 			h.dataChanged(data, st.Version)
 		}

@@ -48,9 +48,10 @@ type Holding struct {
 	released bool
 }
 
-// newHolding builds the holding and ties it to the session's state. ch is a
-// data watch already set on our node (nil if none).
-func newHolding(s *Session, n *node, policy LossPolicy, ch <-chan zk.Event) *Holding {
+// newHolding builds the holding and ties it to the session's state. w is a
+// subscription to the Session's data watch on our node (nil if none); the
+// holding takes it over.
+func newHolding(s *Session, n *node, policy LossPolicy, w *Watch) *Holding {
 	h := &Holding{
 		s:       s,
 		node:    n,
@@ -70,8 +71,8 @@ func newHolding(s *Session, n *node, policy LossPolicy, ch <-chan zk.Event) *Hol
 	case st == StateSuspended && policy == StepDownOnSuspend:
 		h.cancel(ErrSuspended)
 	}
-	if ch != nil {
-		h.armOnce.Do(func() { h.startWatch(ch) })
+	if w != nil {
+		h.armOnce.Do(func() { h.startWatch(w) })
 	}
 	return h
 }
@@ -105,8 +106,10 @@ func (h *Holding) onState(c StateChange) {
 
 // Context returns the holding's lifetime context; see the type's invariant.
 // The first call arms a data watch on our node if none is set yet (cost: 1
-// getData, from a background goroutine), so that deletion or a data change
-// by someone else cancels it too.
+// getData, from a background goroutine that ends once the watch is set),
+// so that deletion or a data change by someone else cancels it too. An
+// idle holding has no goroutine of its own: the Session's event callback
+// fires its watch (see WatchData).
 func (h *Holding) Context() context.Context {
 	h.armOnce.Do(func() { h.startWatch(nil) })
 	return h.ctx
@@ -138,65 +141,81 @@ func (h *Holding) Path() string { return h.node.path }
 // SessionID returns the session the holding was acquired under.
 func (h *Holding) SessionID() int64 { return h.node.sid }
 
-// startWatch runs the node watcher in the session's background.
-func (h *Holding) startWatch(ch <-chan zk.Event) {
+// startWatch follows our node: through w, a subscription to the Session's
+// data watch on it, or else by setting one from the session's background.
+func (h *Holding) startWatch(w *Watch) {
 	if h.ctx.Err() != nil {
+		w.Close()
 		return
 	}
-	h.s.background(func(bg context.Context) { h.watch(bg, ch) })
+	if w != nil {
+		h.follow(w)
+		return
+	}
+	h.s.background(h.arm)
 }
 
-// watch keeps a data watch on our node until the holding ends. Cost: 1
-// getData per (re)arm; a deletion or data change by someone else cancels the
-// holding.
-func (h *Holding) watch(bg context.Context, ch <-chan zk.Event) {
+// arm sets the Session's data watch on our node and follows it; it runs in
+// the session's background and returns once the watch is set (or the
+// holding has ended). Cost: 1 getData, or none when the Session already
+// has a data watch on our node that has not fired. Deletion, or a node now
+// owned by another session, cancels the holding; a data change by someone
+// else too (see dataChanged).
+func (h *Holding) arm(bg context.Context) {
 	for {
-		if ch == nil {
-			if _, err := h.s.waitUsable(bg); err != nil {
+		if _, err := h.s.waitUsable(bg); err != nil {
+			return
+		}
+		if h.ctx.Err() != nil {
+			return
+		}
+		data, st, w, err := h.s.WatchData(bg, h.node.path)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			h.cancel(fmt.Errorf("%w: %s", ErrNodeDeleted, h.node.path))
+			return
+		case isConnErr(err):
+			if !pause(bg, h.s.changes()) {
 				return
 			}
-			if h.ctx.Err() != nil {
-				return
-			}
-			data, st, c, err := h.s.conn.GetW(h.node.path)
-			switch {
-			case errors.Is(err, zk.ErrNoNode):
-				h.cancel(fmt.Errorf("%w: %s", ErrNodeDeleted, h.node.path))
-				return
-			case isConnErr(err):
-				if !pause(bg, h.s.changes()) {
-					return
-				}
-				continue
-			case err != nil:
+			continue
+		case err != nil:
+			if !errors.Is(err, ErrClosed) && ContextError(bg) == nil {
 				h.s.log.Warn("recipes: watch own node", "path", h.node.path, "err", err)
-				return
 			}
-			if st.EphemeralOwner != h.node.sid {
-				h.cancel(fmt.Errorf("%w: %s now owned by 0x%x", ErrNodeDeleted, h.node.path, st.EphemeralOwner))
-				return
-			}
-			if st.Version != h.fence.Version {
-				h.dataChanged(data, st.Version)
-				return
-			}
-			ch = c
-		}
-		select {
-		case ev := <-ch:
-			ch = nil
-			if ev.Type == zk.EventNodeDeleted {
-				h.cancel(fmt.Errorf("%w: %s", ErrNodeDeleted, h.node.path))
-				return
-			}
-			// Data changed (re-read on the next turn) or the watch was
-			// dropped (session lost or closing: the hook cancels).
-		case <-h.ctx.Done():
-			return
-		case <-bg.Done():
 			return
 		}
+		if st.EphemeralOwner != h.node.sid {
+			w.Close()
+			h.cancel(fmt.Errorf("%w: %s now owned by 0x%x", ErrNodeDeleted, h.node.path, st.EphemeralOwner))
+			return
+		}
+		if st.Version != h.fence.Version {
+			w.Close()
+			h.dataChanged(data, st.Version)
+			return
+		}
+		h.follow(w)
+		return
 	}
+}
+
+// follow waits for w's event without a goroutine: the call runs on the
+// goroutine that fires the watch and must not block. A deletion cancels
+// the holding; a data change (re-read to see whether it was a revocation)
+// or a dropped watch (the session hook cancels if the session is gone)
+// arms the watch again from the session's background.
+func (h *Holding) follow(w *Watch) {
+	w.onFire(func(ev zk.Event) {
+		w.Close()
+		switch {
+		case h.ctx.Err() != nil:
+		case ev.Type == zk.EventNodeDeleted:
+			h.cancel(fmt.Errorf("%w: %s", ErrNodeDeleted, h.node.path))
+		default:
+			h.s.background(h.arm)
+		}
+	})
 }
 
 // dataChanged handles a write to our node by someone else: fenced writes

@@ -140,10 +140,12 @@ func (z zkLogger) Printf(format string, args ...any) {
 // onEvent is go-zookeeper's event callback. It runs on the connection's
 // goroutines and must not block: it only updates state under s.mu, queues
 // changes on subscriptions and calls hooks (which only cancel contexts),
-// and hands watch events to the WatchSets (which only queue them).
+// and hands watch events to the WatchSets (which only queue them) and to
+// the watch registry (which closes channels and runs non-blocking calls).
 func (s *Session) onEvent(ev zk.Event) {
 	if ev.Type != zk.EventSession {
-		s.fanEvent(ev) // watch events: to the WatchSets
+		s.fanEvent(ev)    // watch events: to the WatchSets
+		s.fireWatches(ev) // and to the registry's armed watches
 		return
 	}
 	<-s.ready // Connect sets s.conn right after zk.Connect returns
@@ -460,6 +462,7 @@ func (s *Session) CloseContext(ctx context.Context) error {
 	s.mu.Unlock()
 	s.runHooks(hooks, out)
 	s.bgStop()
+	s.closeWatches()
 
 	done := make(chan struct{})
 	go func() {

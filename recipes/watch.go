@@ -10,25 +10,38 @@ import (
 )
 
 // The watch registry keeps at most one go-zookeeper watch per path and kind
-// per Session and fans its event out to every waiter.
+// per Session and fans its event out to every waiter, without a goroutine
+// per watch.
 //
-// Why: go-zookeeper (v1.0.4) appends a channel to its watcher map for every
-// GetW, ExistsW and ChildrenW that succeeds and drops the path's channels
-// only when an event for that path arrives. A waiter that gives up (ctx
-// done) cannot take its channel back, so every abandoned wait on a node that
-// stays (a long holder) left one more channel behind, without bound. The
-// server itself keeps one watch per path and connection, so one request per
-// path is all the server ever sees anyway.
+// Why one watch: go-zookeeper (v1.0.4) appends a channel to its watcher map
+// for every GetW, ExistsW and ChildrenW that succeeds and drops the path's
+// channels only when an event for that path arrives. A waiter that gives up
+// (ctx done) cannot take its channel back, so every abandoned wait on a node
+// that stays (a long holder) left one more channel behind, without bound.
+// The server itself keeps one watch per path and connection, so one request
+// per path is all the server ever sees anyway.
 //
 // How: the first waiter on a path sends the request and keeps its result;
 // later waiters on the same path and kind subscribe to that watch without a
 // request as long as it has not fired. The entry stays armed while its
 // go-zookeeper channel is registered, whether or not anyone still waits, so
-// a later waiter reuses it instead of adding a channel. One goroutine of the
-// session's background per armed entry receives the event, removes the
-// entry and wakes every subscriber. A dropped watch (EventNotWatching:
-// session expired, session closed) is an event like the others: subscribers
-// see it and set the watch again, which arms a new entry.
+// a later waiter reuses it instead of adding a channel.
+//
+// Why no goroutine: go-zookeeper calls the Session's event callback with
+// every watch event, on its receiving goroutine, in the order of the
+// replies and events on the wire, before it fires its own channels. A reply
+// that set a watch is handled (the watcher registered) before any event
+// that follows it. So once a request's reply is in, every event for its
+// path and kind that the callback sees from then on fires that watch, and
+// the callback fires the entry itself: the go-zookeeper channel is never
+// read (go-zookeeper buffers its one event and closes it). The one case
+// the callback cannot decide is an event for the path that arrives while
+// the request is in flight: it may have come before the reply (it then
+// concerns an older watch) or after it. That entry (raced) hands the
+// channel to a goroutine of the session's background, which ends when the
+// event arrives or the Session is closed. A dropped watch (EventNotWatching:
+// session expired, session closed) is an event like the others:
+// subscribers see it and set the watch again, which arms a new entry.
 
 // watchKind is the kind of watch an entry holds.
 type watchKind uint8
@@ -47,8 +60,9 @@ type watchKey struct {
 // watchRegistry is the Session's set of armed watches; its zero value is
 // ready to use.
 type watchRegistry struct {
-	mu sync.Mutex
-	m  map[watchKey]*watchEntry
+	mu     sync.Mutex
+	m      map[watchKey]*watchEntry
+	closed bool // the Session is closed: every entry has fired
 }
 
 // watchEntry is one armed (or arming) watch.
@@ -66,7 +80,42 @@ type watchEntry struct {
 	// Set before fired is closed.
 	ev zk.Event
 	// Guarded by the registry's mu.
-	subs int
+	subs  int
+	state entryState
+	gz    fanType          // go-zookeeper's kind of the watch set (listening)
+	raced bool             // arming: an event that may fire it arrived
+	calls []func(zk.Event) // run once when it fires
+}
+
+// entryState says who will fire an entry.
+type entryState uint8
+
+const (
+	entryArming    entryState = iota // request in flight
+	entryListening                   // the event callback fires it
+	entryDelegated                   // a goroutine reads go-zookeeper's channel (raced)
+	entryFired                       // fired, or failed to arm
+)
+
+// flightType is the go-zookeeper kind whose events may fire the watch that
+// k's request sets: for ExistsW the exist kind, whose events cover the data
+// kind's (go-zookeeper sets a data watch when the node exists).
+func (k watchKind) flightType() fanType {
+	switch k {
+	case watchData:
+		return fanData
+	case watchChildren:
+		return fanChild
+	}
+	return fanExist
+}
+
+// setType is the go-zookeeper kind of the watch a successful request set.
+func (e *watchEntry) setType() fanType {
+	if e.key.kind == watchExists && e.found {
+		return fanData
+	}
+	return e.key.kind.flightType()
 }
 
 // Watch is one waiter's subscription to the Session's single watch on a
@@ -118,15 +167,41 @@ func (w *Watch) Close() {
 // ctx nothing is sent), or ErrClosed.
 //
 // However many waiters subscribe and give up, the Session holds at most one
-// go-zookeeper watcher per path for data watches, and one goroutine of its
-// background per armed watch, which ends when the event arrives or the
-// Session is closed. Safe for concurrent use.
+// go-zookeeper watcher per path for data watches, and no goroutine per
+// armed watch: its event callback fires them (see the registry's doc in
+// watch.go for the one exception, a watch whose request raced an event on
+// its path). Safe for concurrent use.
 func (s *Session) WatchData(ctx context.Context, path string) ([]byte, *zk.Stat, *Watch, error) {
-	w, err := s.watch(ctx, watchKey{path, watchData})
+	w, _, err := s.watch(ctx, watchKey{path, watchData})
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	return slices.Clone(w.e.data), cloneStat(w.e.stat), w, nil
+}
+
+// watchDataNow is WatchData with data read now: when the Session's data
+// watch on path is already armed, it subscribes to it and reads the node
+// without setting another watch (the armed one was set before this read,
+// so it fires on any change after it). Cost: 1 getData either way. A
+// holding's owner check after a suspension needs it: an armed entry's data
+// may predate the suspension.
+func (s *Session) watchDataNow(ctx context.Context, path string) ([]byte, *zk.Stat, *Watch, error) {
+	w, sent, err := s.watch(ctx, watchKey{path, watchData})
+	if err != nil || sent {
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return slices.Clone(w.e.data), cloneStat(w.e.stat), w, nil
+	}
+	data, st, err := s.conn.Get(path)
+	if err != nil {
+		w.Close()
+		if !isConnErr(err) {
+			err = fmt.Errorf("recipes: read %s: %w", path, err)
+		}
+		return nil, nil, nil, err
+	}
+	return data, st, w, nil
 }
 
 // WatchExists reports whether path exists (with its stat) and subscribes to
@@ -135,7 +210,7 @@ func (s *Session) WatchData(ctx context.Context, path string) ([]byte, *zk.Stat,
 // watch, or nothing when the Session already has one armed on path (see
 // WatchData). Same errors, goroutine-safety and bound as WatchData.
 func (s *Session) WatchExists(ctx context.Context, path string) (bool, *zk.Stat, *Watch, error) {
-	w, err := s.watch(ctx, watchKey{path, watchExists})
+	w, _, err := s.watch(ctx, watchKey{path, watchExists})
 	if err != nil {
 		return false, nil, nil, err
 	}
@@ -148,7 +223,7 @@ func (s *Session) WatchExists(ctx context.Context, path string) (bool, *zk.Stat,
 // nothing when the Session already has one armed on path (see WatchData).
 // Same errors, goroutine-safety and bound as WatchData.
 func (s *Session) WatchChildren(ctx context.Context, path string) ([]string, *zk.Stat, *Watch, error) {
-	w, err := s.watch(ctx, watchKey{path, watchChildren})
+	w, _, err := s.watch(ctx, watchKey{path, watchChildren})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -164,24 +239,29 @@ func cloneStat(st *zk.Stat) *zk.Stat {
 }
 
 // watch subscribes to the armed entry for key, arming it first if there is
-// none (or only one set under an older session).
-func (s *Session) watch(ctx context.Context, key watchKey) (*Watch, error) {
+// none (or only one set under an older session); sent says it did.
+func (s *Session) watch(ctx context.Context, key watchKey) (w *Watch, sent bool, err error) {
 	if err := s.check(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := ValidatePath(key.path); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := ContextError(ctx); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	r := &s.watches
 	for {
 		r.mu.Lock()
 		e := r.m[key]
+		var stale []func(zk.Event)
+		var staleEv zk.Event
 		if e != nil && e.isStale(s.ID()) {
-			delete(r.m, key) // set under an older session: its event is moot
-			e = nil
+			// Set under an older session: its event is moot, and it has
+			// most likely been dropped already.
+			delete(r.m, key)
+			stale = r.fireLocked(e, notWatching(key.path, zk.ErrSessionExpired))
+			staleEv, e = e.ev, nil
 		}
 		if e == nil {
 			e = &watchEntry{key: key, armed: make(chan struct{}), fired: make(chan struct{}), subs: 1}
@@ -190,29 +270,30 @@ func (s *Session) watch(ctx context.Context, key watchKey) (*Watch, error) {
 			}
 			r.m[key] = e
 			r.mu.Unlock()
+			runCalls(stale, staleEv)
 			s.arm(e)
 			if e.err != nil {
-				return nil, e.err
+				return nil, false, e.err
 			}
-			return &Watch{s: s, e: e}, nil
+			return &Watch{s: s, e: e}, true, nil
 		}
 		e.subs++
 		r.mu.Unlock()
-		w := &Watch{s: s, e: e}
+		w = &Watch{s: s, e: e}
 		select {
 		case <-e.armed:
 		case <-ctx.Done():
 			w.Close()
-			return nil, ContextError(ctx)
+			return nil, false, ContextError(ctx)
 		}
 		if e.err != nil {
 			w.Close()
 			if isConnErr(e.err) {
 				continue // that request failed in transit; try our own
 			}
-			return nil, e.err
+			return nil, false, e.err
 		}
-		return w, nil
+		return w, false, nil
 	}
 }
 
@@ -227,8 +308,9 @@ func (e *watchEntry) isStale(sid int64) bool {
 	}
 }
 
-// arm sends e's request and, when it set a watch, hands the event channel
-// to a background goroutine. It closes e.armed; on failure e is removed.
+// arm sends e's request and leaves e to the event callback (or, when the
+// request raced an event on its path, to a background goroutine reading
+// go-zookeeper's channel). It closes e.armed; on failure e is removed.
 func (s *Session) arm(e *watchEntry) {
 	r := &s.watches
 	e.sid = s.ID()
@@ -241,43 +323,141 @@ func (s *Session) arm(e *watchEntry) {
 	case watchChildren:
 		e.children, e.stat, ch, e.err = s.conn.ChildrenW(e.key.path)
 	}
-	if e.err == nil && !s.background(func(bg context.Context) { s.deliver(bg, e, ch) }) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	defer close(e.armed)
+	if e.err == nil && r.closed {
 		e.err = ErrClosed
 	}
-	if e.err != nil {
-		if !isConnErr(e.err) && e.err != ErrClosed {
-			e.err = fmt.Errorf("recipes: watch %s: %w", e.key.path, e.err)
+	if e.err == nil {
+		e.gz = e.setType()
+		if !e.raced {
+			e.state = entryListening
+			return
 		}
-		r.mu.Lock()
-		if r.m[e.key] == e {
-			delete(r.m, e.key)
+		e.state = entryDelegated
+		if s.background(func(bg context.Context) { s.deliver(bg, e, ch) }) {
+			return
 		}
-		r.mu.Unlock()
+		e.err = ErrClosed
 	}
-	close(e.armed)
+	if !isConnErr(e.err) && e.err != ErrClosed {
+		e.err = fmt.Errorf("recipes: watch %s: %w", e.key.path, e.err)
+	}
+	e.state = entryFired
+	if r.m[e.key] == e {
+		delete(r.m, e.key)
+	}
 }
 
-// deliver waits for e's event (or the session's close), removes e and
-// wakes its subscribers.
+// fireWatches is called by the Session's event callback for every watch
+// event, on go-zookeeper's receiving goroutine, before go-zookeeper fires
+// its own channels for it. It fires the listening entries the event
+// concerns and marks the arming ones it may concern as raced. It never
+// blocks (the entries' calls must not either).
+func (s *Session) fireWatches(ev zk.Event) {
+	types := fanTypes(ev.Type)
+	if len(types) == 0 {
+		return
+	}
+	r := &s.watches
+	var calls []func(zk.Event)
+	r.mu.Lock()
+	for kind := watchData; kind <= watchChildren; kind++ {
+		e := r.m[watchKey{ev.Path, kind}]
+		switch {
+		case e == nil:
+		case e.state == entryArming && hasType(types, kind.flightType()):
+			e.raced = true
+		case e.state == entryListening && hasType(types, e.gz):
+			delete(r.m, e.key)
+			calls = append(calls, r.fireLocked(e, ev)...)
+		}
+	}
+	r.mu.Unlock()
+	runCalls(calls, ev)
+}
+
+// deliver waits for a raced entry's event (or the session's close), removes
+// e and wakes its subscribers.
 func (s *Session) deliver(bg context.Context, e *watchEntry, ch <-chan zk.Event) {
 	var ev zk.Event
 	select {
 	case got, ok := <-ch:
 		ev = got
 		if !ok {
-			ev = zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: e.key.path, Err: ErrClosed}
+			ev = notWatching(e.key.path, ErrClosed)
 		}
 	case <-bg.Done():
-		ev = zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: e.key.path, Err: ErrClosed}
+		ev = notWatching(e.key.path, ErrClosed)
 	}
 	r := &s.watches
 	r.mu.Lock()
 	if r.m[e.key] == e {
 		delete(r.m, e.key)
 	}
+	calls := r.fireLocked(e, ev)
+	r.mu.Unlock()
+	runCalls(calls, ev)
+}
+
+// closeWatches fires every entry with EventNotWatching (ErrClosed) once the
+// Session is closed; entries still arming fail with ErrClosed.
+func (s *Session) closeWatches() {
+	r := &s.watches
+	var calls []func(zk.Event)
+	r.mu.Lock()
+	r.closed = true
+	for k, e := range r.m {
+		if e.state == entryListening || e.state == entryDelegated {
+			delete(r.m, k)
+			calls = append(calls, r.fireLocked(e, notWatching(k.path, ErrClosed))...)
+		}
+	}
+	r.mu.Unlock()
+	runCalls(calls, notWatching("", ErrClosed))
+}
+
+// fireLocked records ev as e's event, wakes e's subscribers and returns
+// the calls to run (outside the lock) unless e has already fired. Called
+// with the registry's mu held.
+func (r *watchRegistry) fireLocked(e *watchEntry, ev zk.Event) []func(zk.Event) {
+	if e.state == entryFired {
+		return nil
+	}
+	e.state = entryFired
 	e.ev = ev
 	close(e.fired)
+	calls := e.calls
+	e.calls = nil
+	return calls
+}
+
+// runCalls runs the calls of an entry that fired with ev.
+func runCalls(calls []func(zk.Event), ev zk.Event) {
+	for _, f := range calls {
+		f(ev)
+	}
+}
+
+func notWatching(path string, err error) zk.Event {
+	return zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: path, Err: err}
+}
+
+// onFire runs f with the watch's event once it fires: at once, on the
+// caller's goroutine, if it already has; otherwise on the goroutine that
+// fires it (go-zookeeper's receiving goroutine, usually), so f must not
+// block. It is how a holding follows its node with no goroutine of its own.
+func (w *Watch) onFire(f func(zk.Event)) {
+	r := &w.s.watches
+	r.mu.Lock()
+	if w.e.state != entryFired {
+		w.e.calls = append(w.e.calls, f)
+		r.mu.Unlock()
+		return
+	}
 	r.mu.Unlock()
+	f(w.e.ev)
 }
 
 // watchStats returns the number of armed (or arming) watches and their
