@@ -144,7 +144,8 @@ func (d *DoubleBarrier) end(entered bool) {
 // then deleted) or our session dies (ErrMemberLost).
 //
 // Cost: 1 exists (arming a watch on "ready") + 1 create + 1 getChildren;
-// the n-th member adds 1 create of "ready". Waiting costs nothing more:
+// the member whose listing first shows n members adds 1 create of "ready"
+// (one that lists "ready" itself creates nothing). Waiting costs nothing more:
 // creating "ready" wakes the n-1 members waiting in Enter, once each.
 func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	if err := d.begin(true); err != nil {
@@ -206,7 +207,13 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 		if !slices.Contains(members, name) {
 			return fail(fmt.Errorf("%w (%w): %s: our node %s is gone", ErrMemberLost, recipes.ErrSessionLost, d.path, name))
 		}
-		if len(members) >= d.n || slices.Contains(children, ReadyNode) {
+		if slices.Contains(children, ReadyNode) {
+			// Created after our exists and before our listing (its event
+			// is on its way): nothing to create.
+			ok = true
+			return nil
+		}
+		if len(members) >= d.n {
 			if err := d.createReady(ctx); err != nil {
 				return fail(err)
 			}
