@@ -79,6 +79,7 @@ type holdPoint struct {
 // baseline, per holding.
 type memDelta struct {
 	goroutines float64
+	total      float64 // the process's goroutines after (not per holding)
 	heap       float64 // HeapAlloc bytes after a GC
 	stack      float64 // StackInuse bytes (goroutine stacks: not in HeapAlloc)
 	watches    float64 // the servers' total watches (wchs); NaN when unknown
@@ -113,6 +114,7 @@ func takeSnapshot(ctx context.Context, addrs []string) snapshot {
 func per(before, after snapshot, n int) memDelta {
 	d := memDelta{
 		goroutines: float64(after.goroutines-before.goroutines) / float64(n),
+		total:      float64(after.goroutines),
 		heap:       (float64(after.heap) - float64(before.heap)) / float64(n),
 		stack:      (float64(after.stack) - float64(before.stack)) / float64(n),
 		watches:    math.NaN(),
@@ -384,7 +386,7 @@ func runHoldings(ctx context.Context, env *Env) ([]Figure, error) {
 	}
 
 	figs := []Figure{
-		{Name: "holdings-goroutines", Title: "Goroutines per held lock, one session", XLabel: "holdings per process", YLabel: "goroutines per holding"},
+		{Name: "holdings-goroutines", Title: "Goroutines in the process vs held locks, one session", XLabel: "holdings per process", YLabel: "goroutines in the process"},
 		{Name: "holdings-heap", Title: "Heap bytes per held lock, one session", XLabel: "holdings per process", YLabel: "bytes per holding"},
 		{Name: "holdings-watches", Title: "Server watches per held lock, one session", XLabel: "holdings per process", YLabel: "watches per holding"},
 		{Name: "holdings-acquire", Title: "Acquire time per holding (64 Lock calls in flight)", XLabel: "holdings per process", YLabel: "ms per holding (wall / N)"},
@@ -401,7 +403,7 @@ func runHoldings(ctx context.Context, env *Env) ([]Figure, error) {
 		acq, lat, last, spread := held, held, held, held
 		for _, pt := range r.points {
 			x := float64(pt.n)
-			held.Points = append(held.Points, Point{x, pt.held.goroutines})
+			held.Points = append(held.Points, Point{x, pt.held.total})
 			heap.Points = append(heap.Points, Point{x, pt.held.heap})
 			if !math.IsNaN(pt.held.watches) {
 				watches.Points = append(watches.Points, Point{x, pt.held.watches})
@@ -409,7 +411,7 @@ func runHoldings(ctx context.Context, env *Env) ([]Figure, error) {
 			acq.Points = append(acq.Points, Point{x, ms(pt.wall) / x})
 			lat.Points = append(lat.Points, Point{x, ms(pt.meanLat)})
 			if r.impl == bench.ImplZkrecipes {
-				withCtx.Points = append(withCtx.Points, Point{x, pt.ctx.goroutines})
+				withCtx.Points = append(withCtx.Points, Point{x, pt.ctx.total})
 				heapCtx.Points = append(heapCtx.Points, Point{x, pt.ctx.heap})
 				if !math.IsNaN(pt.ctx.watches) {
 					watchesCtx.Points = append(watchesCtx.Points, Point{x, pt.ctx.watches})

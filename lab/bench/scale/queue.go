@@ -37,7 +37,7 @@ import (
 // narrowed down by bisection (qBisect) within the budget.
 
 func init() {
-	register(Series{Name: "queue", Share: 0.15, Run: runQueue})
+	register(Series{Name: "queue", Share: 0.3, Run: runQueue})
 }
 
 const (
@@ -46,9 +46,11 @@ const (
 	qQuickOps     = 20  // the same with Env.Quick
 	qFillBatch    = 100 // creates (or deletes) per multi when filling (emptying)
 	qFillInFlight = 8   // multis in flight when filling (emptying)
-	// qMaxItems caps the ladder: what one server of testenv's default
-	// heap holds with room to spare (see qHeapNote).
-	qMaxItems = 100_000
+	// qItemHeapKB is a server's heap per item of qItemBytes, measured
+	// (see qHeapNote), and qHeapUse the part of a server's heap the items
+	// may fill: qMaxItems derives the ladder's top from both.
+	qItemHeapKB = 0.65
+	qHeapUse    = 0.6
 	// qProbeMin is the least time a probe take is given.
 	qProbeMin = 3 * time.Second
 	// qBreakAllowance is how far past its budget an implementation may go
@@ -58,13 +60,27 @@ const (
 	qBreakAllowance = 20 * time.Second
 )
 
-// qHeapNote says why the ladder stops at qMaxItems.
-const qHeapNote = "The ladder stops at 100,000 items: testenv runs each server with -Xmx128m (Config.JavaHeap's default), " +
-	"and a 100-byte item costs a server about 0.55-0.65 KB of heap (measured with jcmd GC.heap_info after a full GC on a " +
-	"1-server processes-backend ensemble: 16 MB live empty, 53 MB at 50,000 items, 79 MB at 100,000, the old generation " +
-	"99% full at 150,000), so 200,000 items would not fit, and 1,000,000 would need about 600 MB per server " +
-	"(1.8 GB for 3 servers) and, at the measured 25,000-40,000 raw creates per second, about a minute to fill and " +
-	"another to empty per implementation: more than this series' share of the budget"
+// qMaxItems is the ladder's top for servers of heapMB megabytes each:
+// the largest size whose items fill at most qHeapUse of the heap, at
+// qItemHeapKB each. testenv's default 128 MB gives 100,000; the 1280 MB
+// zkbench -scale gives its servers, 1,000,000.
+func qMaxItems(heapMB int) int {
+	top := 0
+	for _, n := range qLadder {
+		if float64(n)*qItemHeapKB <= qHeapUse*float64(heapMB)*1024 {
+			top = n
+		}
+	}
+	return top
+}
+
+// qHeapNote says why the ladder stops where it does.
+func qHeapNote(heapMB int) string {
+	return fmt.Sprintf("A 100-byte item costs a server about 0.55-0.65 KB of heap (measured with jcmd GC.heap_info after a "+
+		"full GC on a 1-server processes-backend ensemble of testenv's default -Xmx128m: 16 MB live empty, 53 MB at 50,000 "+
+		"items, 79 MB at 100,000, the old generation 99%% full at 150,000). The servers of this run have -Xmx%dm each, so "+
+		"the ladder stops at %d items (at most %.0f%% of the heap)", heapMB, qMaxItems(heapMB), 100*qHeapUse)
+}
 
 // qLadder is the 1-2-5 ladder of queue sizes.
 var qLadder = []int{1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000}
@@ -182,11 +198,11 @@ func runQueue(ctx context.Context, env *Env) ([]Figure, error) {
 			break
 		}
 	}
-	return qFigures(runs, ops), errors.Join(errs...)
+	return qFigures(runs, ops, env.heapMB()), errors.Join(errs...)
 }
 
 // qFigures assembles the six figures from the runs.
-func qFigures(runs []*qImpl, ops int) []Figure {
+func qFigures(runs []*qImpl, ops, heapMB int) []Figure {
 	common := []string{
 		fmt.Sprintf("A point at N: the queue holds N items of %d bytes (brought there by the harness's own session with raw "+
 			"sequential creates in the recipe's node-name layout, %d per multi, %d multis in flight: a put per item would "+
@@ -195,10 +211,10 @@ func qFigures(runs []*qImpl, ops int) []Figure {
 			"the sorted listing and take from it, so one listing of about N names is shared by the %d takes; "+
 			"Curator's SimpleDistributedQueue lists the whole queue for every take.", qItemBytes, qFillBatch,
 			qFillInFlight, ops, ops, ops),
-		"The servers run testenv's defaults: -Xmx128m each, and no jute.maxbuffer property, so ZooKeeper's default " +
+		"The servers have no jute.maxbuffer property, so ZooKeeper's default " +
 			"0xfffff bytes (1 MiB - 1) bounds what a server reads (requests) and, by the same default, what ZooKeeper's " +
 			"Java client reads (replies); the server itself sends replies of any size.",
-		qHeapNote + ".",
+		qHeapNote(heapMB) + ".",
 	}
 	var breaks []string
 	for _, r := range runs {
@@ -294,8 +310,8 @@ func (q *qRun) do(ctx context.Context, ladder []int) (err error) {
 		return err
 	}
 	for i, n := range ladder {
-		if n > qMaxItems {
-			q.r.note = append(q.r.note, fmt.Sprintf("sizes above %d not run: the servers' heap (see the notes)", qMaxItems))
+		if top := qMaxItems(q.env.heapMB()); n > top {
+			q.r.note = append(q.r.note, fmt.Sprintf("sizes above %d not run: the servers' heap (see the notes)", top))
 			break
 		}
 		if i > 0 {

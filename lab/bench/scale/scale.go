@@ -65,8 +65,19 @@ type Env struct {
 	// it are left out (and named in a note).
 	Budget time.Duration
 	// Quick shrinks every series to its smallest sizes (tests).
-	Quick    bool
-	Progress io.Writer
+	Quick bool
+	// ServerHeapMB is each server's maximum heap, in MB (0: testenv's
+	// default, 128): the queue series sizes its ladder by it.
+	ServerHeapMB int
+	Progress     io.Writer
+}
+
+// heapMB is ServerHeapMB or testenv's default.
+func (e *Env) heapMB() int {
+	if e.ServerHeapMB > 0 {
+		return e.ServerHeapMB
+	}
+	return 128
 }
 
 // Logf writes a progress line.
@@ -110,7 +121,9 @@ type Config struct {
 	Budget         time.Duration
 	SessionTimeout time.Duration
 	Quick          bool
-	Progress       io.Writer
+	// ServerHeapMB is the servers' heap (see Env.ServerHeapMB).
+	ServerHeapMB int
+	Progress     io.Writer
 }
 
 // Report is a run's figures, and the series that failed.
@@ -154,7 +167,8 @@ func Run(ctx context.Context, e bench.Ensemble, cfg Config) (*Report, error) {
 	rep := &Report{Started: start.UTC().Format(time.RFC3339), Errors: map[string]string{}}
 	for _, s := range run {
 		env := &Env{Ensemble: e, Impls: cfg.Impls, SessionTimeout: cfg.SessionTimeout, Quick: cfg.Quick, Progress: cfg.Progress,
-			Budget: time.Duration(float64(cfg.Budget) * s.Share / total)}
+			ServerHeapMB: cfg.ServerHeapMB,
+			Budget:       time.Duration(float64(cfg.Budget) * s.Share / total)}
 		env.Logf("scale: %s (budget %s)", s.Name, env.Budget.Round(time.Second))
 		figs, err := s.Run(ctx, env)
 		rep.Figures = append(rep.Figures, figs...)

@@ -89,6 +89,7 @@ func run() int {
 	scaleRun := flag.Bool("scale", false, "measure how costs grow with size instead (series: -series); writes scale.json, scale.md and one log-log SVG per figure to -out")
 	series := flag.String("series", "", "with -scale: series to run, comma-separated (default all: "+strings.Join(scale.Names(), ",")+")")
 	budget := flag.Duration("budget", 15*time.Minute, "with -scale: the whole run's time; each series fits its share")
+	serverHeap := flag.Int("server-heap", 0, "each server's maximum heap in MB (default: testenv's 128, or 1280 with -scale, enough for the queue series' million items)")
 	flag.Parse()
 
 	cs, err := ints(*contenders)
@@ -136,7 +137,15 @@ func run() int {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	fmt.Printf("zkbench: starting a %d-server ensemble (%s)...\n", *servers, *backend)
-	e, err := testenv.Start(ctx, testenv.Config{Servers: *servers, Backend: testenv.Backend(*backend), Logger: logger})
+	heapMB := *serverHeap
+	if heapMB == 0 && *scaleRun {
+		heapMB = 1280
+	}
+	tcfg := testenv.Config{Servers: *servers, Backend: testenv.Backend(*backend), Logger: logger}
+	if heapMB > 0 {
+		tcfg.JavaHeap = fmt.Sprintf("%dm", heapMB)
+	}
+	e, err := testenv.Start(ctx, tcfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "zkbench:", err)
 		return 1
@@ -151,7 +160,7 @@ func run() int {
 
 	if *scaleRun {
 		return runScale(ctx, e, scale.Config{Impls: cfg.Impls, Series: list(*series), Budget: *budget,
-			SessionTimeout: *sessionTimeout, Progress: os.Stdout}, *out)
+			SessionTimeout: *sessionTimeout, ServerHeapMB: heapMB, Progress: os.Stdout}, *out)
 	}
 	rep, err := bench.Run(ctx, e, cfg)
 	if err != nil && (rep == nil || !errors.Is(err, context.Canceled)) {
