@@ -9,6 +9,9 @@ import "errors"
 var (
 	// ErrEmpty: Poll or Peek found no item.
 	ErrEmpty = errors.New("queue: empty")
+	// ErrFull: a Put on a queue made WithMaxItems found it full; nothing
+	// was added.
+	ErrFull = errors.New("queue: full")
 	// ErrNilReceiver: a method was called on a nil *Queue or *Claim.
 	ErrNilReceiver = errors.New("queue: nil receiver")
 	// ErrPriority: a priority outside MinPriority..MaxPriority, or a

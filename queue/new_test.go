@@ -36,6 +36,8 @@ func TestNewValidates(t *testing.T) {
 		{"root claim path", s, "/q", []queue.Option{queue.WithClaimPath("/")}, []error{recipes.ErrInvalidPath}},
 		{"reserved claim path", s, "/q", []queue.Option{queue.WithClaimPath("/zookeeper/taken")}, []error{recipes.ErrInvalidPath}},
 		{"claim path is the queue", s, "/q", []queue.Option{queue.WithClaimPath("/q")}, []error{recipes.ErrBadArgument}},
+		{"max items zero", s, "/q", []queue.Option{queue.WithMaxItems(0)}, []error{recipes.ErrBadArgument}},
+		{"max items negative", s, "/q", []queue.Option{queue.WithMaxItems(-5)}, []error{recipes.ErrBadArgument}},
 		{"data too large", s, "/q", []queue.Option{queue.WithData(big)}, []error{recipes.ErrDataTooLarge}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

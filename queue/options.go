@@ -18,6 +18,7 @@ type config struct {
 	claimPath string
 	data      []byte
 	policy    *recipes.LossPolicy // nil: the session's
+	maxItems  int                 // 0: unbounded
 }
 
 // WithDialect selects the item names (recipes.Dialect.QueueItem):
@@ -67,4 +68,24 @@ func WithData(b []byte) Option {
 // another consumer.
 func WithLossPolicy(p recipes.LossPolicy) Option {
 	return func(c *config) { c.policy = &p }
+}
+
+// WithMaxItems bounds the queue for this producer: Put, PutPriority and
+// PutAll first read the queue node's child count (1 exists, no listing)
+// and fail with ErrFull, sending nothing more, when the items would exceed
+// n. The bound is the producers' own discipline, not ZooKeeper's:
+// producers that check at the same moment may together overshoot it by
+// their number, and a claim path inside the queue's path (the default
+// "<path>/taken") counts as one item once it exists. Its use: a queue
+// shared with Curator consumers must stay below about 61,000 items, where
+// a listing passes the ZooKeeper Java client's 1 MiB reply limit (see the
+// README's Scale section). n must be positive: New fails with
+// recipes.ErrBadArgument otherwise.
+func WithMaxItems(n int) Option {
+	return func(c *config) {
+		c.maxItems = n
+		if n <= 0 {
+			c.maxItems = -1 // rejected by New
+		}
+	}
 }

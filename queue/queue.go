@@ -76,6 +76,7 @@ type Item struct {
 // wrapping a sentinel, on a nil session (recipes.ErrNilSession), an invalid
 // path or claim path, or one in the reserved /zookeeper tree
 // (recipes.ErrInvalidPath), a claim path equal to the path
+// (recipes.ErrBadArgument), a WithMaxItems bound that is not positive
 // (recipes.ErrBadArgument), or claim data (WithData) larger than the
 // session's request limit (recipes.ErrDataTooLarge).
 func New(s *recipes.Session, path string, opts ...Option) (*Queue, error) {
@@ -100,6 +101,9 @@ func New(s *recipes.Session, path string, opts ...Option) (*Queue, error) {
 	if cfg.claimPath == path {
 		return nil, fmt.Errorf("queue: %w: claim path %s is the queue's path", recipes.ErrBadArgument, path)
 	}
+	if cfg.maxItems < 0 {
+		return nil, fmt.Errorf("queue: %w: WithMaxItems needs a positive bound", recipes.ErrBadArgument)
+	}
 	if err := zkcall.CheckData(cfg.data, s.MaxData()); err != nil {
 		return nil, fmt.Errorf("queue: claim data: %w", err)
 	}
@@ -119,7 +123,8 @@ func (q *Queue) Path() string { return q.path }
 
 // Put appends data to the queue and returns the item's node name. Cost: 1
 // create (plus 1 createContainer per missing level of the path the first
-// time). Wakes every consumer blocked on an empty queue. Data larger than
+// time), and 1 exists first on a queue made WithMaxItems (ErrFull when it
+// is full). Wakes every consumer blocked on an empty queue. Data larger than
 // MaxData (the session's request limit, recipes.WithMaxData, less the
 // request's own size) fails with recipes.ErrDataTooLarge before anything is
 // sent. If the connection is lost
@@ -143,6 +148,9 @@ func (q *Queue) put(ctx context.Context, data []byte, priority int, explicit boo
 		return "", ErrNilReceiver
 	}
 	if err := q.checkPut(data, priority); err != nil {
+		return "", err
+	}
+	if err := q.room(ctx, 1); err != nil {
 		return "", err
 	}
 	req := q.createReq(data, priority, explicit)
@@ -226,6 +234,9 @@ func (q *Queue) PutAll(ctx context.Context, items [][]byte) ([]string, error) {
 		return nil, fmt.Errorf("queue %s: %w: batch of %d items is %d bytes on the wire, server limit %d",
 			q.path, recipes.ErrDataTooLarge, len(items), total, q.s.MaxData())
 	}
+	if err := q.room(ctx, len(items)); err != nil {
+		return nil, err
+	}
 	resp, err := q.multi(ctx, ops)
 	if err != nil {
 		return nil, err
@@ -235,6 +246,32 @@ func (q *Queue) PutAll(ctx context.Context, items [][]byte) ([]string, error) {
 		_, names[i] = zkpath.Split(r.String)
 	}
 	return names, nil
+}
+
+// room checks, on a queue made WithMaxItems, that k more items fit: 1
+// exists of the queue node, whose Stat counts its children (a claim path
+// inside it among them). A missing queue node holds nothing. Without the
+// option it sends nothing.
+func (q *Queue) room(ctx context.Context, k int) error {
+	if q.cfg.maxItems == 0 {
+		return nil
+	}
+	n, err := zkcall.Do(ctx, q.s, func(conn *zk.Conn, _ int64) (int, error) {
+		ok, st, err := conn.Exists(q.path)
+		if err != nil || !ok {
+			return 0, err
+		}
+		return int(st.NumChildren), nil
+	})
+	switch {
+	case zkcall.Stopped(err):
+		return fmt.Errorf("queue %s: put: %w", q.path, err)
+	case err != nil:
+		return fmt.Errorf("queue: put %s: %w", q.path, err)
+	case n+k > q.cfg.maxItems:
+		return fmt.Errorf("%w: %s holds %d children, %d more would pass the bound of %d", ErrFull, q.path, n, k, q.cfg.maxItems)
+	}
+	return nil
 }
 
 // multi sends creates (one as a create, more as a multi), creating the
