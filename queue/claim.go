@@ -70,9 +70,10 @@ const (
 // newClaim ties the claim's context to the session's state: it is cancelled
 // when the claim may be lost (suspended, under recipes.StepDownOnSuspend,
 // the default, see WithLossPolicy; session lost; closed), when the claim
-// node is deleted or replaced (watch: the data watch ch armed when the claim
-// was read), and when the claim is acked or released.
-func newClaim(q *Queue, it Item, cpath, ipath string, sid, czxid int64, cv, iv int32, ch <-chan zk.Event) *Claim {
+// node is deleted or replaced (follow: w, the subscription to the Session's
+// watch armed when the claim was read), and when the claim is acked or
+// released.
+func newClaim(q *Queue, it Item, cpath, ipath string, sid, czxid int64, cv, iv int32, w *recipes.Watch) *Claim {
 	c := &Claim{q: q, item: it, path: cpath, ipath: ipath, sid: sid, czxid: czxid, iv: iv}
 	c.cv.Store(cv)
 	c.ctx, c.cancel = context.WithCancelCause(context.Background())
@@ -103,53 +104,62 @@ func newClaim(q *Queue, it Item, cpath, ipath string, sid, czxid int64, cv, iv i
 		c.cancel(recipes.ErrSuspended)
 	}
 	if c.ctx.Err() == nil {
-		go c.watch(ch)
+		c.follow(w)
+	} else {
+		w.Close()
 	}
 	return c
 }
 
-// watch follows the claim node with a data watch until the claim ends: a
-// deletion, or a node now owned by another session, cancels the claim's
-// context with ErrClaimLost (and recipes.ErrNodeDeleted). Cost: 1 exists
-// per re-arm, after a data change only.
-func (c *Claim) watch(ch <-chan zk.Event) {
-	for {
-		select {
-		case <-c.ctx.Done():
-			return
-		case ev := <-ch:
-			switch ev.Type {
-			case zk.EventNodeDeleted:
-				c.lost("deleted")
-				return
-			case zk.EventNotWatching:
-				// Session expired or closed: the session hook says which.
-				c.cancel(fmt.Errorf("%w: watch on claim %s dropped (%v)", recipes.ErrSessionLost, c.path, ev.Err))
-				return
-			}
-		}
-		// The data changed: read the node again, re-arming the watch.
-		var ok bool
-		var st *zk.Stat
-		err := zkcall.Exec(c.ctx, c.q.s, func(conn *zk.Conn, _ int64) (err error) {
-			ok, st, ch, err = conn.ExistsW(c.path)
-			return err
-		})
+// follow follows the claim node through w, the subscription to the
+// Session's watch on it, with no goroutine of its own: the call runs on the
+// goroutine that fires the watch and must not block. A deletion, or a node
+// now owned by another session, cancels the claim's context with
+// ErrClaimLost (and recipes.ErrNodeDeleted); a dropped watch (the session
+// expired or was closed) with recipes.ErrSessionLost. Cost: 1 exists per
+// re-arm, after a data change only.
+func (c *Claim) follow(w *recipes.Watch) {
+	zkcall.OnFire(w, func(ev zk.Event) {
+		w.Close()
 		switch {
-		case zkcall.Stopped(err):
-			return // the claim ended, or the Session is closed
-		case err != nil:
-			c.q.s.Logger().Warn("queue: watch claim", "path", c.path, "err", err)
-			return
-		case !ok:
+		case c.ctx.Err() != nil:
+		case ev.Type == zk.EventNodeDeleted:
 			c.lost("deleted")
-			return
-		case st.EphemeralOwner != c.sid:
-			c.lost(fmt.Sprintf("now owned by 0x%x", st.EphemeralOwner))
-			return
+		case ev.Type == zk.EventNotWatching:
+			c.cancel(fmt.Errorf("%w: watch on claim %s dropped (%v)", recipes.ErrSessionLost, c.path, ev.Err))
+		default:
+			go c.rearm() // the data changed: read the node again
 		}
-		c.cv.Store(st.Version) // still ours: deletes use the new version
+	})
+}
+
+// rearm reads the claim node again, setting the Session's watch on it, and
+// follows it while it is still ours.
+func (c *Claim) rearm() {
+	var ok bool
+	var st *zk.Stat
+	var w *recipes.Watch
+	err := zkcall.Exec(c.ctx, c.q.s, func(_ *zk.Conn, _ int64) (err error) {
+		ok, st, w, err = c.q.s.WatchExists(c.ctx, c.path)
+		return err
+	})
+	switch {
+	case zkcall.Stopped(err):
+		return // the claim ended, or the Session is closed
+	case err != nil:
+		c.q.s.Logger().Warn("queue: watch claim", "path", c.path, "err", err)
+		return
+	case !ok:
+		w.Close()
+		c.lost("deleted")
+		return
+	case st.EphemeralOwner != c.sid:
+		w.Close()
+		c.lost(fmt.Sprintf("now owned by 0x%x", st.EphemeralOwner))
+		return
 	}
+	c.cv.Store(st.Version) // still ours: deletes use the new version
+	c.follow(w)
 }
 
 // lost records that the claim node is gone or not ours, and cancels the
@@ -305,7 +315,7 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 	}
 	var cv int32
 	var czxid int64
-	var watch <-chan zk.Event
+	var watch *recipes.Watch
 	// Not zkcall.Exec: the claim node's path is every claimant's, so a
 	// create of unknown outcome is resolved by reading, never sent blindly.
 	for created := false; !created; {
@@ -345,10 +355,10 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 		}
 		var ok bool
 		var st *zk.Stat
-		var ch <-chan zk.Event
+		var w *recipes.Watch
 		var cur int64 // the session current once the node was read
-		err = zkcall.Exec(ctx, q.s, func(conn *zk.Conn, _ int64) (err error) {
-			ok, st, ch, err = conn.ExistsW(cpath)
+		err = zkcall.Exec(ctx, q.s, func(_ *zk.Conn, _ int64) (err error) {
+			ok, st, w, err = q.s.WatchExists(ctx, cpath)
 			cur = q.s.ID()
 			return err
 		})
@@ -358,6 +368,7 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 		case err != nil:
 			return giveUp(fmt.Errorf("queue: claim %s: %w", cpath, err))
 		case !ok:
+			w.Close()
 			// Not created (or gone already): create again, after a pause:
 			// after a create of unknown outcome, this answer may be a
 			// lagging server's, and the next one may repeat it.
@@ -366,11 +377,12 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 				return giveUp(fmt.Errorf("queue %s: %w", q.path, err))
 			}
 		case st.EphemeralOwner != cur:
+			w.Close()
 			// Someone else's claim, or ours from a session that is gone
 			// (it vanishes with it): either way not ours to use or delete.
 			return nil, nil
 		default:
-			sid, czxid, cv, watch, created = cur, st.Czxid, st.Version, ch, true
+			sid, czxid, cv, watch, created = cur, st.Czxid, st.Version, w, true
 		}
 	}
 	var data []byte
@@ -382,6 +394,9 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 		data, st, err = conn.Get(ipath)
 		return err
 	})
+	if err != nil {
+		watch.Close()
+	}
 	switch {
 	case err == nil:
 		it := Item{Name: e.name, Priority: e.priority, Seq: e.seq, Data: data}

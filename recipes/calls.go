@@ -51,6 +51,11 @@ func init() {
 		dd, _ := d.(Dialect)
 		return ss.createLabelled(ctx, dd, parent, label, data)
 	}
+	corelink.OnFire = func(w any, f func(zk.Event)) {
+		if ww, _ := w.(*Watch); ww != nil {
+			ww.onFire(f)
+		}
+	}
 	corelink.CleanupGUID = func(s any, d any, parent, guid string) {
 		if ss, err := linked(s); err == nil {
 			dd, _ := d.(Dialect)

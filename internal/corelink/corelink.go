@@ -7,7 +7,11 @@
 // typed any; zkcall is the typed face, and the only reader.
 package corelink
 
-import "context"
+import (
+	"context"
+
+	"github.com/go-zookeeper/zk"
+)
 
 var (
 	// WaitUsable waits until the session is connected and returns its id;
@@ -36,6 +40,10 @@ var (
 	// CleanupGUID deletes, in the background, every child of parent whose
 	// name carries guid in dialect d's protected form.
 	CleanupGUID func(s any, d any, parent, guid string)
+	// OnFire runs f with the event of w (a *recipes.Watch) once it fires:
+	// at once if it has, else on the goroutine that fires it, so f must
+	// not block. It is how a holding follows its node without a goroutine.
+	OnFire func(w any, f func(ev zk.Event))
 )
 
 // Protected is a node made by CreateProtected.

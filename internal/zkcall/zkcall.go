@@ -118,6 +118,14 @@ func EnsureParents(s *recipes.Session, p string) error {
 	return corelink.EnsureParents(s, p)
 }
 
+// OnFire runs f with w's event once the Session's watch fires: at once if
+// it has, else on the goroutine that fires it (go-zookeeper's receiving
+// goroutine, usually), so f must not block. A holding follows its node
+// with it instead of a goroutine of its own.
+func OnFire(w *recipes.Watch, f func(ev zk.Event)) {
+	corelink.OnFire(w, f)
+}
+
 // DeleteGuaranteed deletes path in the background, retrying deletes whose
 // outcome is unknown while the session sid lives (any session when sid is
 // 0) and the Session is open: the guaranteed delete. With sid set, path is
