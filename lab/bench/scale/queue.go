@@ -37,7 +37,7 @@ import (
 // narrowed down by bisection (qBisect) within the budget.
 
 func init() {
-	register(Series{Name: "queue", Share: 0.3, Run: runQueue})
+	register(Series{Name: "queue", Share: 0.45, Run: runQueue})
 }
 
 const (
@@ -120,6 +120,14 @@ var qMetrics = []struct{ name, title, ylabel string }{
 	{"queue-take-ms", "Queue take: milliseconds per item vs items waiting", "ms per take"},
 }
 
+// qWeight is impl's weight in the share of the series' budget.
+func qWeight(impl string) int {
+	if impl == bench.ImplZkrecipes {
+		return 2
+	}
+	return 1
+}
+
 // qImpl is one implementation's run: its curves (one per metric), and
 // what the figures' notes say about it.
 type qImpl struct {
@@ -175,10 +183,16 @@ func runQueue(ctx context.Context, env *Env) ([]Figure, error) {
 	var errs []error
 	for i, impl := range todo {
 		r := runs[slices.IndexFunc(runs, func(r *qImpl) bool { return r.impl == impl })]
-		// Each implementation gets an equal share of what is left, so one
-		// that stops early leaves its time to the next.
+		// Each implementation gets its weight's share of what is left, so
+		// one that stops early leaves its time to the next; zkrecipes, the
+		// subject, weighs two (its climb to the top of the ladder is the
+		// series' point).
 		left := env.Budget - time.Since(start)
-		budget := left / time.Duration(len(todo)-i)
+		weights := 0
+		for _, rest := range todo[i:] {
+			weights += qWeight(rest)
+		}
+		budget := left * time.Duration(qWeight(impl)) / time.Duration(weights)
 		run := &qRun{env: env, admin: admin, impl: impl, path: path.Join(base, impl), prefix: qPrefix(impl),
 			ops: ops, budget: budget, start: time.Now(), r: r}
 		if err := run.do(ctx, ladder); err != nil {
