@@ -22,8 +22,10 @@ const SuperUser = "super"
 // (Curator, zkCli): -Dzookeeper.client.secure=true,
 // -Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty,
 // -Dzookeeper.ssl.trustStore.location=TrustStore and
-// -Dzookeeper.ssl.trustStore.password=Password. The files go away with
-// the ensemble.
+// -Dzookeeper.ssl.trustStore.password=Password. With Debian's
+// zookeeper.jar, such a client also needs /usr/share/java/netty-codec.jar
+// and netty-resolver.jar on its class path. The files go away with the
+// ensemble.
 type TLSFiles struct {
 	Dir        string
 	TrustStore string // PKCS12, the CA alone

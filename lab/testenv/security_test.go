@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -359,5 +360,37 @@ func TestPKI(t *testing.T) {
 	}
 	if q, _ := testPKI(ctx); q != p {
 		t.Fatal("second call made a new PKI")
+	}
+}
+
+// TestTLSFilesJavaClient: ZooKeeper's own Java client reaches a TLS
+// ensemble with the settings TLSFiles documents.
+func TestTLSFilesJavaClient(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real ZooKeeper ensemble")
+	}
+	java, err := exec.LookPath("java")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, err := classPath(os.Getenv(EnvZooKeeperHome))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if os.Getenv(EnvZooKeeperHome) == "" {
+		cp += ":/usr/share/java/netty-codec.jar:/usr/share/java/netty-resolver.jar"
+	}
+	e := New(t, Config{Servers: 1, TLS: true, JavaHeap: "64m", Backend: BackendProcesses})
+	files, _ := e.TLSFiles()
+	ctx := ctxT(t, 2*time.Minute)
+	cmd := exec.CommandContext(ctx, java, "-Xmx64m",
+		"-Dzookeeper.client.secure=true",
+		"-Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty",
+		"-Dzookeeper.ssl.trustStore.location="+files.TrustStore,
+		"-Dzookeeper.ssl.trustStore.password="+files.Password,
+		"-cp", cp, "org.apache.zookeeper.ZooKeeperMain", "-server", e.Addrs()[0], "ls", "/")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "[zookeeper]") {
+		t.Fatalf("Java client over TLS: %v\n%s", err, tail(string(out), 20))
 	}
 }
