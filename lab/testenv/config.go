@@ -63,6 +63,37 @@ type Config struct {
 	// container nodes and expired TTL nodes
 	// (znode.container.checkIntervalMs). Default: ZooKeeper's, 1 minute.
 	ContainerCheckInterval time.Duration
+	// TLS makes the client port TLS-only: each server listens with
+	// ZooKeeper's Netty connection factory on secureClientPort (the port
+	// numbers are those of the plain port without TLS) and opens no plain
+	// client port, so a client that does not speak TLS gets no session.
+	// Servers present a certificate for TLSServerName signed by a CA made
+	// for this process, and ask clients for no certificate
+	// (ssl.clientAuth=none), so a connection carries no x509 identity:
+	// ACLs see only what the client authenticates with (digest). Go
+	// clients use ClientTLS or Dialer, Java clients TLSFiles. Four-letter
+	// words go over TLS too (Ensemble.FourLetter; the package-level
+	// FourLetter gets no answer). Toxiproxy forwards the TLS bytes, so
+	// links and their faults work (Cut and ExpireSession are tested),
+	// except CutAfterNextFrame, which must see ZooKeeper's frames and
+	// returns ErrUnsupported. Cost: the first TLS ensemble of a process
+	// runs the JDK's keytool five times (1 to 2 s; ErrTLS without
+	// keytool).
+	TLS bool
+	// EnforceAuth makes the servers refuse every request but auth from a
+	// connection that has not authenticated with the digest scheme
+	// (zookeeper.enforce.auth.enabled=true,
+	// zookeeper.enforce.auth.schemes=digest): the connect request
+	// succeeds, the first other request (a ping included) is answered
+	// with error code -124 (SESSIONCLOSEDREQUIRESASLAUTH, which
+	// go-zookeeper 1.0.4 reports as "unknown error: -124") and the
+	// connection is dropped; the session survives and the client gets it
+	// back on reconnecting, to be refused again. Nothing refused is
+	// applied. It also adds a superuser
+	// (zookeeper.DigestAuthenticationProvider.superDigest) whose
+	// credentials SuperAuth returns, for the harness's own sessions. No
+	// cost beyond the system properties.
+	EnforceAuth bool
 	// StartTimeout bounds Start after the image is ready: servers running and
 	// a quorum formed. Default 3 minutes.
 	StartTimeout time.Duration

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -32,6 +33,8 @@ set -e
 if [ -f /usr/share/java/zookeeper.jar ]; then
 	cp=/usr/share/java/zookeeper.jar
 	[ -f /usr/share/java/slf4j-simple.jar ] && cp=$cp:/usr/share/java/slf4j-simple.jar
+	# Debian's zookeeper.jar leaves netty-codec, which TLS needs, off its class path.
+	[ -n "$ZK_TLS" ] && [ -f /usr/share/java/netty-codec.jar ] && cp=$cp:/usr/share/java/netty-codec.jar
 else
 	for d in "$ZOOKEEPER_HOME" /apache-zookeeper* /opt/zookeeper* /zookeeper*; do
 		if [ -n "$d" ] && [ -d "$d/lib" ]; then cp="$d/lib/*:$d/conf"; break; fi
@@ -45,6 +48,8 @@ const (
 	quorumPort   = 2888
 	electionPort = 3888
 	clientPort   = 2181
+	// ctrTLSDir holds the PKI's stores inside a container.
+	ctrTLSDir = "/zk/tls"
 )
 
 type containerBackend struct {
@@ -86,7 +91,7 @@ func (c *containerBackend) start(ctx context.Context) error {
 			return err
 		}
 		zc := zooCfg{tick: cfg.TickTime, maxSession: cfg.MaxSessionTimeout, dataDir: "/zk/data",
-			clientPort: clientPort, peers: peers, listenAll: true}
+			clientPort: clientPort, secure: cfg.TLS, peers: peers, listenAll: true}
 		if err := c.create(ctx, i, zc.render()); err != nil {
 			return err
 		}
@@ -98,6 +103,22 @@ func (c *containerBackend) create(ctx context.Context, i int, zooCfg string) err
 	cfg := c.e.cfg
 	host := fmt.Sprintf("zk%d", i+1)
 	hostPort := strconv.Itoa(c.ports[i])
+	props := append(cfg.serverProps(), c.e.securityProps(ctrTLSDir)...)
+	env := map[string]string{
+		"ZK_JAVA_OPTS": fmt.Sprintf("-Xmx%s -Xms32m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 %s",
+			cfg.JavaHeap, strings.Join(props, " ")),
+	}
+	files := []testcontainers.ContainerFile{
+		{Reader: strings.NewReader(runScript), ContainerFilePath: "/zk/run.sh", FileMode: 0o755},
+		{Reader: strings.NewReader(zooCfg), ContainerFilePath: "/zk/conf/zoo.cfg", FileMode: 0o644},
+		{Reader: strings.NewReader(strconv.Itoa(i+1) + "\n"), ContainerFilePath: "/zk/data/myid", FileMode: 0o644},
+	}
+	if p := c.e.pki; p != nil {
+		env["ZK_TLS"] = "1"
+		files = append(files,
+			testcontainers.ContainerFile{Reader: bytes.NewReader(p.keyStore), ContainerFilePath: ctrTLSDir + "/" + keyStoreFile, FileMode: 0o644},
+			testcontainers.ContainerFile{Reader: bytes.NewReader(p.trustStore), ContainerFilePath: ctrTLSDir + "/" + trustStoreFile, FileMode: 0o644})
+	}
 	req := testcontainers.ContainerRequest{
 		Image:          cfg.Image,
 		Name:           fmt.Sprintf("zkrecipes-%s-%s", c.e.id, host),
@@ -106,15 +127,8 @@ func (c *containerBackend) create(ctx context.Context, i int, zooCfg string) err
 		NetworkAliases: map[string][]string{c.net.Name: {host}},
 		ExposedPorts:   []string{fmt.Sprintf("%d/tcp", clientPort)},
 		Entrypoint:     []string{"/bin/sh", "/zk/run.sh"},
-		Env: map[string]string{
-			"ZK_JAVA_OPTS": fmt.Sprintf("-Xmx%s -Xms32m -XX:+UseSerialGC -XX:TieredStopAtLevel=1 %s",
-				cfg.JavaHeap, strings.Join(cfg.serverProps(), " ")),
-		},
-		Files: []testcontainers.ContainerFile{
-			{Reader: strings.NewReader(runScript), ContainerFilePath: "/zk/run.sh", FileMode: 0o755},
-			{Reader: strings.NewReader(zooCfg), ContainerFilePath: "/zk/conf/zoo.cfg", FileMode: 0o644},
-			{Reader: strings.NewReader(strconv.Itoa(i+1) + "\n"), ContainerFilePath: "/zk/data/myid", FileMode: 0o644},
-		},
+		Env:            env,
+		Files:          files,
 		ConfigModifier: func(cc *container.Config) { cc.Hostname = host },
 		HostConfigModifier: func(hc *container.HostConfig) {
 			hc.CapAdd = []string{"NET_ADMIN"} // Isolate uses iptables inside the container

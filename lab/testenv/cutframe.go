@@ -125,8 +125,12 @@ var gateSeq atomic.Uint64
 // heard nothing since the client's last send. The frame must start after
 // the call (set it while the connection is idle; frames are found by their
 // length prefix from the first byte the servers send after it). Heal ends
-// it.
+// it. On a TLS ensemble, whose frames the link cannot see, it returns
+// ErrUnsupported.
 func (l *Link) CutAfterNextFrame(servers ...int) error {
+	if l.e.cfg.TLS {
+		return fmt.Errorf("%w: CutAfterNextFrame reads ZooKeeper frames, which TLS hides", ErrUnsupported)
+	}
 	name := fmt.Sprintf("cut-%s-%d", l.name, gateSeq.Add(1))
 	gatesMu.Lock()
 	gates[name] = new(cutGate)

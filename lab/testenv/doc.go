@@ -19,6 +19,11 @@
 // has a default link, and NewLink makes a private one for a client whose
 // faults must not touch the others. DirectConnectString bypasses the proxies.
 //
+// Config.TLS and Config.EnforceAuth secure an ensemble: a TLS-only client
+// port with keystores made by the JDK's keytool (clients use
+// Ensemble.ClientTLS or Ensemble.Dialer), and digest authentication
+// enforced, with a superuser for the harness (Ensemble.SuperAuth).
+//
 // Servers are named by their 0-based index in every method; server i has
 // myid i+1. Every method is safe for concurrent use.
 //

@@ -57,6 +57,11 @@ type Ensemble struct {
 	b       backend
 	tp      *toxiproxy.ApiServer
 
+	// Set up by setupSecurity before the servers start, then read-only.
+	pki           *pki   // with TLS
+	tlsDir        string // with TLS: the PKI's files on this host
+	superPassword string // with EnforceAuth
+
 	mu     sync.Mutex
 	state  []serverState
 	links  []*Link
@@ -136,6 +141,9 @@ func startOnce(ctx context.Context, cfg Config) (*Ensemble, error) {
 }
 
 func (e *Ensemble) start(ctx context.Context) error {
+	if err := e.setupSecurity(ctx); err != nil {
+		return err
+	}
 	if err := e.b.start(ctx); err != nil {
 		return fmt.Errorf("%w: %w", errRetryStart, err)
 	}
@@ -205,7 +213,7 @@ func (e *Ensemble) Mode(ctx context.Context, i int) (string, error) {
 	if _, err := pick(e.cfg.Servers, []int{i}); err != nil {
 		return "", err
 	}
-	out, err := fourLetter(ctx, e.b.clientAddr(i), "srvr")
+	out, err := fourLetter(ctx, e.b.clientAddr(i), "srvr", e.ClientTLS())
 	if err != nil {
 		return "", err
 	}
@@ -373,7 +381,7 @@ func (e *Ensemble) sessionKnown(ctx context.Context, id int64) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	out, err := fourLetter(ctx, e.b.clientAddr(li), "dump")
+	out, err := fourLetter(ctx, e.b.clientAddr(li), "dump", e.ClientTLS())
 	if err != nil {
 		return false, err
 	}
@@ -403,6 +411,9 @@ func (e *Ensemble) Close(ctx context.Context) error {
 	var err error
 	if e.b != nil {
 		err = e.b.close(ctx)
+	}
+	if rerr := e.removeTLSDir(); err == nil {
+		err = rerr
 	}
 	if err != nil {
 		return fmt.Errorf("testenv: close ensemble %s: %w", e.id, err)

@@ -20,4 +20,10 @@ var (
 	ErrClosed = errors.New("testenv: closed")
 	// ErrImage reports that the ZooKeeper image could not be built.
 	ErrImage = errors.New("testenv: cannot build the ZooKeeper image")
+	// ErrTLS reports that the key stores of a TLS ensemble could not be
+	// made (typically: no JDK keytool).
+	ErrTLS = errors.New("testenv: cannot make the TLS key stores")
+	// ErrUnsupported reports a fault the ensemble's configuration rules
+	// out, such as CutAfterNextFrame on a TLS ensemble.
+	ErrUnsupported = errors.New("testenv: not supported on this ensemble")
 )

@@ -3,6 +3,7 @@ package testenv
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -22,15 +23,23 @@ const (
 // FourLetter sends a four-letter word ("wchs", "cons", ...) to a server's
 // client address (Ensemble.DirectAddrs) and returns the whole answer. The
 // servers' zoo.cfg allows every word. Cost: one TCP connection, bounded by
-// ctx and 3 s.
+// ctx and 3 s. It speaks plain TCP; on a TLS ensemble use
+// Ensemble.FourLetter.
 func FourLetter(ctx context.Context, addr, word string) (string, error) {
-	return fourLetter(ctx, addr, word)
+	return fourLetter(ctx, addr, word, nil)
 }
 
-// fourLetter sends a four-letter word to addr and returns the whole answer.
-func fourLetter(ctx context.Context, addr, word string) (string, error) {
-	d := net.Dialer{Timeout: 2 * time.Second}
-	conn, err := d.DialContext(ctx, "tcp", addr)
+// fourLetter sends a four-letter word to addr, over TLS with tc unless tc
+// is nil, and returns the whole answer.
+func fourLetter(ctx context.Context, addr, word string, tc *tls.Config) (string, error) {
+	nd := &net.Dialer{Timeout: 2 * time.Second}
+	var conn net.Conn
+	var err error
+	if tc != nil {
+		conn, err = (&tls.Dialer{NetDialer: nd, Config: tc}).DialContext(ctx, "tcp", addr)
+	} else {
+		conn, err = nd.DialContext(ctx, "tcp", addr)
+	}
 	if err != nil {
 		return "", err
 	}

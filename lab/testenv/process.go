@@ -57,6 +57,12 @@ func newProcessBackend(e *Ensemble) (*processBackend, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Debian's zookeeper.jar leaves netty-codec, which TLS needs, off its
+	// class path.
+	const codec = "/usr/share/java/netty-codec.jar"
+	if _, err := os.Stat(codec); err == nil && e.cfg.TLS && e.cfg.ZooKeeperHome == "" {
+		cp += ":" + codec
+	}
 	return &processBackend{e: e, java: java, cp: cp}, nil
 }
 
@@ -131,7 +137,7 @@ func (p *processBackend) start(ctx context.Context) error {
 		}
 		zc := zooCfg{tick: p.e.cfg.TickTime, maxSession: p.e.cfg.MaxSessionTimeout,
 			dataDir: filepath.Join(p.sdir(i), "data"), clientAddr: "127.0.0.1",
-			clientPort: p.client[i], peers: peers}
+			clientPort: p.client[i], secure: p.e.cfg.TLS, peers: peers}
 		if err := os.MkdirAll(filepath.Join(p.sdir(i), "data"), 0o755); err != nil {
 			return err
 		}
@@ -183,6 +189,7 @@ func (p *processBackend) startServer(ctx context.Context, i int) error {
 		return err
 	}
 	args := append([]string{"-Xmx" + p.e.cfg.JavaHeap, "-Xms32m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"}, p.e.cfg.serverProps()...)
+	args = append(args, p.e.securityProps(p.e.tlsDir)...)
 	args = append(args, "-cp", p.cp, "org.apache.zookeeper.server.quorum.QuorumPeerMain", filepath.Join(p.sdir(i), "zoo.cfg"))
 	cmd := exec.Command(p.java, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf

@@ -35,6 +35,13 @@ func TestZooCfgRender(t *testing.T) {
 				peers: []peer{{"127.0.0.1", 1, 2}, {"127.0.0.1", 3, 4}}},
 			want: []string{"clientPortAddress=127.0.0.1\n", "clientPort=40001\n", "server.2=127.0.0.1:3:4:participant\n", "quorumListenOnAllIPs=false\n"},
 		},
+		{
+			name: "a secure client port replaces the plain one",
+			cfg: zooCfg{tick: 200 * time.Millisecond, maxSession: time.Minute, dataDir: "/d", clientAddr: "127.0.0.1", clientPort: 40001,
+				secure: true, peers: three[:1]},
+			want:    []string{"secureClientPortAddress=127.0.0.1\n", "secureClientPort=40001\n"},
+			wantNot: []string{"\nclientPort=", "\nclientPortAddress="},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -21,6 +21,9 @@ type zooCfg struct {
 	dataDir    string
 	clientAddr string // host the client port binds to; "" binds all
 	clientPort int
+	// secure makes the client port TLS-only: secureClientPort (and
+	// secureClientPortAddress) instead of clientPort.
+	secure bool
 	// peers[j] is how this server reaches server j (j = myid-1). With one
 	// peer the server runs standalone.
 	peers []peer
@@ -40,10 +43,14 @@ func (z zooCfg) render() string {
 	w("initLimit", 50)
 	w("syncLimit", 10)
 	w("dataDir", z.dataDir)
-	if z.clientAddr != "" {
-		w("clientPortAddress", z.clientAddr)
+	port, addr := "clientPort", "clientPortAddress"
+	if z.secure {
+		port, addr = "secureClientPort", "secureClientPortAddress"
 	}
-	w("clientPort", z.clientPort)
+	if z.clientAddr != "" {
+		w(addr, z.clientAddr)
+	}
+	w(port, z.clientPort)
 	w("maxSessionTimeout", z.maxSession.Milliseconds())
 	w("maxClientCnxns", 0)
 	w("4lw.commands.whitelist", "*")
