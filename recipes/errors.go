@@ -61,7 +61,12 @@ var (
 	// ErrNoAuth: the server refused a request because the node's ACL does
 	// not grant the permission to the Session's principals (see
 	// WithDigestAuth, WithACL). It errors.Is zk.ErrNoAuth too. The answer
-	// is final: no zkrecipes call sends the request again.
+	// is final for the call that got it: neither the core nor the recipes'
+	// one-shot calls send the request again (a lock's Lock fails at once).
+	// Two long-running loops try again after a pause, as after any
+	// refusal, and log it: persistent.Node's create, which keeps its node
+	// present, and discovery's Provider, which keeps its view (package
+	// cache instead ends its stream).
 	ErrNoAuth error = noAuthError{}
 	// ErrAuthFailed: Connect's credentials (WithDigestAuth) were refused by
 	// the server. It errors.Is zk.ErrAuthFailed; the error Connect returns
