@@ -7,6 +7,7 @@ package security_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -43,12 +44,13 @@ const (
 	userB, passB = "b", "pb"
 )
 
-// base returns a world-open node for the test (created by an anonymous
+// base returns a new world-open node for the test (created by an anonymous
 // session, as an application's root would be): what the test's recipes
 // create under it gets their Session's ACL.
 func base(t *testing.T, addrs []string) string {
 	t.Helper()
-	p := "/zkrecipes-security/" + strings.NewReplacer("/", "_", " ", "_").Replace(t.Name())
+	// Unique per run: the nodes of an earlier run (-count) keep their ACLs.
+	p := fmt.Sprintf("/zkrecipes-security/%s-%d", strings.NewReplacer("/", "_", " ", "_").Replace(t.Name()), time.Now().UnixNano())
 	admin := connect(t, addrs)
 	for _, q := range []string{"/zkrecipes-security", p} {
 		if _, err := admin.Conn().Create(q, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && err != zk.ErrNodeExists {
