@@ -40,7 +40,7 @@ func New(s *recipes.Session, path string) (*Barrier, error) {
 		return nil, fmt.Errorf("barrier: %w", err)
 	}
 	// The largest request a Barrier sends.
-	if err := recipes.CheckRequest(s.MaxData(), &zk.CreateRequest{Path: path, Acl: s.ACL()}); err != nil {
+	if err := recipes.CheckRequest(s.MaxData(), &zk.CreateRequest{Path: path, Acl: s.ACLFor(path)}); err != nil {
 		return nil, fmt.Errorf("barrier: set: %w", err)
 	}
 	return &Barrier{s: s, path: path}, nil
@@ -71,7 +71,7 @@ func (b *Barrier) Set(ctx context.Context) error {
 	parent, _ := zkpath.Split(b.path)
 	for {
 		err := zkcall.Exec(ctx, b.s, func(conn *zk.Conn, _ int64) error {
-			_, err := conn.Create(b.path, nil, 0, b.s.ACL())
+			_, err := conn.Create(b.path, nil, 0, b.s.ACLFor(b.path))
 			return err
 		})
 		switch {

@@ -90,7 +90,7 @@ func NewDouble(s *recipes.Session, path string, n int, opts ...Option) (*DoubleB
 	if err := recipes.CheckRequest(s.MaxData(), &zk.CreateRequest{
 		// The largest request a member sends: its member node's create
 		// (a GUID of at most 36 characters).
-		Path: zkpath.Join(path, "00000000-0000-0000-0000-000000000000"), Acl: s.ACL(), Flags: zk.FlagEphemeral,
+		Path: zkpath.Join(path, "00000000-0000-0000-0000-000000000000"), Acl: s.ACLFor(zkpath.Join(path, "00000000-0000-0000-0000-000000000000")), Flags: zk.FlagEphemeral,
 	}); err != nil {
 		return nil, fmt.Errorf("barrier: enter: %w", err)
 	}
@@ -294,7 +294,7 @@ func (d *DoubleBarrier) createMember(ctx context.Context) (string, int64, error)
 		var sid int64
 		err := zkcall.Exec(ctx, d.s, func(conn *zk.Conn, id int64) error {
 			sid = id
-			_, err := conn.Create(p, nil, zk.FlagEphemeral, d.s.ACL())
+			_, err := conn.Create(p, nil, zk.FlagEphemeral, d.s.ACLFor(p))
 			maybe = maybe || err == nil || zkcall.IsConnErr(err)
 			return err
 		})
@@ -341,7 +341,7 @@ func (d *DoubleBarrier) createMember(ctx context.Context) (string, int64, error)
 // Cost: 1 create.
 func (d *DoubleBarrier) createReady(ctx context.Context) error {
 	err := zkcall.Exec(ctx, d.s, func(conn *zk.Conn, _ int64) error {
-		_, err := conn.Create(d.ready, nil, 0, d.s.ACL())
+		_, err := conn.Create(d.ready, nil, 0, d.s.ACLFor(d.ready))
 		return err
 	})
 	switch {
@@ -524,5 +524,5 @@ func (d *DoubleBarrier) deleteOurs(ctx context.Context, name string, sid int64) 
 		zkcall.DeleteGuaranteed(d.s, p, sid)
 		return nil
 	}
-	return fmt.Errorf("barrier: leave %s: %w", d.path, err)
+	return fmt.Errorf("barrier: leave %s: %w", d.path, zkcall.Answer(err))
 }

@@ -178,7 +178,7 @@ func (r *Registration) displace(ctx context.Context) (int64, error) {
 		err = zkcall.Exec(ctx, s, func(conn *zk.Conn, id int64) error {
 			sid = id
 			res, err := conn.Multi(&zk.DeleteRequest{Path: r.path, Version: f.st.Version},
-				&zk.CreateRequest{Path: r.path, Data: r.data, Acl: s.ACL(), Flags: r.mode})
+				&zk.CreateRequest{Path: r.path, Data: r.data, Acl: s.ACLFor(r.path), Flags: r.mode})
 			for _, op := range res {
 				if op.Error != nil {
 					return op.Error
@@ -248,7 +248,7 @@ func (d *Discovery) prepare(inst Instance) (string, []byte, error) {
 	}
 	// The largest request: the multi that replaces another node.
 	if err := recipes.CheckMulti(d.s.MaxData(), &zk.DeleteRequest{Path: path},
-		&zk.CreateRequest{Path: path, Data: data, Acl: d.s.ACL()}); err != nil {
+		&zk.CreateRequest{Path: path, Data: data, Acl: d.s.ACLFor(path)}); err != nil {
 		return "", nil, fmt.Errorf("discovery: %s: %w", path, err)
 	}
 	return path, data, nil
@@ -420,7 +420,7 @@ func (r *Registration) create(ctx context.Context, displace bool) (taken bool, e
 	parent, _ := zkpath.Split(r.path)
 	for displaced := 0; ; {
 		err := zkcall.Exec(ctx, s, func(conn *zk.Conn, _ int64) error {
-			_, err := conn.Create(r.path, r.data, r.mode, s.ACL())
+			_, err := conn.Create(r.path, r.data, r.mode, s.ACLFor(r.path))
 			return err
 		})
 		switch {
@@ -454,7 +454,7 @@ func (r *Registration) create(ctx context.Context, displace bool) (taken bool, e
 		}
 		err = zkcall.Exec(ctx, s, func(conn *zk.Conn, _ int64) error {
 			res, err := conn.Multi(&zk.DeleteRequest{Path: r.path, Version: st.Version},
-				&zk.CreateRequest{Path: r.path, Data: r.data, Acl: s.ACL(), Flags: r.mode})
+				&zk.CreateRequest{Path: r.path, Data: r.data, Acl: s.ACLFor(r.path), Flags: r.mode})
 			for _, op := range res {
 				if op.Error != nil {
 					return op.Error

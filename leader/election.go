@@ -207,7 +207,7 @@ func (e *Election) verify(h *recipes.Holding) (bool, error) {
 	case err != nil && isConnErr(err):
 		return false, nil
 	case err != nil:
-		return false, fmt.Errorf("owner check of %s: %w", h.Path(), err)
+		return false, fmt.Errorf("owner check of %s: %w", h.Path(), zkcall.Answer(err))
 	case !found || st.EphemeralOwner != sid || e.s.ID() != sid:
 		return false, nil
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -38,7 +39,7 @@ func (e *Election) read(name string) (p Participant, ok bool, err error) {
 		return Participant{}, false, nil
 	}
 	if err != nil {
-		return Participant{}, false, err
+		return Participant{}, false, zkcall.Answer(err)
 	}
 	return participant(path, data, st), true, nil
 }

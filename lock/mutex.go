@@ -295,7 +295,7 @@ func participants(ctx context.Context, s *recipes.Session, d recipes.Dialect, pa
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("lock: participants %s: %w", path, err)
+			return nil, fmt.Errorf("lock: participants %s: %w", path, zkcall.Answer(err))
 		}
 		out = append(out, Participant{Node: p, Data: data, SessionID: st.EphemeralOwner})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -15,7 +16,8 @@ import (
 // fail from then on, because the node's version changed. Revocation is a
 // request: the lock is free only when the holder unlocks (or its session
 // ends). Cost: 1 setData. A node already gone yields an error wrapping
-// zk.ErrNoNode.
+// zk.ErrNoNode; a node whose ACL does not let s write it (see
+// recipes.DefaultAuthACL) one wrapping recipes.ErrNoAuth.
 func Revoke(ctx context.Context, s *recipes.Session, nodePath string) error {
 	if s == nil {
 		return fmt.Errorf("lock: %w", recipes.ErrNilSession)
@@ -30,7 +32,7 @@ func Revoke(ctx context.Context, s *recipes.Session, nodePath string) error {
 		return fmt.Errorf("lock: %w", recipes.ErrClosed)
 	}
 	if _, err := s.Conn().Set(nodePath, recipes.RevokeMessage, -1); err != nil {
-		return fmt.Errorf("lock: revoke %s: %w", nodePath, err)
+		return fmt.Errorf("lock: revoke %s: %w", nodePath, zkcall.Answer(err))
 	}
 	return nil
 }

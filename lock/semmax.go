@@ -52,7 +52,7 @@ func NewSemaphoreCount(s *recipes.Session, path string, count CountNode, opts ..
 		return nil, fmt.Errorf("lock: count: %w", err)
 	}
 	seed := count.Seed()
-	if err := recipes.CheckRequest(s.MaxData(), &zk.CreateRequest{Path: cp, Data: encodeCount(seed), Acl: s.ACL()}); err != nil {
+	if err := recipes.CheckRequest(s.MaxData(), &zk.CreateRequest{Path: cp, Data: encodeCount(seed), Acl: s.ACLFor(cp)}); err != nil {
 		return nil, fmt.Errorf("lock: count %s: %w", cp, err)
 	}
 	return &Semaphore{s: s, path: path, cfg: cfg, count: count, countPath: cp, seed: seed}, nil
@@ -115,7 +115,7 @@ func (sem *Semaphore) createCount(ctx context.Context) error {
 	parent, _ := zkpath.Split(sem.countPath)
 	for {
 		err := zkcall.Exec(ctx, sem.s, func(conn *zk.Conn, _ int64) error {
-			_, err := conn.Create(sem.countPath, encodeCount(sem.seed), 0, sem.s.ACL())
+			_, err := conn.Create(sem.countPath, encodeCount(sem.seed), 0, sem.s.ACLFor(sem.countPath))
 			return err
 		})
 		switch {

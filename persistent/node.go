@@ -121,7 +121,7 @@ func (n *Node) checkSize(data []byte) error {
 	if err := recipes.ValidateWritePath(p); err != nil {
 		return fmt.Errorf("persistent: %w", err)
 	}
-	if err := recipes.CheckRequest(n.s.MaxData(), &zk.CreateRequest{Path: p, Data: data, Acl: n.s.ACL(), Flags: zk.FlagEphemeralSequential}); err != nil {
+	if err := recipes.CheckRequest(n.s.MaxData(), &zk.CreateRequest{Path: p, Data: data, Acl: n.s.ACLFor(p), Flags: zk.FlagEphemeralSequential}); err != nil {
 		return fmt.Errorf("persistent: create %s: %w", n.path, err)
 	}
 	if err := recipes.CheckRequest(n.s.MaxData(), &zk.SetDataRequest{Path: p, Data: data}); err != nil {

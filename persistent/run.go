@@ -147,7 +147,7 @@ func (n *Node) create(ctx context.Context) (*incarnation, int64, error) {
 			sid = id
 			// A create resent after a connection error may find the
 			// first one's node: ErrNodeExists, then its owner says.
-			_, err := conn.Create(n.path, data, zk.FlagEphemeral, n.s.ACL())
+			_, err := conn.Create(n.path, data, zk.FlagEphemeral, n.s.ACLFor(n.path))
 			return err
 		})
 		switch {

@@ -325,7 +325,7 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 		}
 		if !ambiguous {
 			sent = id
-			_, err = conn.Create(cpath, q.cfg.data, zk.FlagEphemeral, q.s.ACL())
+			_, err = conn.Create(cpath, q.cfg.data, zk.FlagEphemeral, q.s.ACLFor(cpath))
 			switch {
 			case err == nil:
 				// Read it back below: that checks the owner (the session
@@ -693,7 +693,7 @@ func (c *Claim) release(ctx context.Context) error {
 	case zkcall.IsConnErr(err):
 		zkcall.DeleteGuaranteed(q.s, c.path, c.sid)
 	default:
-		return fmt.Errorf("queue: release %s: %w", c.item.Name, err)
+		return fmt.Errorf("queue: release %s: %w", c.item.Name, zkcall.Answer(err))
 	}
 	// The item is ahead of our cached listing: list again next time.
 	q.mu.Lock()

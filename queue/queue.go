@@ -185,14 +185,20 @@ func (q *Queue) MaxData() int {
 
 // createOverhead is what a create request of an item adds to its data on
 // the wire: xid, opcode, path (with the longest prefix and a sequence that
-// the server appends only later, counted anyway), data length, ACLs, flags;
+// the server appends only later, counted anyway), data length, ACLs (the
+// larger of those of an item with and without an explicit priority), flags;
 // plus a small margin.
 func (q *Queue) createOverhead() int {
 	n := 4 + 4 + 4 + len(q.path) + 1 + longestPrefix + 4 + 11 + 4 + 4 + 4
-	for _, a := range q.s.ACL() {
-		n += 4 + 4 + len(a.Scheme) + 4 + len(a.ID)
+	acls := 0
+	for _, explicit := range []bool{false, true} {
+		k := 0
+		for _, a := range q.s.ACLFor(zkpath.Join(q.path, itemPrefix(q.cfg.dialect, DefaultPriority, explicit))) {
+			k += 4 + 4 + len(a.Scheme) + 4 + len(a.ID)
+		}
+		acls = max(acls, k)
 	}
-	return n + 16
+	return n + acls + 16
 }
 
 // multiHeader is the size of each operation's header in a multi request,
@@ -203,10 +209,11 @@ func (q *Queue) createReq(data []byte, priority int, explicit bool) *zk.CreateRe
 	if q.cfg.priority && !explicit {
 		explicit = true // a priority queue always writes the priority
 	}
+	p := zkpath.Join(q.path, itemPrefix(q.cfg.dialect, priority, explicit))
 	return &zk.CreateRequest{
-		Path:  zkpath.Join(q.path, itemPrefix(q.cfg.dialect, priority, explicit)),
+		Path:  p,
 		Data:  data,
-		Acl:   q.s.ACL(),
+		Acl:   q.s.ACLFor(p),
 		Flags: zk.FlagSequence,
 	}
 }

@@ -30,6 +30,7 @@ func init() {
 		return ss.retryPause(ctx)
 	}
 	corelink.IsConnErr = isConnErr
+	corelink.ServerErr = serverErr
 	corelink.CheckData = checkData
 	corelink.EnsureParents = func(s any, p string) error {
 		ss, err := linked(s)
@@ -82,7 +83,7 @@ func (s *Session) createLabelled(ctx context.Context, d Dialect, parent, label s
 	if err := ValidateWritePath(full); err != nil {
 		return corelink.Protected{}, err
 	}
-	if err := CheckRequest(s.opts.maxData, &zk.CreateRequest{Path: full, Data: data, Acl: s.opts.acl, Flags: zk.FlagEphemeralSequential}); err != nil {
+	if err := CheckRequest(s.opts.maxData, &zk.CreateRequest{Path: full, Data: data, Acl: s.ACLFor(zkpath.Join(parent, prefix)), Flags: zk.FlagEphemeralSequential}); err != nil {
 		return corelink.Protected{}, fmt.Errorf("recipes: create %s: %w", abridge(full), err)
 	}
 	if err := ContextError(ctx); err != nil {
@@ -117,10 +118,10 @@ func (s *Session) ensureParentsChecked(p string) error {
 	if err := ValidateParentPath(p); err != nil {
 		return err
 	}
-	if err := CheckRequest(s.opts.maxData, &zk.CreateRequest{Path: p, Acl: s.opts.acl, Flags: zk.FlagContainer}); err != nil {
+	if err := CheckRequest(s.opts.maxData, &zk.CreateRequest{Path: p, Acl: s.ACLFor(p), Flags: zk.FlagContainer}); err != nil {
 		return fmt.Errorf("recipes: create %s: %w", abridge(p), err)
 	}
-	return ensureParents(s, p)
+	return serverErr(ensureParents(s, p))
 }
 
 // OnStateChange registers f to be called synchronously, in order, for every

@@ -58,7 +58,7 @@ func (sp *Spec) checkCreate(s *Session) error {
 		return err
 	}
 	return CheckRequest(s.opts.maxData, &zk.CreateRequest{
-		Path: zkpath.Join(sp.Path, prefix), Data: sp.Data, Acl: s.opts.acl, Flags: zk.FlagEphemeralSequential,
+		Path: zkpath.Join(sp.Path, prefix), Data: sp.Data, Acl: s.ACLFor(zkpath.Join(sp.Path, prefix)), Flags: zk.FlagEphemeralSequential,
 	})
 }
 
@@ -140,7 +140,7 @@ func TryAcquire(ctx context.Context, s *Session, spec Spec) (*Holding, error) {
 	}
 	children, _, err := s.conn.Children(spec.Path)
 	if err != nil && !errors.Is(err, zk.ErrNoNode) {
-		return nil, fmt.Errorf("recipes: list %s: %w", spec.Path, err)
+		return nil, fmt.Errorf("recipes: list %s: %w", spec.Path, serverErr(err))
 	}
 	cs := parseChildren(spec.Dialect, children, spec.Dialect.Blocking(spec.Role))
 	if len(cs) > 0 {
@@ -179,7 +179,7 @@ func Contenders(ctx context.Context, s *Session, d Dialect, parent string, roles
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("recipes: list %s: %w", parent, err)
+		return nil, fmt.Errorf("recipes: list %s: %w", parent, serverErr(err))
 	}
 	cs := parseChildren(d.orDefault(), children, roles)
 	if len(cs) > 0 {
@@ -230,7 +230,7 @@ func contend(ctx context.Context, s *Session, spec *Spec, n *node, try bool) (*H
 				continue
 			}
 			if err != nil && !errors.Is(err, zk.ErrNoNode) {
-				return abandon(fmt.Errorf("recipes: list %s: %w", n.parent, err))
+				return abandon(fmt.Errorf("recipes: list %s: %w", n.parent, serverErr(err)))
 			}
 			cs, self = order(s, spec.Dialect, roles, children, n)
 			stale = false
@@ -420,7 +420,7 @@ func holdRead(ctx context.Context, s *Session, spec *Spec, n *node) (*Holding, e
 		case errors.Is(err, zk.ErrNoNode):
 			return nil, errRetry
 		case err != nil:
-			return nil, fmt.Errorf("recipes: read %s: %w", n.path, err)
+			return nil, fmt.Errorf("recipes: read %s: %w", n.path, serverErr(err))
 		case st.EphemeralOwner != sid || sid != n.sid:
 			w.Close()
 			s.deleteNow(n.path)

@@ -61,7 +61,7 @@ func createPrefixed(ctx context.Context, s *Session, d Dialect, role Role, paren
 			return nil, err
 		}
 		s.tap.expect(full)
-		created, err := s.conn.Create(full, data, zk.FlagEphemeralSequential, s.opts.acl)
+		created, err := s.conn.Create(full, data, zk.FlagEphemeralSequential, s.ACLFor(full))
 		czxid, tapped := s.tap.take(full)
 		switch {
 		case err == nil:
@@ -85,7 +85,7 @@ func createPrefixed(ctx context.Context, s *Session, d Dialect, role Role, paren
 			return n, nil
 		case errors.Is(err, zk.ErrNoNode):
 			if err := ensureParents(s, parent); err != nil && !isConnErr(err) {
-				return nil, fmt.Errorf("recipes: create parents of %s: %w", full, err)
+				return nil, fmt.Errorf("recipes: create parents of %s: %w", full, serverErr(err))
 			}
 		case errors.Is(err, zk.ErrSessionExpired):
 			// Answered for an expired session: the node cannot exist.
@@ -104,7 +104,7 @@ func createPrefixed(ctx context.Context, s *Session, d Dialect, role Role, paren
 				return n, nil
 			}
 		default:
-			return nil, fmt.Errorf("recipes: create %s: %w", full, err)
+			return nil, fmt.Errorf("recipes: create %s: %w", full, serverErr(err))
 		}
 		if err := ContextError(ctx); err != nil {
 			s.cleanupGUID(d, parent, guid)
@@ -144,7 +144,7 @@ func adopt(ctx context.Context, s *Session, n *node) error {
 			}
 			continue
 		case err != nil:
-			return fmt.Errorf("recipes: exists %s: %w", n.path, err)
+			return fmt.Errorf("recipes: exists %s: %w", n.path, serverErr(err))
 		case !ok:
 			return errRetry
 		case st.EphemeralOwner != sid:
@@ -183,7 +183,7 @@ func findOwn(ctx context.Context, s *Session, d Dialect, role Role, parent, guid
 		case errors.Is(err, zk.ErrNoNode):
 			return nil, nil
 		case err != nil:
-			return nil, fmt.Errorf("recipes: list %s: %w", parent, err)
+			return nil, fmt.Errorf("recipes: list %s: %w", parent, serverErr(err))
 		}
 		var mine []string
 		for _, c := range children {
@@ -218,7 +218,7 @@ func ensureParents(s *Session, p string) error {
 	if p == "/" {
 		return nil
 	}
-	_, err := s.conn.CreateContainer(p, nil, zk.FlagContainer, s.opts.acl)
+	_, err := s.conn.CreateContainer(p, nil, zk.FlagContainer, s.ACLFor(p))
 	switch {
 	case err == nil, errors.Is(err, zk.ErrNodeExists):
 		return nil

@@ -50,6 +50,18 @@
 // and the Session keeps one go-zookeeper watch per path and kind for all
 // its WatchSets. Package cache is built on it.
 //
+// # Security
+//
+// WithDigestAuth authenticates a Session (go-zookeeper sends its
+// credentials again on every connection), WithTLS encrypts its
+// connections, and WithACL and WithACLProvider set the ACL of every node
+// the recipes create (Session.ACLFor). An authenticated Session creates its
+// nodes with DefaultAuthACL unless told otherwise: its own principals may
+// do everything on them, anyone may read them and list their children. A
+// request the server refuses for want of permission fails with an error
+// wrapping ErrNoAuth (and zk.ErrNoAuth). The Session's logs and printed
+// forms (LogValue, String) show no password.
+//
 // # Bad input
 //
 // The convention of every zkrecipes package: constructors validate their

@@ -1,6 +1,10 @@
 package recipes
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/go-zookeeper/zk"
+)
 
 // Sentinel errors of package recipes. Errors returned by this package wrap
 // one of these (and, where ZooKeeper answered, go-zookeeper's own error) so
@@ -54,7 +58,56 @@ var (
 	// predicate, unknown dialect role, a dialect without a recipe's names,
 	// conflicting options, an empty or malformed server list).
 	ErrBadArgument = errors.New("recipes: bad argument")
+	// ErrNoAuth: the server refused a request because the node's ACL does
+	// not grant the permission to the Session's principals (see
+	// WithDigestAuth, WithACL). It errors.Is zk.ErrNoAuth too. The answer
+	// is final for the call that got it: neither the core nor the recipes'
+	// one-shot calls send the request again (a lock's Lock fails at once).
+	// Two long-running loops try again after a pause, as after any
+	// refusal, and log it: persistent.Node's create, which keeps its node
+	// present, and discovery's Provider, which keeps its view (package
+	// cache instead ends its stream).
+	ErrNoAuth error = noAuthError{}
+	// ErrAuthFailed: Connect's credentials (WithDigestAuth) were refused by
+	// the server. It errors.Is zk.ErrAuthFailed; the error Connect returns
+	// also wraps the server's actual answer.
+	ErrAuthFailed error = authFailedError{}
 )
+
+// noAuthError is ErrNoAuth: its own message, and a kind of zk.ErrNoAuth
+// for errors.Is.
+type noAuthError struct{}
+
+func (noAuthError) Error() string { return "recipes: not authorized" }
+func (noAuthError) Unwrap() error { return zk.ErrNoAuth }
+
+// authFailedError is ErrAuthFailed, a kind of zk.ErrAuthFailed.
+type authFailedError struct{}
+
+func (authFailedError) Error() string { return "recipes: authentication failed" }
+func (authFailedError) Unwrap() error { return zk.ErrAuthFailed }
+
+// serverErr returns err with ErrNoAuth in its chain when it is the
+// server's zk.ErrNoAuth (and ErrNoAuth is not there yet); any other err
+// unchanged. Every error of a ZooKeeper answer the core returns goes
+// through it. Pure.
+func serverErr(err error) error {
+	switch {
+	case err == nil || !errors.Is(err, zk.ErrNoAuth) || errors.Is(err, ErrNoAuth):
+		return err
+	case err == zk.ErrNoAuth:
+		return ErrNoAuth
+	}
+	return &noAuthWrap{err}
+}
+
+// noAuthWrap adds ErrNoAuth to an error that wraps zk.ErrNoAuth.
+type noAuthWrap struct{ err error }
+
+func (e *noAuthWrap) Error() string { return e.err.Error() }
+func (e *noAuthWrap) Unwrap() []error {
+	return []error{ErrNoAuth, e.err}
+}
 
 // leaseExpiredError is ErrLeaseExpired: its own message, and a kind of
 // ErrSuspended for errors.Is.

@@ -69,7 +69,7 @@ func FencedMulti(ctx context.Context, s *Session, f Fence, ops ...any) ([]zk.Mul
 	}
 	res, err := s.conn.Multi(all...)
 	if len(res) > 0 && res[0].Error != nil {
-		return nil, fmt.Errorf("%w: %s: %w", ErrFenced, f.Path, res[0].Error)
+		return nil, fmt.Errorf("%w: %s: %w", ErrFenced, f.Path, serverErr(res[0].Error))
 	}
 	if err != nil {
 		if len(res) == 0 && (errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion)) {
@@ -78,7 +78,7 @@ func FencedMulti(ctx context.Context, s *Session, f Fence, ops ...any) ([]zk.Mul
 		if len(res) > 1 {
 			res = res[1:]
 		}
-		return res, fmt.Errorf("recipes: fenced multi: %w", err)
+		return res, fmt.Errorf("recipes: fenced multi: %w", serverErr(err))
 	}
 	return res[1:], nil
 }

@@ -284,5 +284,5 @@ func (h *Holding) Release(ctx context.Context) error {
 		h.s.deleteInBackground(h.node.path, h.node.sid)
 		return lost
 	}
-	return errors.Join(lost, fmt.Errorf("recipes: release %s: %w", h.node.path, err))
+	return errors.Join(lost, fmt.Errorf("recipes: release %s: %w", h.node.path, serverErr(err)))
 }

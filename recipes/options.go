@@ -1,6 +1,7 @@
 package recipes
 
 import (
+	"crypto/tls"
 	"log/slog"
 	"net"
 	"time"
@@ -46,8 +47,15 @@ type options struct {
 	logger  *slog.Logger
 	dialer  func(network, address string, timeout time.Duration) (net.Conn, error)
 	acl     []zk.ACL
+	aclSet  bool // acl came from WithACL
+	aclProv ACLProvider
+	tls     *tls.Config   // a clone of WithTLS's config
+	auth    []*digestAuth // pointers: fmt never prints what they point to
 	policy  LossPolicy
 	maxData int
+
+	// err is the first invalid option, reported by Connect.
+	err error
 
 	leaseMargin    time.Duration
 	leaseMarginSet bool
@@ -85,16 +93,22 @@ func WithLogger(l *slog.Logger) Option {
 
 // WithDialer sets the function that opens TCP connections to servers, with
 // go-zookeeper's zk.Dialer signature (for proxies and request counting).
+// With WithTLS, it opens the TCP connection that TLS then runs over (see
+// WithTLS for the order of the layers).
 func WithDialer(d func(network, address string, timeout time.Duration) (net.Conn, error)) Option {
 	return func(o *options) { o.dialer = d }
 }
 
-// WithACL sets the ACL of every node the recipes create (default: world,
-// all permissions).
+// WithACL sets the default ACL: that of every node the recipes create,
+// unless an ACLProvider (WithACLProvider) answers for its path. An empty
+// or nil acl keeps the default, which is world:anyone with all
+// permissions, or, on a Session with WithDigestAuth, DefaultAuthACL
+// (creator all, anyone read). The slice is copied.
 func WithACL(acl []zk.ACL) Option {
+	acl = append([]zk.ACL(nil), acl...)
 	return func(o *options) {
 		if len(acl) > 0 {
-			o.acl = acl
+			o.acl, o.aclSet = acl, true
 		}
 	}
 }

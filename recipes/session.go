@@ -78,7 +78,11 @@ type Session struct {
 // fails when ctx is done first (the connection is then closed). It costs the
 // connect handshake only. A server list that is empty or holds an entry
 // other than "host" or "host:port" (port 1..65535; "[v6]:port") fails at
-// once with ErrBadArgument: nothing is resolved or dialed.
+// once with ErrBadArgument: nothing is resolved or dialed; so does an
+// invalid option (WithTLS(nil), WithDigestAuth with an empty user). With
+// WithDigestAuth, Connect returns once the server has accepted the
+// credentials (an error wrapping ErrAuthFailed if it refuses them). It logs
+// the servers and options at debug level, without secrets.
 func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, error) {
 	if err := validateServers(servers); err != nil {
 		return nil, err
@@ -86,26 +90,35 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 	if err := ContextError(ctx); err != nil {
 		return nil, fmt.Errorf("recipes: connect: %w", err)
 	}
+	o, err := buildOptions(opts)
+	if err != nil {
+		return nil, fmt.Errorf("recipes: connect: %w", err)
+	}
 	s := &Session{
 		tap:     newCreateTap(),
-		opts:    defaultOptions(),
+		opts:    o,
 		ready:   make(chan struct{}),
 		drained: make(chan struct{}),
 		changed: make(chan struct{}),
 		subs:    make(map[*Subscription]struct{}),
 		hooks:   make(map[uint64]func(StateChange)),
 	}
-	for _, o := range opts {
-		if o != nil {
-			o(&s.opts)
-		}
-	}
 	s.tap.lease = s // the tap renews the lease from what it reads
 	s.log = s.opts.logger
 	s.bgCtx, s.bgStop = context.WithCancel(context.Background())
 	// zk's option type is unexported; list infers it.
+	s.log.Debug("recipes: connect", "servers", servers, "options", s.opts)
+	// The layers of a connection: the dialer's TCP connection, TLS, the
+	// tap (it reads ZooKeeper's frames in plaintext), go-zookeeper.
+	dial := s.opts.dialer
+	if s.opts.tls != nil {
+		dial = tlsDialer(dial, s.opts.tls)
+	}
 	zopts := list(zk.WithEventCallback(s.onEvent), zk.WithLogger(zkLogger{s.log}), zk.WithLogInfo(false),
-		zk.WithDialer(s.tap.dialer(s.opts.dialer)))
+		zk.WithDialer(s.tap.dialer(dial)))
+	if s.opts.tls != nil {
+		zopts = append(zopts, zk.WithHostProvider(&nameProvider{}))
+	}
 	conn, events, err := zk.Connect(servers, s.opts.timeout, zopts...)
 	if err != nil {
 		s.bgStop()
@@ -122,6 +135,10 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 		close(s.drained)
 	}()
 	if _, err := s.waitUsable(ctx); err != nil {
+		_ = s.CloseContext(context.Background())
+		return nil, fmt.Errorf("recipes: connect: %w", err)
+	}
+	if err := s.addAuth(ctx); err != nil {
 		_ = s.CloseContext(context.Background())
 		return nil, fmt.Errorf("recipes: connect: %w", err)
 	}
@@ -261,8 +278,17 @@ func (s *Session) Conn() *zk.Conn {
 	return s.conn
 }
 
-// ACL returns the ACL used for nodes the recipes create.
-func (s *Session) ACL() []zk.ACL { return s.opts.acl }
+// ACL returns the Session's default ACL: WithACL's, else DefaultAuthACL
+// with WithDigestAuth, else world:anyone with all permissions. The nodes
+// the recipes create take theirs from ACLFor, which answers ACL unless an
+// ACLProvider (WithACLProvider) answers for the path. Nil for a nil
+// Session.
+func (s *Session) ACL() []zk.ACL {
+	if s == nil {
+		return nil
+	}
+	return s.opts.acl
+}
 
 // LossPolicy returns the session's default loss policy.
 func (s *Session) LossPolicy() LossPolicy { return s.opts.policy }

@@ -197,7 +197,7 @@ func (s *Session) watchDataNow(ctx context.Context, path string) ([]byte, *zk.St
 	if err != nil {
 		w.Close()
 		if !isConnErr(err) {
-			err = fmt.Errorf("recipes: read %s: %w", path, err)
+			err = fmt.Errorf("recipes: read %s: %w", path, serverErr(err))
 		}
 		return nil, nil, nil, err
 	}
@@ -342,7 +342,7 @@ func (s *Session) arm(e *watchEntry) {
 		e.err = ErrClosed
 	}
 	if !isConnErr(e.err) && e.err != ErrClosed {
-		e.err = fmt.Errorf("recipes: watch %s: %w", e.key.path, e.err)
+		e.err = fmt.Errorf("recipes: watch %s: %w", e.key.path, serverErr(e.err))
 	}
 	e.state = entryFired
 	if r.m[e.key] == e {

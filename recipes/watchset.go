@@ -308,7 +308,7 @@ func readErr(op, path string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("recipes: %s %s: %w", op, abridge(path), err)
+	return fmt.Errorf("recipes: %s %s: %w", op, abridge(path), serverErr(err))
 }
 
 // GetData returns the data and stat of path and makes sure a data watch is

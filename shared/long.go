@@ -85,7 +85,7 @@ func NewLong(s *recipes.Session, path string, opts ...LongOption) (*Long, error)
 	if err := recipes.ValidateWritePath(path); err != nil {
 		return nil, fmt.Errorf("shared: %w", err)
 	}
-	if err := recipes.CheckRequest(s.MaxData(), &zk.CreateRequest{Path: path, Data: make([]byte, 8), Acl: s.ACL()}); err != nil {
+	if err := recipes.CheckRequest(s.MaxData(), &zk.CreateRequest{Path: path, Data: make([]byte, 8), Acl: s.ACLFor(path)}); err != nil {
 		return nil, fmt.Errorf("shared: %s: %w", path, err)
 	}
 	cfg := longConfig{attempts: 10}
@@ -232,7 +232,7 @@ func (l *Long) optimistic(ctx context.Context, f func(cur int64) (int64, bool)) 
 		err = zkcall.Exec(ctx, l.s, func(conn *zk.Conn, _ int64) error {
 			var err error
 			if version < 0 {
-				_, err = conn.Create(l.path, EncodeLong(next), 0, l.s.ACL())
+				_, err = conn.Create(l.path, EncodeLong(next), 0, l.s.ACLFor(l.path))
 			} else {
 				_, err = conn.Set(l.path, EncodeLong(next), version)
 			}

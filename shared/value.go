@@ -54,7 +54,7 @@ func NewValue(s *recipes.Session, path string, seed []byte) (*Value, error) {
 	if err := recipes.ValidateWritePath(path); err != nil {
 		return nil, fmt.Errorf("shared: %w", err)
 	}
-	if err := recipes.CheckRequest(s.MaxData(), &zk.CreateRequest{Path: path, Data: seed, Acl: s.ACL()}); err != nil {
+	if err := recipes.CheckRequest(s.MaxData(), &zk.CreateRequest{Path: path, Data: seed, Acl: s.ACLFor(path)}); err != nil {
 		return nil, fmt.Errorf("shared: seed of %s: %w", path, err)
 	}
 	return &Value{s: s, path: path, seed: bytes.Clone(seed)}, nil
@@ -115,7 +115,7 @@ func (v *Value) create(ctx context.Context) error {
 	parent, _ := zkpath.Split(v.path)
 	for {
 		err := zkcall.Exec(ctx, v.s, func(conn *zk.Conn, _ int64) error {
-			_, err := conn.Create(v.path, v.seed, 0, v.s.ACL())
+			_, err := conn.Create(v.path, v.seed, 0, v.s.ACLFor(v.path))
 			return err
 		})
 		switch {

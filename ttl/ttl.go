@@ -96,7 +96,7 @@ func Once(ctx context.Context, s *recipes.Session, path string, period time.Dura
 	id := uuid.NewString()
 	body := append([]byte(id), data...)
 	// A createTTL is a create with 8 bytes more (the TTL).
-	sized := &zk.CreateRequest{Path: path, Data: append(bytes.Clone(body), make([]byte, 8)...), Acl: s.ACL()}
+	sized := &zk.CreateRequest{Path: path, Data: append(bytes.Clone(body), make([]byte, 8)...), Acl: s.ACLFor(path)}
 	if err := recipes.CheckRequest(s.MaxData(), sized); err != nil {
 		return Claim{}, false, fmt.Errorf("ttl: %s: %w", path, err)
 	}
@@ -107,7 +107,7 @@ func Once(ctx context.Context, s *recipes.Session, path string, period time.Dura
 	for {
 		var lost error // our create's answer, lost with the connection
 		err := zkcall.Exec(ctx, s, func(conn *zk.Conn, _ int64) error {
-			_, err := conn.CreateTTL(path, body, zk.FlagTTL, s.ACL(), period)
+			_, err := conn.CreateTTL(path, body, zk.FlagTTL, s.ACLFor(path), period)
 			if zkcall.IsConnErr(err) {
 				lost = err
 				return nil

@@ -53,7 +53,7 @@ func checkSessionRoot(s *recipes.Session, root string) error {
 		return fmt.Errorf("twophase: root: %w", err)
 	}
 	// The smallest node of a transaction: one of a one-character id.
-	if err := recipes.CheckRequest(s.MaxData(), &zk.CreateRequest{Path: zkpath.Join(root, "t"), Acl: s.ACL()}); err != nil {
+	if err := recipes.CheckRequest(s.MaxData(), &zk.CreateRequest{Path: zkpath.Join(root, "t"), Acl: s.ACLFor(zkpath.Join(root, "t"))}); err != nil {
 		return fmt.Errorf("twophase: root: %w", err)
 	}
 	return nil
@@ -162,7 +162,7 @@ func (c *Coordinator) Begin(ctx context.Context, txID string, sites []string, pa
 		return nil, fmt.Errorf("twophase: payload: %w", err)
 	}
 	txPath := zkpath.Join(c.root, txID)
-	ops := beginOps(txPath, sorted, payload, c.s.ACL())
+	ops := beginOps(txPath, sorted, payload, c.s.ACLFor)
 	// The server would drop the connection on a request over its limit:
 	// Begin's multi must fit, and so must Collect's, which deletes every
 	// node the transaction can grow (it is larger when sites are many).
@@ -204,12 +204,13 @@ func (c *Coordinator) Begin(ctx context.Context, txID string, sites []string, pa
 }
 
 // beginOps are Begin's multi: the transaction node with the payload, then
-// one node per site. Pure.
-func beginOps(txPath string, sites []string, payload []byte, acl []zk.ACL) []any {
+// one node per site, each with the ACL aclFor gives its path. Pure.
+func beginOps(txPath string, sites []string, payload []byte, aclFor func(path string) []zk.ACL) []any {
 	ops := make([]any, 0, 1+len(sites))
-	ops = append(ops, &zk.CreateRequest{Path: txPath, Data: payload, Acl: acl})
+	ops = append(ops, &zk.CreateRequest{Path: txPath, Data: payload, Acl: aclFor(txPath)})
 	for _, site := range sites {
-		ops = append(ops, &zk.CreateRequest{Path: zkpath.Join(txPath, site), Acl: acl})
+		p := zkpath.Join(txPath, site)
+		ops = append(ops, &zk.CreateRequest{Path: p, Acl: aclFor(p)})
 	}
 	return ops
 }

@@ -264,7 +264,7 @@ func (p *Participant) markAlive(ctx context.Context, sitePath string) error {
 	path := zkpath.Join(sitePath, aliveNode)
 	replace := []any{
 		&zk.DeleteRequest{Path: path, Version: -1},
-		&zk.CreateRequest{Path: path, Data: aliveData, Acl: p.s.ACL(), Flags: zk.FlagEphemeral},
+		&zk.CreateRequest{Path: path, Data: aliveData, Acl: p.s.ACLFor(path), Flags: zk.FlagEphemeral},
 	}
 	if err := fits(p.s, replace...); err != nil { // the create alone is smaller
 		return err
@@ -273,7 +273,7 @@ func (p *Participant) markAlive(ctx context.Context, sitePath string) error {
 		var sid int64
 		err := zkcall.Exec(ctx, p.s, func(_ *zk.Conn, id int64) error {
 			sid = id
-			_, err := p.s.Conn().Create(path, aliveData, zk.FlagEphemeral, p.s.ACL())
+			_, err := p.s.Conn().Create(path, aliveData, zk.FlagEphemeral, p.s.ACLFor(path))
 			return err
 		})
 		switch {
@@ -302,7 +302,7 @@ func (p *Participant) markAlive(ctx context.Context, sitePath string) error {
 		err = zkcall.Exec(ctx, p.s, func(_ *zk.Conn, _ int64) error {
 			_, err := p.s.Conn().Multi(
 				&zk.DeleteRequest{Path: path, Version: st.Version},
-				&zk.CreateRequest{Path: path, Data: aliveData, Acl: p.s.ACL(), Flags: zk.FlagEphemeral},
+				&zk.CreateRequest{Path: path, Data: aliveData, Acl: p.s.ACLFor(path), Flags: zk.FlagEphemeral},
 			)
 			return err
 		})
@@ -411,11 +411,11 @@ func (pr *Proposal) Vote(ctx context.Context, v Decision) error {
 	}
 	s := pr.p.s
 	path := zkpath.Join(pr.sitePath, voteNode)
-	if err := fits(s, &zk.CreateRequest{Path: path, Data: encodeDecision(v, ""), Acl: s.ACL()}); err != nil {
+	if err := fits(s, &zk.CreateRequest{Path: path, Data: encodeDecision(v, ""), Acl: s.ACLFor(path)}); err != nil {
 		return err
 	}
 	err := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) error {
-		_, err := s.Conn().Create(path, encodeDecision(v, ""), 0, s.ACL())
+		_, err := s.Conn().Create(path, encodeDecision(v, ""), 0, s.ACLFor(path))
 		return err
 	})
 	switch {
@@ -542,7 +542,7 @@ func (pr *Proposal) Finish(ctx context.Context) error {
 	s := pr.p.s
 	ops := []any{
 		&zk.CheckVersionRequest{Path: zkpath.Join(pr.path, decisionNode), Version: -1},
-		&zk.CreateRequest{Path: zkpath.Join(pr.sitePath, doneNode), Acl: s.ACL()},
+		&zk.CreateRequest{Path: zkpath.Join(pr.sitePath, doneNode), Acl: s.ACLFor(zkpath.Join(pr.sitePath, doneNode))},
 	}
 	if err := fits(s, ops...); err != nil {
 		return err

@@ -275,7 +275,7 @@ func checkNew(t *testing.T, name string, made bool, err error, want []error) {
 }
 
 func TestBeginAndCollectOps(t *testing.T) {
-	acl := zk.WorldACL(zk.PermAll) // 4 + (4 + 4+5 + 4+6) = 27 bytes
+	acl := func(string) []zk.ACL { return zk.WorldACL(zk.PermAll) } // 4 + (4 + 4+5 + 4+6) = 27 bytes
 	// 8 + (9 + 4+3 + 4+2 + 27 + 4) + (9 + 4+5 + 4+0 + 27 + 4) + 9: the
 	// frame the server compares with its limit.
 	if got, err := recipes.MultiSize(beginOps("/tx", []string{"a"}, []byte("pp"), acl)...); err != nil || got != 8+53+53+9 {

@@ -41,11 +41,11 @@ func ensurePath(ctx context.Context, s *recipes.Session, p string) error {
 	if p == "/" {
 		return nil
 	}
-	if err := fits(s, &zk.CreateRequest{Path: p, Acl: s.ACL()}); err != nil {
+	if err := fits(s, &zk.CreateRequest{Path: p, Acl: s.ACLFor(p)}); err != nil {
 		return err
 	}
 	err := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) error {
-		_, err := s.Conn().Create(p, nil, 0, s.ACL())
+		_, err := s.Conn().Create(p, nil, 0, s.ACLFor(p))
 		return err
 	})
 	switch {
@@ -91,12 +91,12 @@ func writeDecision(ctx context.Context, s *recipes.Session, txPath string, d Dec
 	}
 	path := zkpath.Join(txPath, decisionNode)
 	data := encodeDecision(d, reason)
-	if err := fits(s, &zk.CreateRequest{Path: path, Data: data, Acl: s.ACL()}); err != nil {
+	if err := fits(s, &zk.CreateRequest{Path: path, Data: data, Acl: s.ACLFor(path)}); err != nil {
 		return 0, err
 	}
 	for {
 		zerr := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) error {
-			_, err := s.Conn().Create(path, data, 0, s.ACL())
+			_, err := s.Conn().Create(path, data, 0, s.ACLFor(path))
 			return err
 		})
 		switch {

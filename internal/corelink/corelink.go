@@ -23,6 +23,9 @@ var (
 	// IsConnErr reports a connection error: the outcome is unknown, or the
 	// connection is unusable right now.
 	IsConnErr func(err error) bool
+	// ServerErr adds recipes.ErrNoAuth to an error that is the server's
+	// zk.ErrNoAuth; any other error is returned unchanged.
+	ServerErr func(err error) error
 	// CheckData refuses data longer than limit (DefaultMaxData when
 	// limit <= 0) with an error wrapping recipes.ErrDataTooLarge.
 	CheckData func(data []byte, limit int) error

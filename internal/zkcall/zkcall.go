@@ -19,8 +19,10 @@ import (
 // Do runs call on the session's connection once the session is usable,
 // and again, after a pause, each time it fails with a connection error
 // (IsConnErr), until it returns any other result, which Do returns
-// unchanged: nil, or the server's answer such as zk.ErrNoNode. sid is the
-// id of the session the call is sent on. Do fails without sending anything
+// unchanged (nil, or the server's answer such as zk.ErrNoNode), except
+// that a refusal (zk.ErrNoAuth) comes back as an error that also wraps
+// recipes.ErrNoAuth (see Answer); Do does not send a refused call again.
+// sid is the id of the session the call is sent on. Do fails without sending anything
 // when ctx is done (an error wrapping recipes.ContextError(ctx), so
 // errors.Is context.Canceled or context.DeadlineExceeded) and with
 // recipes.ErrNilSession or recipes.ErrClosed; those errors are checked
@@ -46,7 +48,7 @@ func Do[T any](ctx context.Context, s *recipes.Session, call func(conn *zk.Conn,
 		}
 		v, err := call(s.Conn(), sid)
 		if !IsConnErr(err) {
-			return v, err
+			return v, Answer(err)
 		}
 		if err := Pause(ctx, s); err != nil {
 			return zero, stop{err}
@@ -101,6 +103,11 @@ func WaitUsable(ctx context.Context, s *recipes.Session) (int64, error) {
 func Pause(ctx context.Context, s *recipes.Session) error {
 	return corelink.RetryPause(ctx, s)
 }
+
+// Answer returns err with recipes.ErrNoAuth in its chain when it wraps the
+// server's zk.ErrNoAuth (errors.Is still reaches zk.ErrNoAuth); any other
+// err unchanged. For the results of calls made outside Do. Pure.
+func Answer(err error) error { return corelink.ServerErr(err) }
 
 // IsConnErr reports whether err means that a request's outcome is unknown
 // or that the connection is unusable right now (as opposed to an answer

@@ -106,3 +106,19 @@ func TestStopped(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswer: a refusal gains recipes.ErrNoAuth and keeps zk.ErrNoAuth;
+// other results pass unchanged.
+func TestAnswer(t *testing.T) {
+	for _, err := range []error{zk.ErrNoAuth, fmt.Errorf("op: %w", zk.ErrNoAuth)} {
+		got := zkcall.Answer(err)
+		if !errors.Is(got, recipes.ErrNoAuth) || !errors.Is(got, zk.ErrNoAuth) {
+			t.Errorf("Answer(%v) = %v", err, got)
+		}
+	}
+	for _, err := range []error{nil, zk.ErrNoNode, zk.ErrConnectionClosed} {
+		if got := zkcall.Answer(err); got != err {
+			t.Errorf("Answer(%v) = %v", err, got)
+		}
+	}
+}
