@@ -29,7 +29,7 @@ import (
 // together. Both phases are counted through the implementation's proxy.
 
 func init() {
-	register(Series{Name: "barrier", Share: 0.05, Run: runBarrier})
+	register(Series{Name: "barrier", Share: 0.1, Run: runBarrier})
 }
 
 // barSessions is how many sessions the members share at most. Members on
