@@ -26,7 +26,7 @@ func TestNoGoroutinePerNode(t *testing.T) {
 	small, big := testPath(t), testPath(t)
 	mkdirs(t, w, small)
 	n := buildTree(t, w, big, 4, 3) // 85 nodes
-	before := settleCount(count)
+	before := testutil.SteadyCount(count)
 	for _, tc := range []struct {
 		name  string
 		start func() *recipes.Stream[cache.Event]
@@ -38,29 +38,12 @@ func TestNoGoroutinePerNode(t *testing.T) {
 	} {
 		r := record(t, tc.start())
 		r.waitCount(t, 10*time.Second, cache.EventInitialized, 1)
-		if got := settleCount(count) - before; got != 1 {
+		if got := testutil.SteadyCount(count) - before; got != 1 {
 			t.Errorf("%s: %d goroutines in package cache once initialized, want 1", tc.name, got)
 		}
 		r.stop()
-		if left := settleCount(count); left != before {
+		if left := testutil.SteadyCount(count); left != before {
 			t.Errorf("%s: %d goroutines in package cache after Stop, want %d", tc.name, left, before)
 		}
 	}
-}
-
-// settleCount polls count until it returns the same value five times in a
-// row, 10 ms apart (reads in flight end with their answers), for at most
-// 5 s, and returns the last value.
-func settleCount(count func() int) int {
-	deadline := time.Now().Add(5 * time.Second)
-	last, same := count(), 0
-	for same < 5 && time.Now().Before(deadline) {
-		<-time.After(10 * time.Millisecond)
-		if n := count(); n == last {
-			same++
-		} else {
-			last, same = n, 0
-		}
-	}
-	return last
 }

@@ -31,7 +31,7 @@ func TestIdleHoldingNoGoroutine(t *testing.T) {
 		}))
 	}
 	armed := func() int { n, _ := hooks.WatchStats(s); return n }
-	before, armedBefore := settleCount(count), armed()
+	before, armedBefore := testutil.SteadyCount(count), armed()
 
 	const n = 40
 	var ms []*lock.Mutex
@@ -44,7 +44,7 @@ func TestIdleHoldingNoGoroutine(t *testing.T) {
 		ms = append(ms, m)
 		ctxs = append(ctxs, m.Context())
 	}
-	if got := settleCount(count) - before; got != 0 {
+	if got := testutil.SteadyCount(count) - before; got != 0 {
 		t.Errorf("%d goroutines running recipes or lock code with %d idle holdings, want 0 more than with none", got, n)
 	}
 	if got := armed() - armedBefore; got != n {
@@ -89,24 +89,7 @@ func TestIdleHoldingNoGoroutine(t *testing.T) {
 		_ = m.Unlock(ctx) // the first two say their holding had ended
 	}
 	waitFor(t, 10*time.Second, "the holdings' watches fired by their unlocks", func() bool { return armed() == armedBefore })
-	if left := settleCount(count); left != before {
+	if left := testutil.SteadyCount(count); left != before {
 		t.Errorf("%d goroutines after the unlocks, want %d", left, before)
 	}
-}
-
-// settleCount polls count until it returns the same value five times in a
-// row, 10 ms apart (requests in flight end with their answers), for at most
-// 5 s, and returns the last value.
-func settleCount(count func() int) int {
-	deadline := time.Now().Add(5 * time.Second)
-	last, same := count(), 0
-	for same < 5 && time.Now().Before(deadline) {
-		<-time.After(10 * time.Millisecond)
-		if n := count(); n == last {
-			same++
-		} else {
-			last, same = n, 0
-		}
-	}
-	return last
 }

@@ -35,7 +35,7 @@ func TestIdleClaimNoGoroutine(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	before := settle(count)
+	before := testutil.SteadyCount(count)
 	var claims []*queue.Claim
 	for i := 0; i < n; i++ {
 		c, err := q.Claim(ctx)
@@ -44,7 +44,7 @@ func TestIdleClaimNoGoroutine(t *testing.T) {
 		}
 		claims = append(claims, c)
 	}
-	if got := settle(count) - before; got != 0 {
+	if got := testutil.SteadyCount(count) - before; got != 0 {
 		t.Errorf("%d goroutines running recipes or queue code with %d claims held, want 0 more than with none", got, n)
 	}
 	if err := admin.Conn().Delete(path+"/taken/"+claims[0].Item().Name, -1); err != nil {
@@ -66,20 +66,4 @@ func TestIdleClaimNoGoroutine(t *testing.T) {
 			t.Errorf("Ack %d: %v", i+1, err)
 		}
 	}
-}
-
-// settle polls count until it returns the same value five times in a row,
-// 10 ms apart, for at most 5 s, and returns the last value.
-func settle(count func() int) int {
-	deadline := time.Now().Add(5 * time.Second)
-	last, same := count(), 0
-	for same < 5 && time.Now().Before(deadline) {
-		<-time.After(10 * time.Millisecond)
-		if n := count(); n == last {
-			same++
-		} else {
-			last, same = n, 0
-		}
-	}
-	return last
 }

@@ -243,6 +243,23 @@ func Goroutines(match func(stack string) bool) []string {
 	return out
 }
 
+// SteadyCount polls count until it returns the same value five times in a
+// row, 10 ms apart (work in flight, such as a request awaiting its answer,
+// ends meanwhile), for at most 5 s, and returns the last value.
+func SteadyCount(count func() int) int {
+	deadline := time.Now().Add(5 * time.Second)
+	last, same := count(), 0
+	for same < 5 && time.Now().Before(deadline) {
+		<-time.After(10 * time.Millisecond)
+		if n := count(); n == last {
+			same++
+		} else {
+			last, same = n, 0
+		}
+	}
+	return last
+}
+
 // Settle waits up to d for every goroutine that matches (but the caller)
 // to end, and returns the stacks of those still running then (none when
 // all ended).
