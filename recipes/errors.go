@@ -72,9 +72,12 @@ var (
 	// refuses every request of a connection without accepted credentials
 	// with error code -124 (SESSIONCLOSEDREQUIRESASLAUTH), which
 	// go-zookeeper v1.0.4 reports as "unknown error: -124": the calls that
-	// get it return an error wrapping ErrNoAuth as well (Connect itself
-	// succeeds: the server accepts the session, then refuses its first
-	// request and drops the connection).
+	// get it return an error wrapping ErrNoAuth as well. Connect itself
+	// succeeds: the server accepts the session, then refuses the first
+	// request of each connection and drops the connection; a request lost
+	// with a dropped connection is retried as after any connection loss,
+	// so a call may take several reconnections (seconds) to get its
+	// refusal.
 	ErrNoAuth error = noAuthError{}
 	// ErrAuthFailed: Connect's credentials (WithDigestAuth) were refused by
 	// the server. It errors.Is zk.ErrAuthFailed; the error Connect returns

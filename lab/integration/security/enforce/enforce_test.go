@@ -27,14 +27,14 @@ func TestMain(m *testing.M) { testutil.Main(m, shared) }
 // Session without credentials connects (the server accepts the session),
 // the server refuses its requests with error code -124, which go-zookeeper
 // reports as "unknown error: -124", and a recipe's call made with it fails
-// at once with an error wrapping recipes.ErrNoAuth and zk.ErrNoAuth. A
+// with an error wrapping recipes.ErrNoAuth and zk.ErrNoAuth. A
 // Session with credentials (WithDigestAuth) takes the same lock.
 func TestWithoutCredentials(t *testing.T) {
 	e := shared.Start(t)
 	testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "lock", "internal/zkcall"))
 	addrs := e.Addrs()
 	path := fmt.Sprintf("/zkrecipes-enforce/%d/lock", time.Now().UnixNano())
-	ctx := testutil.Ctx(t, 2*time.Minute)
+	ctx := testutil.Ctx(t, 3*time.Minute)
 
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -64,15 +64,19 @@ func TestWithoutCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Not at once: the server drops each connection right after its first
+	// request, and the lock's requests lost with a connection are sent
+	// again on the next one, until one of them is the request refused
+	// (11 to 50 s seen with a 3 s session timeout: which request comes
+	// first on a new connection is a race).
+	lctx, lcancel := context.WithTimeout(ctx, 100*time.Second)
+	defer lcancel()
 	start := time.Now()
-	err = m.Lock(ctx)
+	err = m.Lock(lctx)
 	if !errors.Is(err, recipes.ErrNoAuth) || !errors.Is(err, zk.ErrNoAuth) {
 		t.Fatalf("Lock without credentials = %v, want an error wrapping recipes.ErrNoAuth and zk.ErrNoAuth", err)
 	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("Lock took %v to fail", d)
-	}
-	t.Logf("Lock without credentials: %v", err)
+	t.Logf("Lock without credentials, after %v: %v", time.Since(start), err)
 
 	a := testutil.Connect(t, addrs, recipes.WithDigestAuth("a", "pa"))
 	ma, err := lock.New(a, path)
