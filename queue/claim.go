@@ -350,7 +350,7 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 				}
 				continue
 			default:
-				return nil, fmt.Errorf("queue: claim %s: %w", cpath, err)
+				return nil, fmt.Errorf("queue: claim %s: %w", cpath, zkcall.Answer(err))
 			}
 		}
 		var ok bool
@@ -511,13 +511,13 @@ func (c *Claim) ack(ctx context.Context) error {
 		c.ours.Store(false)
 		switch {
 		case len(resp) != 3:
-			return fmt.Errorf("queue: ack %s: %w", c.item.Name, err)
+			return fmt.Errorf("queue: ack %s: %w", c.item.Name, zkcall.Answer(err))
 		case resp[0].Error != nil:
 			// Our claim node is gone or changed: not ours any more.
 			c.end(claimReleased, fmt.Errorf("%w: %w: claim node %s", ErrClaimLost, recipes.ErrNodeDeleted, c.path))
 			return fmt.Errorf("%w: %s: %w", ErrClaimLost, c.item.Name, err)
 		case resp[2].Error == nil:
-			return fmt.Errorf("queue: ack %s: %w", c.item.Name, err)
+			return fmt.Errorf("queue: ack %s: %w", c.item.Name, zkcall.Answer(err))
 		}
 		// The item is gone or changed under our claim (a Take consumer on
 		// the same path, or a foreign client): give the claim back.

@@ -412,7 +412,7 @@ func (q *Queue) remove(ctx context.Context, e entry) (Item, bool, error) {
 		case zkcall.IsConnErr(err):
 			return q.resolveDelete(ctx, p, it, err)
 		default:
-			return Item{}, false, fmt.Errorf("queue: delete %s: %w", p, err)
+			return Item{}, false, fmt.Errorf("queue: delete %s: %w", p, zkcall.Answer(err))
 		}
 	}
 }
@@ -445,7 +445,7 @@ func (q *Queue) resolveDelete(ctx context.Context, p string, it Item, cause erro
 		case zkcall.IsConnErr(err):
 			continue
 		default:
-			return Item{}, false, fmt.Errorf("queue: delete %s: %w", p, err)
+			return Item{}, false, fmt.Errorf("queue: delete %s: %w", p, zkcall.Answer(err))
 		}
 	}
 }

@@ -67,6 +67,17 @@ var (
 	// refusal, and log it: persistent.Node's create, which keeps its node
 	// present, and discovery's Provider, which keeps its view (package
 	// cache instead ends its stream).
+	//
+	// A server that enforces authentication (zookeeper.enforce.auth.enabled)
+	// refuses every request of a connection without accepted credentials
+	// with error code -124 (SESSIONCLOSEDREQUIRESASLAUTH), which
+	// go-zookeeper v1.0.4 reports as "unknown error: -124": the calls that
+	// get it return an error wrapping ErrNoAuth as well. Connect itself
+	// succeeds: the server accepts the session, then refuses the first
+	// request of each connection and drops the connection; a request lost
+	// with a dropped connection is retried as after any connection loss,
+	// so a call may take several reconnections (seconds) to get its
+	// refusal.
 	ErrNoAuth error = noAuthError{}
 	// ErrAuthFailed: Connect's credentials (WithDigestAuth) were refused by
 	// the server. It errors.Is zk.ErrAuthFailed; the error Connect returns
@@ -93,12 +104,47 @@ func (authFailedError) Unwrap() error { return zk.ErrAuthFailed }
 // through it. Pure.
 func serverErr(err error) error {
 	switch {
-	case err == nil || !errors.Is(err, zk.ErrNoAuth) || errors.Is(err, ErrNoAuth):
+	case err == nil || errors.Is(err, ErrNoAuth):
+		return err
+	case isAuthRequired(err):
+		return &noAuthWrap{err}
+	case !errors.Is(err, zk.ErrNoAuth):
 		return err
 	case err == zk.ErrNoAuth:
 		return ErrNoAuth
 	}
 	return &noAuthWrap{err}
+}
+
+// authRequiredText is how go-zookeeper v1.0.4 reports error code -124
+// (SESSIONCLOSEDREQUIRESASLAUTH), which it does not know: a plain
+// fmt.Errorf("unknown error: %v", code), with nothing to match but its
+// text. A server enforcing authentication
+// (zookeeper.enforce.auth.enabled) answers it to every request but auth
+// from a connection that has not authenticated, then drops the
+// connection.
+const authRequiredText = "unknown error: -124"
+
+// isAuthRequired reports whether err, or an error it wraps, is
+// go-zookeeper's report of error code -124 (authRequiredText). Pure.
+func isAuthRequired(err error) bool {
+	if err == nil {
+		return false
+	}
+	if err.Error() == authRequiredText {
+		return true
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return isAuthRequired(u.Unwrap())
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if isAuthRequired(e) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // noAuthWrap adds ErrNoAuth to an error that wraps zk.ErrNoAuth.

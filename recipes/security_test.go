@@ -152,6 +152,27 @@ func TestServerErr(t *testing.T) {
 	}
 }
 
+// TestServerErrAuthRequired: go-zookeeper v1.0.4's report of error code
+// -124 (built here as it builds it), bare or wrapped, gains ErrNoAuth and
+// zk.ErrNoAuth and keeps its message; other unknown codes pass unchanged.
+func TestServerErrAuthRequired(t *testing.T) {
+	code := fmt.Errorf("unknown error: %v", zk.ErrCode(-124))
+	for _, err := range []error{code, fmt.Errorf("op /a: %w", code), errors.Join(zk.ErrNoNode, code)} {
+		got := serverErr(err)
+		if !errors.Is(got, ErrNoAuth) || !errors.Is(got, zk.ErrNoAuth) || !errors.Is(got, err) {
+			t.Errorf("serverErr(%v) = %v: want ErrNoAuth, zk.ErrNoAuth and the original", err, got)
+		}
+		if got.Error() != err.Error() {
+			t.Errorf("message changed: %q", got.Error())
+		}
+	}
+	for _, err := range []error{fmt.Errorf("unknown error: %v", zk.ErrCode(-125)), errors.New("unknown error: -1240"), errors.New("x: unknown error: -124")} {
+		if got := serverErr(err); got != err {
+			t.Errorf("serverErr(%v) = %v", err, got)
+		}
+	}
+}
+
 // logBuffer is a debug-level text logger writing to a buffer.
 type logBuffer struct {
 	mu  sync.Mutex

@@ -1,0 +1,92 @@
+// Package enforce_test checks, against a real ensemble that enforces
+// authentication (testenv.Config.EnforceAuth), what a Session without
+// credentials gets: Connect succeeds, and the recipes' calls fail with an
+// error wrapping recipes.ErrNoAuth. Its own package, so that its ensemble
+// never runs beside the security package's one (go test -p 1).
+package enforce_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
+	"github.com/zkrecipes/zkrecipes/lab/testenv"
+	"github.com/zkrecipes/zkrecipes/lock"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+var shared = testutil.NewShared(testenv.Config{Servers: 1, EnforceAuth: true})
+
+func TestMain(m *testing.M) { testutil.Main(m, shared) }
+
+// TestWithoutCredentials: on a server enforcing digest authentication, a
+// Session without credentials connects (the server accepts the session),
+// the server refuses its requests with error code -124, which go-zookeeper
+// reports as "unknown error: -124", and a recipe's call made with it fails
+// with an error wrapping recipes.ErrNoAuth and zk.ErrNoAuth. A
+// Session with credentials (WithDigestAuth) takes the same lock.
+func TestWithoutCredentials(t *testing.T) {
+	e := shared.Start(t)
+	testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "lock", "internal/zkcall"))
+	addrs := e.Addrs()
+	path := fmt.Sprintf("/zkrecipes-enforce/%d/lock", time.Now().UnixNano())
+	ctx := testutil.Ctx(t, 3*time.Minute)
+
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	anon, err := recipes.Connect(cctx, addrs, recipes.WithSessionTimeout(testutil.SessionTimeout), recipes.WithLogger(testutil.Logger()))
+	if err != nil {
+		t.Fatalf("Connect without credentials: %v", err)
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		// The close request is refused as well; the connection ends anyway.
+		err := anon.CloseContext(cctx)
+		t.Logf("close without credentials: %v", err)
+	}()
+
+	// go-zookeeper's own answer (its connection may be down for a moment:
+	// the server also refuses pings and drops the connection).
+	testutil.WaitFor(t, 30*time.Second, "a refused request", func() bool {
+		_, _, err := anon.Conn().Exists("/")
+		if err == nil {
+			t.Fatal("exists without credentials succeeded")
+		}
+		return err.Error() == "unknown error: -124"
+	})
+
+	m, err := lock.New(anon, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not at once: the server drops each connection right after its first
+	// request, and the lock's requests lost with a connection are sent
+	// again on the next one, until one of them is the request refused
+	// (11 to 50 s seen with a 3 s session timeout: which request comes
+	// first on a new connection is a race).
+	lctx, lcancel := context.WithTimeout(ctx, 100*time.Second)
+	defer lcancel()
+	start := time.Now()
+	err = m.Lock(lctx)
+	if !errors.Is(err, recipes.ErrNoAuth) || !errors.Is(err, zk.ErrNoAuth) {
+		t.Fatalf("Lock without credentials = %v, want an error wrapping recipes.ErrNoAuth and zk.ErrNoAuth", err)
+	}
+	t.Logf("Lock without credentials, after %v: %v", time.Since(start), err)
+
+	a := testutil.Connect(t, addrs, recipes.WithDigestAuth("a", "pa"))
+	ma, err := lock.New(a, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ma.Lock(ctx); err != nil {
+		t.Fatalf("Lock with credentials: %v", err)
+	}
+	if err := ma.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
