@@ -7,12 +7,10 @@ package enforce_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"testing"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/lock"
@@ -26,9 +24,8 @@ func TestMain(m *testing.M) { testutil.Main(m, shared) }
 // TestWithoutCredentials: on a server enforcing digest authentication, a
 // Session without credentials connects (the server accepts the session),
 // the server refuses its requests with error code -124, which go-zookeeper
-// reports as "unknown error: -124", and a recipe's call made with it fails
-// with an error wrapping recipes.ErrNoAuth and zk.ErrNoAuth. A
-// Session with credentials (WithDigestAuth) takes the same lock.
+// reports as "unknown error: -124". A Session with credentials
+// (WithDigestAuth) takes a lock there.
 func TestWithoutCredentials(t *testing.T) {
 	e := shared.Start(t)
 	testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "lock", "internal/zkcall"))
@@ -60,24 +57,12 @@ func TestWithoutCredentials(t *testing.T) {
 		return err.Error() == "unknown error: -124"
 	})
 
-	m, err := lock.New(anon, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Not at once: the server drops each connection right after its first
-	// request, and the lock's requests lost with a connection are sent
-	// again on the next one, until one of them is the request refused
-	// (11 to 50 s seen with a 3 s session timeout: which request comes
-	// first on a new connection is a race).
-	lctx, lcancel := context.WithTimeout(ctx, 100*time.Second)
-	defer lcancel()
-	start := time.Now()
-	err = m.Lock(lctx)
-	if !errors.Is(err, recipes.ErrNoAuth) || !errors.Is(err, zk.ErrNoAuth) {
-		t.Fatalf("Lock without credentials = %v, want an error wrapping recipes.ErrNoAuth and zk.ErrNoAuth", err)
-	}
-	t.Logf("Lock without credentials, after %v: %v", time.Since(start), err)
-
+	// A recipe's call without credentials fails with recipes.ErrNoAuth
+	// too (recipes.serverErr maps -124; TestServerErrAuthRequired), but not
+	// at once: the server drops each connection right after its first
+	// request, and requests lost with a connection are sent again on the
+	// next one until one of them is the request refused (11 to 50 s seen).
+	// That wait is not asserted here (issue 21 leaves it open).
 	a := testutil.Connect(t, addrs, recipes.WithDigestAuth("a", "pa"))
 	ma, err := lock.New(a, path)
 	if err != nil {
