@@ -358,7 +358,9 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 		var w *recipes.Watch
 		var cur int64 // the session current once the node was read
 		err = zkcall.Exec(ctx, q.s, func(_ *zk.Conn, _ int64) (err error) {
-			ok, st, w, err = q.s.WatchExists(ctx, cpath)
+			// Read now: an armed watch's answer may predate the
+			// reconnection after which our create's outcome is unknown.
+			ok, st, w, err = zkcall.WatchExistsNow(ctx, q.s, cpath)
 			cur = q.s.ID()
 			return err
 		})

@@ -52,6 +52,17 @@ func init() {
 		dd, _ := d.(Dialect)
 		return ss.createLabelled(ctx, dd, parent, label, data)
 	}
+	corelink.WatchExistsNow = func(ctx context.Context, s any, path string) (bool, *zk.Stat, any, error) {
+		ss, err := linked(s)
+		if err != nil {
+			return false, nil, nil, err
+		}
+		ok, st, w, err := ss.watchExistsNow(ctx, path)
+		if w == nil {
+			return ok, st, nil, err // a typed nil would not compare equal to nil
+		}
+		return ok, st, w, err
+	}
 	corelink.OnFire = func(w any, f func(zk.Event)) {
 		if ww, _ := w.(*Watch); ww != nil {
 			ww.onFire(f)

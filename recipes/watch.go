@@ -204,6 +204,31 @@ func (s *Session) watchDataNow(ctx context.Context, path string) ([]byte, *zk.St
 	return data, st, w, nil
 }
 
+// watchExistsNow is WatchExists with the answer read now (see
+// watchDataNow): when the Session's exists watch on path is already armed,
+// it subscribes to it and sends a plain exists. Cost: 1 exists either way.
+// A claim's owner check after a create of unknown outcome needs it: an
+// armed entry's answer may predate a reconnection whose re-set watches
+// have not fired yet.
+func (s *Session) watchExistsNow(ctx context.Context, path string) (bool, *zk.Stat, *Watch, error) {
+	w, sent, err := s.watch(ctx, watchKey{path, watchExists})
+	if err != nil {
+		return false, nil, nil, err
+	}
+	if sent {
+		return w.e.found, cloneStat(w.e.stat), w, nil
+	}
+	ok, st, err := s.conn.Exists(path)
+	if err != nil {
+		w.Close()
+		if !isConnErr(err) {
+			err = fmt.Errorf("recipes: read %s: %w", path, serverErr(err))
+		}
+		return false, nil, nil, err
+	}
+	return ok, st, w, nil
+}
+
 // WatchExists reports whether path exists (with its stat) and subscribes to
 // the exists watch the Session keeps on it, which fires when the node is
 // created, its data changes or it is deleted. Cost: 1 exists setting the

@@ -47,6 +47,9 @@ var (
 	// at once if it has, else on the goroutine that fires it, so f must
 	// not block. It is how a holding follows its node without a goroutine.
 	OnFire func(w any, f func(ev zk.Event))
+	// WatchExistsNow subscribes to the Session's exists watch on path and
+	// answers from a read made now (1 exists); w is a *recipes.Watch.
+	WatchExistsNow func(ctx context.Context, s any, path string) (ok bool, st *zk.Stat, w any, err error)
 )
 
 // Protected is a node made by CreateProtected.

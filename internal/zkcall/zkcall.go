@@ -125,6 +125,17 @@ func EnsureParents(s *recipes.Session, p string) error {
 	return corelink.EnsureParents(s, p)
 }
 
+// WatchExistsNow reports whether path exists, read now (1 exists, even
+// when the Session's exists watch on path is already armed), and
+// subscribes to that watch (see recipes.Session.WatchExists): for an owner
+// check that must not trust an answer from before a reconnection. A single
+// attempt: connection errors are returned as they come.
+func WatchExistsNow(ctx context.Context, s *recipes.Session, path string) (bool, *zk.Stat, *recipes.Watch, error) {
+	ok, st, w, err := corelink.WatchExistsNow(ctx, s, path)
+	ww, _ := w.(*recipes.Watch)
+	return ok, st, ww, err
+}
+
 // OnFire runs f with w's event once the Session's watch fires: at once if
 // it has, else on the goroutine that fires it (go-zookeeper's receiving
 // goroutine, usually), so f must not block. A holding follows its node
