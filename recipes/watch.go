@@ -162,7 +162,10 @@ func (w *Watch) Close() {
 // or the node is deleted. Cost: 1 getData setting the watch, or nothing when
 // the Session already has a data watch on path that has not fired (the
 // data and stat are then those read when it was set; a change since then
-// fires it). The error wraps zk.ErrNoNode when the node does not exist (no
+// fires it, though its event may still be on its way, notably just after a
+// reconnection, while the watches go-zookeeper sets again have not fired
+// yet: a caller that must know the node's state now reads it). The error
+// wraps zk.ErrNoNode when the node does not exist (no
 // watch is set), ctx's error when ctx is done before the answer (with a done
 // ctx nothing is sent), or ErrClosed.
 //
