@@ -66,9 +66,16 @@ fi
 # is there. lab/scripts/raceretry decides, and says per package which
 # tests are retried and why, or why not; if any failed package does not
 # qualify, none gets a second chance. It prints import paths, which the
-# workspace resolves in either module.
-if retry=$(go run ./lab/scripts/raceretry <"$log"); then
-	echo "test.sh: running once more, for go-zookeeper's own lastZxid race only: $(echo $retry)"
-	exec go test -race -count=1 -timeout 20m "$@" $retry
-fi
+# workspace resolves in either module. A rerun that fails again with that
+# race alone (and nothing else) gets one more: the race hit lab/chaos's
+# end-to-end test in 3 of 5 clean-clone runs on 2026-11-23 (its clients
+# reconnect hundreds of times with many watches set), and each rerun is
+# decided by raceretry on that rerun's own output.
+for run in 2 3; do
+	retry=$(go run ./lab/scripts/raceretry <"$log") || exit 1
+	echo "test.sh: run $run, for go-zookeeper's own lastZxid race only: $(echo $retry)"
+	if go test -race -count=1 -timeout 20m "$@" $retry 2>&1 | tee "$log"; [ "${PIPESTATUS[0]}" = 0 ]; then
+		exit 0
+	fi
+done
 exit 1
