@@ -162,11 +162,11 @@ func TestHoldingsSeries(t *testing.T) {
 			}
 		}
 	}
-	for _, c := range []string{bench.ImplZkrecipes, curveWithContext} {
-		for _, h := range ys(t, curveOf(t, figs, "holdings-heap", c), 1, 2) {
-			if h <= 0 {
-				t.Errorf("%s: %v heap bytes per holding", c, h)
-			}
+	// One or two holdings: the heap's noise can outweigh them (see
+	// TestSessionSeries), so only a sanity bound, as above.
+	for _, h := range ys(t, curveOf(t, figs, "holdings-heap", curveWithContext), 1, 2) {
+		if math.Abs(h) > 1<<20 {
+			t.Errorf("%s: %v heap bytes per holding", curveWithContext, h)
 		}
 	}
 	// An idle holding has no goroutine of its own, also once its Context
@@ -218,8 +218,11 @@ func TestSessionSeries(t *testing.T) {
 				t.Errorf("%s: %v watches per instance", k.curve, w)
 			}
 		}
+		// One or two instances per kind: the heap's own noise (CI once saw
+		// -11 KB for one member) can outweigh an instance, so only a sanity
+		// bound here; the full run's sizes show the cost.
 		for _, h := range ys(t, curveOf(t, figs, "session-heap", k.curve), 4, 8) {
-			if h <= 0 || h > 1<<20 {
+			if math.Abs(h) > 1<<20 {
 				t.Errorf("%s: %v heap bytes per instance", k.curve, h)
 			}
 		}
