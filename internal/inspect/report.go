@@ -76,11 +76,11 @@ type Node struct {
 
 // Tx is one twophase transaction.
 type Tx struct {
-	ID       string `json:"id"`
-	Payload  string `json:"payload,omitempty"`
-	Decision string `json:"decision,omitempty"` // "" while undecided
+	ID       string   `json:"id"`
+	Payload  string   `json:"payload,omitempty"`
+	Decision string   `json:"decision,omitempty"` // "" while undecided
 	Age      Duration `json:"age"`
-	Sites    []Site `json:"sites"`
+	Sites    []Site   `json:"sites"`
 }
 
 // Site is one site of a transaction.
