@@ -115,6 +115,17 @@ func (d Duration) MarshalText() ([]byte, error) {
 	return []byte(time.Duration(d).Round(100 * time.Millisecond).String()), nil
 }
 
+// UnmarshalText parses MarshalText's text, so that scripts in Go can
+// decode the JSON output into a Report.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
 // String is MarshalText's text.
 func (d Duration) String() string {
 	b, _ := d.MarshalText()
