@@ -97,3 +97,20 @@ func TestWriteText(t *testing.T) {
 		t.Errorf("JSON round trip: %s", b.String())
 	}
 }
+
+func TestDigestFlag(t *testing.T) {
+	t.Setenv("ZKRECIPES_DIGEST", "ops:secret")
+	c, err := parse([]string{"-servers", "a:1", "show", "/x"}, io.Discard)
+	if err != nil || c.digest != "ops:secret" {
+		t.Fatalf("digest from the environment: %+v, %v", c, err)
+	}
+	c, err = parse([]string{"-servers", "a:1", "-digest", "me:pw", "show", "/x"}, io.Discard)
+	if err != nil || c.digest != "me:pw" {
+		t.Fatalf("-digest over the environment: %+v, %v", c, err)
+	}
+	// A digest without a password separator is refused before dialing.
+	var errb bytes.Buffer
+	if code := Main(context.Background(), []string{"-servers", "127.0.0.1:1", "-digest", "nocolon", "show", "/x"}, io.Discard, &errb); code != 2 || !strings.Contains(errb.String(), "user:password") {
+		t.Errorf("exit %d, %q", code, errb.String())
+	}
+}

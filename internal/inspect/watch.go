@@ -24,7 +24,7 @@ const clearScreen = "\x1b[H\x1b[2J"
 // removed, or the path is created or deleted, and at least every
 // -interval; it returns nil when ctx is done or after -count views.
 //
-// Bounded: at most 5 watches are armed at a time, through the Session's
+// Bounded: at most 3 watches are armed at a time, through the Session's
 // registry (one go-zookeeper watch per path and kind, whoever subscribes),
 // and views are at least minGap apart. Cost per view: Inspect's reads, the
 // "cons" connections, and 1 getChildren (or exists) per watched path whose

@@ -9,6 +9,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/barrier"
 	"github.com/zkrecipes/zkrecipes/lab/internal/peers"
 	"github.com/zkrecipes/zkrecipes/leader"
+	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/queue"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/twophase"
@@ -216,6 +217,51 @@ func TestShowTwoPhase(t *testing.T) {
 	for _, want := range []string{"tx1  undecided", "a: commit, session 0x", "b: no vote, session 0x", "c: no vote, no session"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// A lock.Semaphore of 2 held twice: show gives the recorded maximum and
+// the leases with their sessions.
+func TestShowSemaphore(t *testing.T) {
+	e := ensemble(t)
+	path := testPath(t)
+	ctx := ctxFor(t, 2*time.Minute)
+	var sids []string
+	var leases []*lock.Lease
+	for i := 0; i < 2; i++ {
+		s := connect(t, e.Addrs())
+		sem, err := lock.NewSemaphore(s, path, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := sem.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leases = append(leases, l)
+		sids = append(sids, hex(s.ID()))
+	}
+	rep := show(t, e, path)
+	if rep.Kind != "semaphore" || rep.Dialect != "curator" || rep.Max != 2 || len(rep.Leases) != 2 {
+		t.Fatalf("report: %+v", rep)
+	}
+	var got []string
+	for _, l := range rep.Leases {
+		got = append(got, l.Session)
+	}
+	slices.Sort(got)
+	slices.Sort(sids)
+	if !slices.Equal(got, sids) {
+		t.Errorf("lease sessions %v, want %v", got, sids)
+	}
+	text := zkrecipes(t, e, "show", path)
+	if !strings.Contains(text, "leases: 2 of max 2") {
+		t.Errorf("text:\n%s", text)
+	}
+	for _, l := range leases {
+		if err := l.Release(ctx); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
