@@ -284,3 +284,11 @@ func FuzzRecognise(f *testing.F) {
 		}
 	})
 }
+
+func TestLeaseOrder(t *testing.T) {
+	in := []string{"_c_" + g1 + "-lease-0000000007", "zz", "_c_" + g2 + "-lease-0000000003", "aa"}
+	want := []string{"_c_" + g2 + "-lease-0000000003", "_c_" + g1 + "-lease-0000000007", "aa", "zz"}
+	if got := leaseOrder(in); !slices.Equal(got, want) {
+		t.Errorf("leaseOrder = %v, want %v", got, want)
+	}
+}
