@@ -11,6 +11,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/lab/internal/peers"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/rwlock"
 )
 
 // A Go holder, a Curator InterProcessMutex waiting, then a Go waiter on one
@@ -197,6 +198,72 @@ func TestRevokeGoHolder(t *testing.T) {
 		t.Errorf("waiter's node data %q, %v; want the revoke message", data, err)
 	}
 	if err := waiter.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A Go reader holds, a Curator writer waits behind it, and a Go reader
+// queued after the writer waits too: show marks only the first reader as
+// holding, and revoke without a node names that reader.
+func TestShowRWLock(t *testing.T) {
+	e := ensemble(t)
+	path := testPath(t)
+	ctx := ctxFor(t, 3*time.Minute)
+	cur, curSID := startPeer(t, peers.Curator, e)
+	s1, s2 := connect(t, e.Addrs()), connect(t, e.Addrs())
+	r1, err := rwlock.New(s1, path, rwlock.WithRevocation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r1.RLock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	background(t, "curator writer", func() error {
+		_, err := cur.Do(ctx, "rw-loop "+path+" 1 w "+path+"-counter")
+		return err
+	})
+	waitFor(t, time.Minute, "the Curator writer's node", func() bool { return len(children(t, s1, path)) == 2 })
+	r2, err := rwlock.New(s2, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rlocked := make(chan error, 1)
+	go func() { rlocked <- r2.RLock(ctx) }()
+	waitFor(t, time.Minute, "the second reader's node", func() bool { return len(children(t, s1, path)) == 3 })
+
+	rep := show(t, e, path)
+	if rep.Kind != "rwlock" || rep.Dialect != "curator" || len(rep.Contenders) != 3 {
+		t.Fatalf("report: %+v", rep)
+	}
+	want := []struct {
+		role, session string
+		holds         bool
+	}{{"read", hex(s1.ID()), true}, {"write", curSID, false}, {"read", hex(s2.ID()), false}}
+	for i, w := range want {
+		if c := rep.Contenders[i]; c.Role != w.role || c.Session != w.session || c.Holds != w.holds {
+			t.Errorf("contender %d: %+v, want %+v", i+1, c, w)
+		}
+	}
+	text := zkrecipes(t, e, "show", path)
+	if !strings.Contains(text, "holds read") || !strings.Contains(text, "waits write") || !strings.Contains(text, "waits read") {
+		t.Errorf("text:\n%s", text)
+	}
+	out := zkrecipes(t, e, "revoke", path)
+	if !strings.Contains(out, rep.Contenders[0].Path) || strings.Count(out, "revoked ") != 1 {
+		t.Errorf("revoke printed %q, want the reader %s only", out, rep.Contenders[0].Path)
+	}
+	select {
+	case <-r1.RRevoked():
+	case <-ctx.Done():
+		t.Fatal("the reader did not see the revocation")
+	}
+	if err := r1.RUnlock(ctx); !errors.Is(err, recipes.ErrRevoked) {
+		t.Errorf("RUnlock after revocation: %v, want ErrRevoked", err)
+	}
+	if err := <-rlocked; err != nil {
+		t.Fatal(err)
+	}
+	if err := r2.RUnlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
