@@ -29,7 +29,8 @@ Recognised: locks (Curator InterProcessMutex and LeaderSelector, lock.Mutex, kaz
 Election), read/write locks (Curator, kazoo), Curator LeaderLatch elections (leader.Election),
 semaphores (Curator InterProcessSemaphoreV2 / lock.Semaphore, kazoo), double barriers (Curator,
 kazoo), queues ("qn-" items: ZooKeeper's recipe, Curator, queue.Queue; kazoo "entry-" items;
-claims under "taken"), twophase roots. Ephemeral nodes whose owner session is connected to no
+claims under "taken"), twophase roots, ZooKeeper's own WriteLock ("x-<session>-<seq>") and
+LeaderElectionSupport ("n_<seq>"). Ephemeral nodes whose owner session is connected to no
 server are flagged (needs the "cons" four-letter word on every server listed).
 
 Flags:

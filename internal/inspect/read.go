@@ -82,6 +82,9 @@ func Inspect(ctx context.Context, r Reader, path string, o Options) (*Report, er
 	rep.Kind, rep.Foreign = l.Kind, l.Foreign
 	if l.Kind != KindAbsent && l.Kind != KindEmpty && l.Kind != KindUnknown && l.Kind != KindTwoPhase {
 		rep.Dialect = l.Dialect.String()
+		if l.ZooKeeper {
+			rep.Dialect = "zookeeper"
+		}
 	}
 	switch l.Kind {
 	case KindLock, KindRWLock, KindElection:

@@ -56,18 +56,21 @@ type Layout struct {
 	Items []queue.ItemName
 	// Members: a double barrier's members, or a kazoo semaphore's leases.
 	Members []string
-	Ready   bool   // a double barrier's "ready" node is present
-	Sub     string // the child holding the rest: "leases" (semaphore), "entries" (kazoo LockingQueue)
-	Claims  bool   // a "taken" child holds a queue's claims
-	Foreign []string
+	Ready   bool // a double barrier's "ready" node is present
+	// ZooKeeper: the names are those of ZooKeeper's own lock or election
+	// recipe (see zookeeper.go); Dialect is then not used.
+	ZooKeeper bool
+	Sub       string // the child holding the rest: "leases" (semaphore), "entries" (kazoo LockingQueue)
+	Claims    bool   // a "taken" child holds a queue's claims
+	Foreign   []string
 }
 
 // Recognise classifies a path from its children's names alone (it is given
 // nil for an absent path only by the caller's choice: an existing node
 // without children is KindEmpty, pass exists=false for KindAbsent).
 // Precedence when names of several recipes are mixed: a Curator rwlock,
-// election, lock; kazoo's rwlock, lock; a semaphore; a queue; a double
-// barrier. A layout's foreign names are listed, not ignored. A twophase
+// election, lock; kazoo's rwlock, lock; ZooKeeper's WriteLock, election;
+// a semaphore; a queue; a double barrier. A layout's foreign names are listed, not ignored. A twophase
 // root needs a second level of names (see IsTransaction); Recognise returns
 // KindUnknown for one. Pure.
 func Recognise(exists bool, children []string) Layout {
@@ -113,6 +116,23 @@ func Recognise(exists bool, children []string) Layout {
 		}
 		if !has(kazooSemLock) {
 			return contenders(KindLock, kaz, cs)
+		}
+	}
+	for _, zp := range []struct {
+		kind  Kind
+		parse func(string) (recipes.Contender, bool)
+	}{{KindLock, zkWriteLock}, {KindElection, zkElection}} {
+		var cs []recipes.Contender
+		for _, c := range children {
+			if ct, ok := zp.parse(c); ok {
+				cs = append(cs, ct)
+			}
+		}
+		if len(cs) > 0 {
+			recipes.SortBySeq(cs, cs[0].Seq)
+			l := contenders(zp.kind, cur, cs)
+			l.ZooKeeper = true
+			return l
 		}
 	}
 	if has(leasesChild) || has(locksChild) {

@@ -75,6 +75,14 @@ func TestRecognise(t *testing.T) {
 			children: []string{k2 + "__lock__0000000002", k1 + "__rlock__0000000001"},
 			kind:     KindRWLock, dialect: "kazoo", holds: []bool{true, false},
 			order: []string{k1 + "__rlock__0000000001", k2 + "__lock__0000000002"}},
+		{name: "zookeeper WriteLock", exists: true,
+			children: []string{"x-72057594037927937-0000000004", "x--5-0000000003", "x-1-junk"},
+			kind:     KindLock, dialect: "zookeeper", holds: []bool{true, false},
+			order: []string{"x--5-0000000003", "x-72057594037927937-0000000004"}, foreign: []string{"x-1-junk"}},
+		{name: "zookeeper LeaderElectionSupport", exists: true,
+			children: []string{"n_0000000002", "n_0000000001"},
+			kind:     KindElection, dialect: "zookeeper", holds: []bool{true, false},
+			order: []string{"n_0000000001", "n_0000000002"}},
 		{name: "curator semaphore v2", exists: true, children: []string{"locks", "leases"},
 			kind: KindSemaphore, dialect: "curator", sub: "leases"},
 		{name: "kazoo semaphore", exists: true, children: []string{"lock", k2, k1},
@@ -102,7 +110,11 @@ func TestRecognise(t *testing.T) {
 			if l.Kind != tc.kind {
 				t.Fatalf("kind %s, want %s", l.Kind, tc.kind)
 			}
-			if tc.dialect != "" && l.Dialect.String() != tc.dialect {
+			dialect := l.Dialect.String()
+			if l.ZooKeeper {
+				dialect = "zookeeper"
+			}
+			if tc.dialect != "" && dialect != tc.dialect {
 				t.Errorf("dialect %s, want %s", l.Dialect, tc.dialect)
 			}
 			var order []string
@@ -180,6 +192,34 @@ func TestParseCons(t *testing.T) {
 	}
 }
 
+func TestZooKeeperNames(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		seq  int32
+		ok   bool
+	}{
+		{"x-123-0000000007", 7, true},
+		{"x--123-0000000007", 7, true},
+		{"x-123--000000007", -7, true},
+		{"x-123--2147483648", -2147483648, true},
+		{"x--0000000007", 0, false},
+		{"x-12a-0000000007", 0, false},
+		{"x-123-000000007", 0, false},
+		{"y-123-0000000007", 0, false},
+	} {
+		c, ok := zkWriteLock(tc.name)
+		if ok != tc.ok || (ok && c.Seq != tc.seq) {
+			t.Errorf("zkWriteLock(%q) = %+v, %v; want seq %d, %v", tc.name, c, ok, tc.seq, tc.ok)
+		}
+	}
+	if c, ok := zkElection("n_0000000042"); !ok || c.Seq != 42 {
+		t.Errorf("zkElection = %+v, %v", c, ok)
+	}
+	if _, ok := zkElection("n_42"); ok {
+		t.Error("zkElection(n_42) ok")
+	}
+}
+
 func TestPrintable(t *testing.T) {
 	for in, want := range map[string]string{
 		"":                 "",
@@ -240,6 +280,7 @@ func TestRevocable(t *testing.T) {
 func FuzzRecognise(f *testing.F) {
 	f.Add("_c_"+g1+"-lock-0000000001", "_c_"+g2+"-lock-0000000000", "x")
 	f.Add(k1+"__rlock__0000000001", k2+"__lock__0000000000", "lock")
+	f.Add("x-5-0000000001", "n_0000000002", "x--1--0000000001")
 	f.Add("qn-0000000001", "taken", "entries")
 	f.Add(g1, "ready", "leases")
 	f.Add("_c_"+g1+"-__READ__0000000001", "_c_"+g1+"-latch-0000000001", "entry-001-0000000001")
