@@ -333,3 +333,28 @@ func TestLeaseOrder(t *testing.T) {
 		t.Errorf("leaseOrder = %v, want %v", got, want)
 	}
 }
+
+// FuzzParseCons: any server answer parses without panicking, and every id
+// found was written in it as "sid=0x<hex>".
+func FuzzParseCons(f *testing.F) {
+	f.Add(" /127.0.0.1:1[1](queued=0,sid=0x10,lop=PING)\n")
+	f.Add("cons is not executed because it is not in the whitelist.\n")
+	f.Add("[0]sid=0xffffffffffffffff)")
+	f.Fuzz(func(t *testing.T, text string) {
+		ids, ok := ParseCons(text)
+		if !ok {
+			return
+		}
+		lower := strings.ToLower(text)
+	ids:
+		for id := range ids {
+			hex := strings.TrimPrefix(SessionHex(id), "0x")
+			for _, part := range strings.Split(lower, "sid=0x")[1:] {
+				if strings.HasPrefix(strings.TrimLeft(part, "0"), hex) || (id == 0 && strings.HasPrefix(part, "0")) {
+					continue ids
+				}
+			}
+			t.Fatalf("id %s not in %q", SessionHex(id), text)
+		}
+	})
+}
