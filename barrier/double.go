@@ -526,3 +526,9 @@ func (d *DoubleBarrier) deleteOurs(ctx context.Context, name string, sid int64) 
 	}
 	return fmt.Errorf("barrier: leave %s: %w", d.path, zkcall.Answer(err))
 }
+
+// Members returns the children that are double-barrier members in dialect
+// d (a GUID in d's form), sorted by name: the order of the leave protocol.
+// It is the parsing DoubleBarrier itself uses, exported for tools that
+// inspect a barrier. Pure.
+func Members(d recipes.Dialect, children []string) []string { return memberNames(d, children) }

@@ -37,3 +37,10 @@ func FuzzMemberNames(f *testing.F) {
 		}
 	})
 }
+
+func TestMembersIsMemberNames(t *testing.T) {
+	const a, b = "0e02b2c3-58cc-4372-a567-f47ac10bd479", "f47ac10b-58cc-4372-a567-0e02b2c3d479"
+	if got := Members(recipes.Curator, []string{b, "ready", a}); !slices.Equal(got, []string{a, b}) {
+		t.Errorf("Members = %v, want %v", got, []string{a, b})
+	}
+}

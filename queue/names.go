@@ -87,3 +87,26 @@ func sortNames(d recipes.Dialect, names []string) []entry {
 	slices.SortStableFunc(out, func(a, b entry) int { return a.priority - b.priority })
 	return out
 }
+
+// ItemName is one queue item as its node name tells it: the name, its
+// priority (DefaultPriority when the name carries none) and ZooKeeper's
+// sequence suffix.
+type ItemName struct {
+	Name     string
+	Priority int
+	Seq      int32
+}
+
+// ItemNames returns the names among names that are items of dialect d, in
+// the order this package's consumers take them: by priority, then by
+// sequence compared with RFC 1982 serial arithmetic. Other names (a claim
+// directory, foreign nodes) are left out. It is the parsing and ordering
+// Queue itself uses, exported for tools that inspect a queue. Pure.
+func ItemNames(d recipes.Dialect, names []string) []ItemName {
+	es := sortNames(d, names)
+	out := make([]ItemName, len(es))
+	for i, e := range es {
+		out[i] = ItemName{Name: e.name, Priority: e.priority, Seq: e.seq}
+	}
+	return out
+}

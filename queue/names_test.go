@@ -150,3 +150,11 @@ func FuzzSortWindow(f *testing.F) {
 		}
 	})
 }
+
+func TestItemNames(t *testing.T) {
+	got := ItemNames(recipes.Kazoo, []string{"entry-100-0000000003", "taken", "entry-001-0000000009", "qn-0000000001"})
+	want := []ItemName{{"entry-001-0000000009", 1, 9}, {"entry-100-0000000003", 100, 3}}
+	if !slices.Equal(got, want) {
+		t.Errorf("ItemNames = %+v, want %+v", got, want)
+	}
+}

@@ -44,6 +44,15 @@ const (
 	doneNode     = "done"
 )
 
+// The layout's fixed node names, exported for tools that read a root
+// (see the package doc's Layout).
+const (
+	DecisionName = decisionNode // <root>/<tx>/decision
+	AliveName    = aliveNode    // <root>/<tx>/<site>/alive, ephemeral
+	VoteName     = voteNode     // <root>/<tx>/<site>/vote
+	DoneName     = doneNode     // <root>/<tx>/<site>/done
+)
+
 // encodeDecision returns the data of a vote node (reason empty) or of the
 // decision node: "commit" or "abort", then optionally "\n" and a reason.
 // Pure.
