@@ -1,0 +1,273 @@
+package recipes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// Observer sees what a Session does, for metrics and logs (WithObserver):
+// every ZooKeeper request it answers, every holding acquired and ended,
+// every state change and every movement of the lease. The methods run on
+// the Session's own goroutines (go-zookeeper's receiving goroutine for
+// calls and lease renewals, the lease timer, the goroutine that acquires
+// or cancels a holding), never with a lock of the Session held, and must
+// not block or call back into the Session. Embed BaseObserver to implement
+// only some of them.
+//
+// Invariant: without an observer (the default) the Session takes none of
+// these measurements: each site costs one nil check, no clock read and no
+// allocation (BenchmarkTapObserver in observe_test.go measures it).
+type Observer interface {
+	// ObserveCall: one ZooKeeper request was answered, or its connection
+	// ended before the answer (Err wraps zk.ErrConnectionClosed).
+	ObserveCall(CallEvent)
+	// ObserveHolding: a holding was acquired, or has ended.
+	ObserveHolding(HoldingEvent)
+	// ObserveState: the Session's state changed (the StateChange that
+	// Subscribe and OnStateChange deliver).
+	ObserveState(StateChange)
+	// ObserveLease: the lease was renewed by a reply, or ran out.
+	ObserveLease(LeaseEvent)
+}
+
+// BaseObserver implements Observer and ignores everything; embed it in an
+// observer that needs only some of the methods.
+type BaseObserver struct{}
+
+func (BaseObserver) ObserveCall(CallEvent)       {}
+func (BaseObserver) ObserveHolding(HoldingEvent) {}
+func (BaseObserver) ObserveState(StateChange)    {}
+func (BaseObserver) ObserveLease(LeaseEvent)     {}
+
+// CallEvent is one ZooKeeper request seen on the wire: every request the
+// Session's connections send (the recipes', go-zookeeper's own auth and
+// watch re-registration, and raw calls through Session.Conn), except pings
+// and the connect handshake, which renew the lease instead (LeaseEvent).
+// A call that go-zookeeper fails without sending it (no connection) is
+// not a request and is not seen.
+type CallEvent struct {
+	Op        string        // the request's op: "create", "getData", "getChildren2", "multi", ... (OpName)
+	Path      string        // the request's path; "" for ops without one (multi, setWatches, auth, closeSession)
+	SessionID int64         // the session of the connection it was sent on (0 before the handshake was read)
+	Duration  time.Duration // from the write of the request to the read of its reply (or the connection's end)
+	// Err is nil for a success, the server's answer (zk.ErrNoNode,
+	// zk.ErrNodeExists, ...: errors.Is works; a code go-zookeeper has no
+	// error for wraps zk.ErrUnknown and names the code), or zk.ErrConnectionClosed when the connection ended
+	// before the reply.
+	Err error
+}
+
+// HoldingPhase says what a HoldingEvent reports.
+type HoldingPhase int
+
+const (
+	HoldingAcquired HoldingPhase = iota + 1 // the holding was handed to its holder
+	HoldingEnded                            // its Context is done
+)
+
+func (p HoldingPhase) String() string {
+	switch p {
+	case HoldingAcquired:
+		return "acquired"
+	case HoldingEnded:
+		return "ended"
+	}
+	return fmt.Sprintf("phase(%d)", int(p))
+}
+
+// HoldingEvent is one holding acquired or ended: every Holding of the
+// contender core (lock.Mutex and its leases, rwlock, leader terms,
+// semaphores, lock.MultiMutex, partition) and the holdings that other
+// recipes report with Session.ObserveHeld (queue claims).
+type HoldingEvent struct {
+	Phase     HoldingPhase
+	Kind      string // "lock", "read", "write", "lease", "latch" (the node's Role), "claim"
+	Path      string // the holding's node
+	SessionID int64  // the session it was acquired under
+	// Waited (Acquired): from the call that acquired it (Acquire,
+	// TryAcquire, Enter; queue.Claim) until it held, retries included.
+	// Enter's holdings (a semaphore's lease nodes) count the create only.
+	Waited time.Duration
+	// Held (Ended): from acquisition until its Context was done.
+	Held time.Duration
+	// Cause (Ended): context.Cause of the holding's Context; errors.Is
+	// ErrReleased when its holder gave it up, else why it was lost.
+	Cause error
+}
+
+// Lost reports whether e ends a holding that its holder did not give up.
+func (e HoldingEvent) Lost() bool { return e.Phase == HoldingEnded && !errors.Is(e.Cause, ErrReleased) }
+
+// LeaseEvent is one movement of the Session's lease (see LeaseDeadline).
+type LeaseEvent struct {
+	// Expired: the lease ran out and every holding was cancelled with
+	// ErrLeaseExpired; otherwise a reply renewed the lease.
+	Expired   bool
+	SessionID int64
+	// Remaining is how much of the lease was left just before the event:
+	// at a renewal, the time the holdings still had; at an expiry, <= 0
+	// (how late the lease timer ran).
+	Remaining time.Duration
+	Deadline  time.Time     // the lease deadline after the event
+	Timeout   time.Duration // the negotiated session timeout
+	Margin    time.Duration // the lease margin
+}
+
+// WithObserver sets the Session's observer (nil: none, the default).
+// Combine several with Observers.
+func WithObserver(o Observer) Option {
+	return func(opts *options) { opts.observer = o }
+}
+
+// Observers returns an Observer that hands every event to each of obs in
+// turn (nil entries are skipped), or nil when there is none.
+func Observers(obs ...Observer) Observer {
+	var all multiObserver
+	for _, o := range obs {
+		if o != nil {
+			all = append(all, o)
+		}
+	}
+	switch len(all) {
+	case 0:
+		return nil
+	case 1:
+		return all[0]
+	}
+	return all
+}
+
+type multiObserver []Observer
+
+func (m multiObserver) ObserveCall(e CallEvent) {
+	for _, o := range m {
+		o.ObserveCall(e)
+	}
+}
+
+func (m multiObserver) ObserveHolding(e HoldingEvent) {
+	for _, o := range m {
+		o.ObserveHolding(e)
+	}
+}
+
+func (m multiObserver) ObserveState(e StateChange) {
+	for _, o := range m {
+		o.ObserveState(e)
+	}
+}
+
+func (m multiObserver) ObserveLease(e LeaseEvent) {
+	for _, o := range m {
+		o.ObserveLease(e)
+	}
+}
+
+// Observer returns the Session's observer, nil when none is set (or for a
+// nil Session). A recipe that measures something only for the observer
+// checks it first, so an unobserved Session pays nothing.
+func (s *Session) Observer() Observer {
+	if s == nil {
+		return nil
+	}
+	return s.opts.observer
+}
+
+// ObserveHeld reports a holding that a recipe built outside the contender
+// core (queue claims): HoldingAcquired now, with waited, and HoldingEnded
+// once held is done, with its cause. held is the holding's lifetime
+// context. Nothing happens without an observer. No ZooKeeper calls.
+func (s *Session) ObserveHeld(held context.Context, kind, path string, sid int64, waited time.Duration) {
+	o := s.Observer()
+	if o == nil || held == nil {
+		return
+	}
+	at := time.Now()
+	o.ObserveHolding(HoldingEvent{Phase: HoldingAcquired, Kind: kind, Path: path, SessionID: sid, Waited: waited})
+	context.AfterFunc(held, func() {
+		o.ObserveHolding(HoldingEvent{Phase: HoldingEnded, Kind: kind, Path: path, SessionID: sid,
+			Held: time.Since(at), Cause: context.Cause(held)})
+	})
+}
+
+// observeHolding reports h, acquired for spec (whose begun the core set
+// when observed).
+func (s *Session) observeHolding(spec *Spec, h *Holding) {
+	if s.opts.observer == nil {
+		return
+	}
+	s.ObserveHeld(h.ctx, spec.Role.String(), h.node.path, h.node.sid, time.Since(spec.begun))
+}
+
+// observeStates hands state changes to the observer.
+func (s *Session) observeStates(out []StateChange) {
+	if o := s.opts.observer; o != nil {
+		for _, c := range out {
+			o.ObserveState(c)
+		}
+	}
+}
+
+// OpName returns the name of ZooKeeper op code op, as CallEvent.Op
+// spells it ("op(<n>)" for a code it does not know). Pure.
+func OpName(op int32) string {
+	if n, ok := opNames[op]; ok {
+		return n
+	}
+	return fmt.Sprintf("op(%d)", op)
+}
+
+var opNames = map[int32]string{
+	1: "create", 2: "delete", 3: "exists", 4: "getData", 5: "setData", 6: "getACL", 7: "setACL",
+	8: "getChildren", 9: "sync", 11: "ping", 12: "getChildren2", 13: "check", 14: "multi",
+	15: "create2", 16: "reconfig", 17: "checkWatches", 18: "removeWatches", 19: "createContainer",
+	20: "deleteContainer", 21: "createTTL", 22: "multiRead", 100: "auth", 101: "setWatches",
+	102: "sasl", 103: "getEphemerals", 104: "getAllChildrenNumber", 105: "setWatches2",
+	106: "addWatch", 107: "whoAmI", -11: "closeSession",
+}
+
+// pathOps are the ops whose request body starts with a path.
+var pathOps = map[int32]bool{
+	1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true, 12: true,
+	13: true, 15: true, 17: true, 18: true, 19: true, 20: true, 21: true, 103: true, 104: true, 106: true,
+}
+
+// codeErrs are the server's error codes go-zookeeper has errors for.
+var codeErrs = map[int32]error{
+	-100: zk.ErrAPIError, -101: zk.ErrNoNode, -102: zk.ErrNoAuth, -103: zk.ErrBadVersion,
+	-108: zk.ErrNoChildrenForEphemerals, -110: zk.ErrNodeExists, -111: zk.ErrNotEmpty,
+	-112: zk.ErrSessionExpired, -114: zk.ErrInvalidACL, -115: zk.ErrAuthFailed, -116: zk.ErrClosing,
+	-117: zk.ErrNothing, -118: zk.ErrSessionMoved, -123: zk.ErrReconfigDisabled, -8: zk.ErrBadArguments,
+}
+
+// codeErr returns the error for a reply's error code: nil for 0. Pure.
+func codeErr(code int32) error {
+	if code == 0 {
+		return nil
+	}
+	if err, ok := codeErrs[code]; ok {
+		return err
+	}
+	return fmt.Errorf("%w: error code %d", zk.ErrUnknown, code)
+}
+
+// leaseEventLocked describes the lease for the observer, now, with before
+// the deadline before the event; the zero LeaseEvent without an observer.
+func (s *Session) leaseEventLocked(now, before time.Time, expired bool) LeaseEvent {
+	if s.opts.observer == nil {
+		return LeaseEvent{}
+	}
+	return LeaseEvent{Expired: expired, SessionID: s.lease.sid, Remaining: before.Sub(now),
+		Deadline: s.leaseEndLocked(), Timeout: s.lease.timeout, Margin: s.margin()}
+}
+
+// observeLease hands ev to the observer unless it is the zero LeaseEvent.
+func (s *Session) observeLease(ev LeaseEvent) {
+	if o := s.opts.observer; o != nil && ev.Timeout != 0 {
+		o.ObserveLease(ev)
+	}
+}
