@@ -61,6 +61,34 @@ type CallEvent struct {
 	Err error
 }
 
+// Outcome names c's result for a metric label: "ok", a ZooKeeper answer
+// ("no_node", "node_exists", "bad_version", "not_empty", "no_auth",
+// "invalid_acl", "no_children_for_ephemerals", "auth_failed",
+// "session_expired", "session_moved", "closing"), "connection_closed",
+// or "error" for any other. Pure.
+func (c CallEvent) Outcome() string {
+	if c.Err == nil {
+		return "ok"
+	}
+	for _, o := range outcomes {
+		if errors.Is(c.Err, o.err) {
+			return o.name
+		}
+	}
+	return "error"
+}
+
+var outcomes = []struct {
+	err  error
+	name string
+}{
+	{zk.ErrNoNode, "no_node"}, {zk.ErrNodeExists, "node_exists"}, {zk.ErrBadVersion, "bad_version"},
+	{zk.ErrNotEmpty, "not_empty"}, {zk.ErrNoAuth, "no_auth"}, {zk.ErrInvalidACL, "invalid_acl"},
+	{zk.ErrNoChildrenForEphemerals, "no_children_for_ephemerals"}, {zk.ErrAuthFailed, "auth_failed"},
+	{zk.ErrSessionExpired, "session_expired"}, {zk.ErrSessionMoved, "session_moved"},
+	{zk.ErrClosing, "closing"}, {zk.ErrConnectionClosed, "connection_closed"},
+}
+
 // HoldingPhase says what a HoldingEvent reports.
 type HoldingPhase int
 
@@ -101,6 +129,33 @@ type HoldingEvent struct {
 
 // Lost reports whether e ends a holding that its holder did not give up.
 func (e HoldingEvent) Lost() bool { return e.Phase == HoldingEnded && !errors.Is(e.Cause, ErrReleased) }
+
+// End names how an ended holding ended, for a metric label: "released"
+// (its holder gave it up: ErrReleased), or why it was lost:
+// "lease_expired", "suspended", "closed", "session_lost", "node_deleted",
+// "revoked", "other"; "" for an acquisition. Pure.
+func (e HoldingEvent) End() string {
+	if e.Phase != HoldingEnded {
+		return ""
+	}
+	for _, c := range ends {
+		if errors.Is(e.Cause, c.err) {
+			return c.name
+		}
+	}
+	return "other"
+}
+
+// ends is in matching order: ErrLeaseExpired also matches ErrSuspended,
+// ErrClosed also matches ErrSessionLost.
+var ends = []struct {
+	err  error
+	name string
+}{
+	{ErrReleased, "released"}, {ErrLeaseExpired, "lease_expired"}, {ErrSuspended, "suspended"},
+	{ErrClosed, "closed"}, {ErrSessionLost, "session_lost"}, {ErrNodeDeleted, "node_deleted"},
+	{ErrRevoked, "revoked"},
+}
 
 // LeaseEvent is one movement of the Session's lease (see LeaseDeadline).
 type LeaseEvent struct {

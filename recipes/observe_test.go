@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -216,5 +217,29 @@ func BenchmarkTapObserver(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestLabels: the metric labels of outcomes and ends, in matching order.
+func TestLabels(t *testing.T) {
+	for err, want := range map[error]string{
+		nil: "ok", zk.ErrNoNode: "no_node", fmt.Errorf("x: %w", zk.ErrConnectionClosed): "connection_closed",
+		codeErr(-999): "error", codeErr(-103): "bad_version",
+	} {
+		if got := (CallEvent{Err: err}).Outcome(); got != want {
+			t.Errorf("Outcome(%v) = %s, want %s", err, got, want)
+		}
+	}
+	for cause, want := range map[error]string{
+		ErrReleased: "released", ErrLeaseExpired: "lease_expired", ErrSuspended: "suspended",
+		closedCause: "closed", fmt.Errorf("%w: session 0x1", ErrSessionLost): "session_lost",
+		ErrNodeDeleted: "node_deleted", ErrRevoked: "revoked", errors.New("x"): "other",
+	} {
+		if got := (HoldingEvent{Phase: HoldingEnded, Cause: cause}).End(); got != want {
+			t.Errorf("End(%v) = %s, want %s", cause, got, want)
+		}
+	}
+	if e := (HoldingEvent{Phase: HoldingAcquired}); e.End() != "" || e.Lost() {
+		t.Errorf("an acquisition: End %q, Lost %v", e.End(), e.Lost())
 	}
 }
