@@ -79,3 +79,10 @@ require (
 // The library is the repository's root module; lab always builds against
 // the copy beside it (also with GOWORK=off).
 replace github.com/zkrecipes/zkrecipes => ../
+
+// The metric adapters, tested here against real ensembles
+// (lab/integration/observe), are modules beside the library.
+replace (
+	github.com/zkrecipes/zkrecipes/observe/zkotel => ../observe/zkotel
+	github.com/zkrecipes/zkrecipes/observe/zkprom => ../observe/zkprom
+)

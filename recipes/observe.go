@@ -51,7 +51,7 @@ func (BaseObserver) ObserveLease(LeaseEvent)     {}
 // not a request and is not seen.
 type CallEvent struct {
 	Op        string        // the request's op: "create", "getData", "getChildren2", "multi", ... (OpName)
-	Path      string        // the request's path; "" for ops without one (multi, setWatches, auth, closeSession)
+	Path      string        // the request's path; "" for ops without one (multi, setWatches, setAuth, closeSession)
 	SessionID int64         // the session of the connection it was sent on (0 before the handshake was read)
 	Duration  time.Duration // from the write of the request to the read of its reply (or the connection's end)
 	// Err is nil for a success, the server's answer (zk.ErrNoNode,
@@ -280,7 +280,7 @@ var opNames = map[int32]string{
 	1: "create", 2: "delete", 3: "exists", 4: "getData", 5: "setData", 6: "getACL", 7: "setACL",
 	8: "getChildren", 9: "sync", 11: "ping", 12: "getChildren2", 13: "check", 14: "multi",
 	15: "create2", 16: "reconfig", 17: "checkWatches", 18: "removeWatches", 19: "createContainer",
-	20: "deleteContainer", 21: "createTTL", 22: "multiRead", 100: "auth", 101: "setWatches",
+	20: "deleteContainer", 21: "createTTL", 22: "multiRead", 100: "setAuth", 101: "setWatches",
 	102: "sasl", 103: "getEphemerals", 104: "getAllChildrenNumber", 105: "setWatches2",
 	106: "addWatch", 107: "whoAmI", -11: "closeSession",
 }
