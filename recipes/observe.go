@@ -118,7 +118,9 @@ type HoldingEvent struct {
 	SessionID int64  // the session it was acquired under
 	// Waited (Acquired): from the call that acquired it (Acquire,
 	// TryAcquire, Enter; queue.Claim) until it held, retries included.
-	// Enter's holdings (a semaphore's lease nodes) count the create only.
+	// Enter's holdings (a semaphore's lease nodes) count the create only:
+	// they are reported when their node is made, before the semaphore
+	// counts them (a lease that then finds no room ends "released").
 	Waited time.Duration
 	// Held (Ended): from acquisition until its Context was done.
 	Held time.Duration
