@@ -2,6 +2,7 @@ package recipes
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -241,5 +242,30 @@ func TestLabels(t *testing.T) {
 	}
 	if e := (HoldingEvent{Phase: HoldingAcquired}); e.End() != "" || e.Lost() {
 		t.Errorf("an acquisition: End %q, Lost %v", e.End(), e.Lost())
+	}
+}
+
+// BenchmarkHoldingObserver measures the core's report of one holding
+// (acquired, then ended when its context is cancelled) without an
+// observer and with one; both include making and cancelling the
+// holding's context.
+func BenchmarkHoldingObserver(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		o    Observer
+	}{{"none", nil}, {"observer", BaseObserver{}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			s := &Session{opts: options{observer: bc.o}}
+			spec := &Spec{Role: RoleLock, begun: time.Now()}
+			n := &node{path: "/zkrecipes/bench/_c_x-lock-0000000001", sid: 0x77}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				h := &Holding{node: n}
+				h.ctx, h.cancel = context.WithCancelCause(context.Background())
+				s.observeHolding(spec, h)
+				h.cancel(ErrReleased)
+			}
+		})
 	}
 }
