@@ -14,9 +14,9 @@ import (
 // every state change and every movement of the lease. The methods run on
 // the Session's own goroutines (go-zookeeper's receiving goroutine for
 // calls and lease renewals, the lease timer, the goroutine that acquires
-// or cancels a holding), never with a lock of the Session held, and must
-// not block or call back into the Session. Embed BaseObserver to implement
-// only some of them.
+// or cancels a holding), never with a lock of the Session held: they may
+// read the Session (State, ID, LeaseDeadline), but must not block or send
+// requests. Embed BaseObserver to implement only some of them.
 //
 // Invariant: without an observer (the default) the Session takes none of
 // these measurements: each site costs a nil check, no clock read and no

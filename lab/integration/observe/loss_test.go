@@ -3,6 +3,7 @@ package observe_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,7 +16,9 @@ import (
 // lost), the observer sees the lease renewed while replies flow (lease
 // left between 0 and the timeout), the suspension, the lease running out
 // (lease left <= 0), the holding ended with cause ErrLeaseExpired, and the
-// session lost; after the link is restored, the session usable again.
+// session lost; after the link is restored, the session usable again. The
+// observer reads the Session in every callback (none is made under the
+// Session's lock).
 func TestLeaseAndLoss(t *testing.T) {
 	e := ensemble(t)
 	link, err := e.NewLink("observe-loss")
@@ -24,7 +27,9 @@ func TestLeaseAndLoss(t *testing.T) {
 	}
 	defer link.Close()
 	r := &recorder{}
-	s := connect(t, link.Addrs(), recipes.WithObserver(r), recipes.WithLossPolicy(recipes.StepDownOnLost))
+	p := &probing{recorder: r}
+	s := connect(t, link.Addrs(), recipes.WithObserver(p), recipes.WithLossPolicy(recipes.StepDownOnLost))
+	p.s.Store(s)
 	m, err := lock.New(s, testPath(t))
 	if err != nil {
 		t.Fatal(err)
@@ -72,8 +77,32 @@ func TestLeaseAndLoss(t *testing.T) {
 		t.Errorf("Unlock after the loss = %v, want ErrReleased", err)
 	}
 	_, _, states, _ := r.snapshot()
-	t.Logf("states seen: %v", states)
+	t.Logf("states seen: %v; the observer read the Session %d times", states, p.reads.Load())
+	if p.reads.Load() == 0 {
+		t.Error("the observer never read the Session")
+	}
 	if len(states) < 3 || states[0].State != recipes.StateConnected {
 		t.Errorf("states %v: want connected first, then suspended and lost", states)
 	}
 }
+
+// probing is a recorder whose every callback also reads the Session (its
+// state, id and lease deadline, each under the Session's lock): were a
+// callback made with that lock held, it would deadlock.
+type probing struct {
+	*recorder
+	s     atomic.Pointer[recipes.Session]
+	reads atomic.Int64
+}
+
+func (p *probing) read() {
+	if s := p.s.Load(); s != nil {
+		_, _, _ = s.State(), s.ID(), s.LeaseDeadline()
+		p.reads.Add(1)
+	}
+}
+
+func (p *probing) ObserveCall(e recipes.CallEvent)       { p.read(); p.recorder.ObserveCall(e) }
+func (p *probing) ObserveHolding(e recipes.HoldingEvent) { p.read(); p.recorder.ObserveHolding(e) }
+func (p *probing) ObserveState(e recipes.StateChange)    { p.read(); p.recorder.ObserveState(e) }
+func (p *probing) ObserveLease(e recipes.LeaseEvent)     { p.read(); p.recorder.ObserveLease(e) }
