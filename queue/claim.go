@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -249,6 +250,10 @@ func (q *Queue) Claim(ctx context.Context) (*Claim, error) {
 		return nil, err
 	}
 	var refused string // the item whose claim the server's answer just refused
+	var begun time.Time
+	if q.s.Observer() != nil {
+		begun = time.Now()
+	}
 	for {
 		e, waits, err := q.next(ctx, true, true)
 		if err != nil {
@@ -264,6 +269,9 @@ func (q *Queue) Claim(ctx context.Context) (*Claim, error) {
 			return nil, err
 		}
 		c, err := q.claim(ctx, *e)
+		if c != nil && !begun.IsZero() {
+			q.s.ObserveHeld(c.ctx, "claim", c.path, c.sid, time.Since(begun))
+		}
 		if err != nil || c != nil {
 			return c, err
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/hooks"
@@ -23,6 +24,8 @@ type Spec struct {
 	// Revocable sets a data watch on our node at acquisition (cost: 1
 	// getData) so that Revoke reaches the holder (Holding.Revoked).
 	Revocable bool
+
+	begun time.Time // when the acquisition began; set only for an observer
 }
 
 func (sp *Spec) normalize(s *Session) error {
@@ -44,6 +47,9 @@ func (sp *Spec) normalize(s *Session) error {
 	}
 	if sp.Predicate == nil {
 		sp.Predicate = Exclusive()
+	}
+	if s.opts.observer != nil {
+		sp.begun = time.Now()
 	}
 	return nil
 }
@@ -380,6 +386,7 @@ func hold(ctx context.Context, s *Session, spec *Spec, n *node) (*Holding, error
 		cause := context.Cause(h.ctx)
 		switch {
 		case cause == nil:
+			s.observeHolding(spec, h)
 			return h, nil
 		case errors.Is(cause, ErrClosed):
 			return nil, ErrClosed

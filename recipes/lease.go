@@ -172,9 +172,16 @@ func (s *Session) leaseRenew(sent time.Time) {
 		s.mu.Unlock()
 		return
 	}
-	out := s.renewLocked(time.Now(), sent)
+	now := time.Now()
+	var before time.Time
+	if s.opts.observer != nil {
+		before = s.leaseEndLocked()
+	}
+	out := s.renewLocked(now, sent)
+	ev := s.leaseEventLocked(now, before, false)
 	hooks := s.applyLocked(out)
 	s.mu.Unlock()
+	s.observeLease(ev)
 	s.runHooks(hooks, out)
 }
 
@@ -242,7 +249,9 @@ func (s *Session) leaseTick() {
 	l.armedAt = time.Time{}
 	var subs []func(error)
 	var out []StateChange
+	var ev LeaseEvent
 	if !l.expired && !now.Before(s.leaseEndLocked()) {
+		ev = s.leaseEventLocked(now, s.leaseEndLocked(), true)
 		l.expired = true
 		l.cause = s.expiryCauseLocked(now)
 		for k, f := range l.subs {
@@ -267,6 +276,7 @@ func (s *Session) leaseTick() {
 	hooks := s.applyLocked(out)
 	cause := l.cause
 	s.mu.Unlock()
+	s.observeLease(ev)
 	for _, f := range subs {
 		f(cause)
 	}

@@ -54,6 +54,8 @@ type options struct {
 	policy  LossPolicy
 	maxData int
 
+	observer Observer // observe.go; nil: none
+
 	// err is the first invalid option, reported by Connect.
 	err error
 

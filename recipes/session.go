@@ -104,6 +104,7 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 		hooks:   make(map[uint64]func(StateChange)),
 	}
 	s.tap.lease = s // the tap renews the lease from what it reads
+	s.tap.obs = s.opts.observer
 	s.log = s.opts.logger
 	s.bgCtx, s.bgStop = context.WithCancel(context.Background())
 	// zk's option type is unexported; list infers it.
@@ -236,6 +237,7 @@ func (s *Session) applyLocked(out []StateChange) []func(StateChange) {
 }
 
 func (s *Session) runHooks(hooks []func(StateChange), out []StateChange) {
+	s.observeStates(out)
 	for _, c := range out {
 		for _, h := range hooks {
 			h(c)

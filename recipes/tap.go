@@ -28,6 +28,7 @@ type createTap struct {
 	want  map[string]int   // requested create paths we wait for
 	done  map[string]int64 // requested path -> zxid of its successful reply
 	lease leaseSink        // nil: no lease (tests of the tap alone)
+	obs   Observer         // nil: no call is timed (tapcall.go)
 }
 
 // leaseSink receives what the tap learns for the lease. Its methods are
@@ -132,6 +133,8 @@ type tapConn struct {
 	hsSession   int64
 	renewed     time.Time
 	renewedSome bool
+
+	calls tapCalls // with an observer only (tapcall.go)
 }
 
 // Write parses the frames before sending them, with the time the write
@@ -141,19 +144,30 @@ func (c *tapConn) Write(b []byte) (int, error) {
 	c.mu.Lock()
 	c.now = time.Now()
 	_ = c.out.Feed(b, func(f zkframe.Frame) error { c.request(f.Head, f.First); return nil })
+	calls := c.calls.take()
 	c.mu.Unlock()
+	c.t.observe(calls)
 	return c.Conn.Write(b)
 }
 
 func (c *tapConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
-	if n > 0 {
+	obs := c.t.obs != nil
+	if n > 0 || obs && err != nil {
 		c.mu.Lock()
+		if obs {
+			c.calls.readAt = time.Now()
+		}
 		_ = c.in.Feed(b[:n], func(f zkframe.Frame) error { c.reply(f.Head, f.First); return nil })
+		if obs && err != nil {
+			c.calls.end()
+		}
 		hs, timeout, sid, sent := c.handshake, c.hsTimeout, c.hsSession, c.connect
 		renewed, some := c.renewed, c.renewedSome
 		c.handshake, c.renewedSome = false, false
+		calls := c.calls.take()
 		c.mu.Unlock()
+		c.t.observe(calls)
 		if l := c.t.lease; l != nil {
 			if hs {
 				l.leaseHandshake(sent, timeout, sid)
@@ -175,6 +189,9 @@ func (c *tapConn) request(head []byte, first bool) {
 	}
 	if len(head) < 8 {
 		return
+	}
+	if c.t.obs != nil {
+		c.calls.sent(head, c.now)
 	}
 	if xid := int32(binary.BigEndian.Uint32(head[0:4])); c.nsent < maxUnanswered {
 		c.sent[xid] = append(c.sent[xid], c.now)
@@ -204,11 +221,15 @@ func (c *tapConn) reply(head []byte, first bool) {
 		timeout := int32(binary.BigEndian.Uint32(head[4:8]))
 		sid := int64(binary.BigEndian.Uint64(head[8:16]))
 		if sid != 0 && timeout > 0 && !c.connect.IsZero() {
+			c.calls.sid = sid
 			c.handshake, c.hsTimeout, c.hsSession = true, time.Duration(timeout)*time.Millisecond, sid
 		}
 		return
 	}
 	xid := int32(binary.BigEndian.Uint32(head[0:4]))
+	if c.t.obs != nil {
+		c.calls.replied(xid, int32(binary.BigEndian.Uint32(head[12:16])))
+	}
 	if xid != xidWatchEvent {
 		if q := c.sent[xid]; len(q) > 0 {
 			sent := q[0]

@@ -46,6 +46,9 @@ GOWORK=off GOTOOLCHAIN=$oldest go vet ./...
 GOWORK=off GOTOOLCHAIN=$oldest go test -count=1 ./...
 echo "test.sh: the lab module alone"
 (cd lab && GOWORK=off go build ./...)
+# The metric adapters (observe/zkprom, observe/zkotel): modules of their own; their tests against real ensembles are in lab/integration/observe.
+echo "test.sh: the metric adapters alone"
+for m in observe/zkprom observe/zkotel; do (cd "$m" && GOWORK=off go vet ./... && GOWORK=off go test -race -count=1 ./...); done
 bash scripts/downstream.sh
 
 pkgs=(./... ./lab/...)
