@@ -314,6 +314,9 @@ func (q *Queue) multi(ctx context.Context, ops []any) ([]zk.MultiResponse, error
 		case zkcall.Stopped(err):
 			return nil, fmt.Errorf("queue %s: %w", q.path, err)
 		case r.unknown != nil:
+			if err := zkcall.AuthRequired(q.s); err != nil {
+				return nil, fmt.Errorf("queue: put to %s: %w", q.path, err)
+			}
 			return nil, fmt.Errorf("%w: put to %s: %w", ErrUncertain, q.path, r.unknown)
 		case err == nil:
 			return r.resp, nil

@@ -29,6 +29,10 @@ func init() {
 		}
 		return ss.retryPause(ctx)
 	}
+	corelink.AuthRequired = func(s any) error {
+		ss, _ := s.(*Session)
+		return ss.authRequired()
+	}
 	corelink.IsConnErr = isConnErr
 	corelink.ServerErr = serverErr
 	corelink.CheckData = checkData

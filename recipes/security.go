@@ -299,8 +299,10 @@ func (s *Session) addAuth(ctx context.Context) error {
 			if !isConnErr(err) {
 				return fmt.Errorf("%w: user %q: %w", ErrAuthFailed, a.user, err)
 			}
-			if err := s.retryPause(ctx); err != nil {
-				return err
+			// Not retryPause: a request refused for missing authentication
+			// before the credentials went out must not end their sending.
+			if !pause(ctx, s.changes()) {
+				return ContextError(ctx)
 			}
 		}
 	}

@@ -22,6 +22,9 @@ import (
 // unchanged (nil, or the server's answer such as zk.ErrNoNode), except
 // that a refusal (zk.ErrNoAuth) comes back as an error that also wraps
 // recipes.ErrNoAuth (see Answer); Do does not send a refused call again.
+// A connection error while the server refuses the Session for missing
+// authentication (AuthRequired) is such a refusal: Do returns it at once,
+// not Stopped.
 // sid is the id of the session the call is sent on. Do fails without sending anything
 // when ctx is done (an error wrapping recipes.ContextError(ctx), so
 // errors.Is context.Canceled or context.DeadlineExceeded) and with
@@ -51,6 +54,9 @@ func Do[T any](ctx context.Context, s *recipes.Session, call func(conn *zk.Conn,
 			return v, Answer(err)
 		}
 		if err := Pause(ctx, s); err != nil {
+			if errors.Is(err, recipes.ErrNoAuth) {
+				return zero, err // the server's refusal: an answer
+			}
 			return zero, stop{err}
 		}
 	}
@@ -99,7 +105,8 @@ func WaitUsable(ctx context.Context, s *recipes.Session) (int64, error) {
 
 // Pause waits a little, or until the next state change, before a request
 // that failed for connection reasons is tried again; it returns ctx's error
-// (recipes.ContextError) when ctx is done first.
+// (recipes.ContextError) when ctx is done first, and AuthRequired's error
+// at once while that is not nil.
 func Pause(ctx context.Context, s *recipes.Session) error {
 	return corelink.RetryPause(ctx, s)
 }
@@ -108,6 +115,16 @@ func Pause(ctx context.Context, s *recipes.Session) error {
 // server's zk.ErrNoAuth (errors.Is still reaches zk.ErrNoAuth); any other
 // err unchanged. For the results of calls made outside Do. Pure.
 func Answer(err error) error { return corelink.ServerErr(err) }
+
+// AuthRequired returns an error wrapping recipes.ErrNoAuth while the
+// server refuses the Session for missing authentication: the last reply
+// the Session read was error code -124 (a server with
+// zookeeper.enforce.auth.enabled, a Session without accepted
+// credentials). Such a server applies nothing it got on a connection it
+// refused, so a write that failed with a connection error then was not
+// applied: a caller that would report its outcome as unknown reports this
+// error instead. Nil otherwise, and for a nil Session. No ZooKeeper calls.
+func AuthRequired(s *recipes.Session) error { return corelink.AuthRequired(s) }
 
 // IsConnErr reports whether err means that a request's outcome is unknown
 // or that the connection is unusable right now (as opposed to an answer
