@@ -120,4 +120,3 @@ func TestSquatClosedParent(t *testing.T) {
 		})
 	}
 }
-
