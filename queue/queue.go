@@ -292,6 +292,9 @@ func (q *Queue) multi(ctx context.Context, ops []any) ([]zk.MultiResponse, error
 		unknown error // a connection error after which the creates may have been applied
 	}
 	for {
+		if err := zkcall.CheckParent(ctx, q.s, q.path); err != nil {
+			return nil, fmt.Errorf("queue: put to %s: %w", q.path, err)
+		}
 		r, err := zkcall.Do(ctx, q.s, func(conn *zk.Conn, _ int64) (r sent, err error) {
 			if c, ok := ops[0].(*zk.CreateRequest); ok && len(ops) == 1 {
 				var name string

@@ -56,6 +56,9 @@ func createPrefixed(ctx context.Context, s *Session, d Dialect, role Role, paren
 	full := zkpath.Join(parent, prefix)
 	ambiguous := false
 	for {
+		if err := s.checkParent(ctx, parent); err != nil {
+			return nil, err
+		}
 		sid, err := s.waitUsable(ctx)
 		if err != nil {
 			return nil, err

@@ -86,6 +86,12 @@ var (
 	// the server. It errors.Is zk.ErrAuthFailed; the error Connect returns
 	// also wraps the server's actual answer.
 	ErrAuthFailed error = authFailedError{}
+	// ErrOpenParent: an authenticated Session (WithDigestAuth) was to
+	// create a node under a parent whose ACL lets anyone create or delete
+	// children (a path another client created world-open before us), where
+	// anyone could delete the Session's node or queue ahead of it; nothing
+	// was created. WithAllowOpenParents turns the refusal into a warning.
+	ErrOpenParent = errors.New("recipes: parent open to anyone")
 )
 
 // noAuthError is ErrNoAuth: its own message, and a kind of zk.ErrNoAuth

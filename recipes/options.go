@@ -54,6 +54,8 @@ type options struct {
 	policy  LossPolicy
 	maxData int
 
+	allowOpenParents bool // WithAllowOpenParents (squat.go)
+
 	// err is the first invalid option, reported by Connect.
 	err error
 

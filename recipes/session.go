@@ -58,6 +58,7 @@ type Session struct {
 	watches watchRegistry // one armed watch per path and kind (watch.go)
 	fan     fanRegistry   // the watches WatchSets rely on (watchset.go)
 	auth    authGate      // refusals for missing authentication (enforced.go)
+	parents parentChecks  // parents checked for squatting (squat.go)
 
 	mu       sync.Mutex
 	lease    lease // lease.go

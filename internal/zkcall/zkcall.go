@@ -126,6 +126,18 @@ func Answer(err error) error { return corelink.ServerErr(err) }
 // error instead. Nil otherwise, and for a nil Session. No ZooKeeper calls.
 func AuthRequired(s *recipes.Session) error { return corelink.AuthRequired(s) }
 
+// CheckParent is the Session's squatting check before a create under
+// parent (see recipes.WithAllowOpenParents): for an authenticated
+// Session, the first time for each parent, 1 getACL; a parent that lets
+// anyone create or delete children is refused with an error wrapping
+// recipes.ErrOpenParent, or logged as a warning under
+// WithAllowOpenParents. Nil at
+// once for a Session without credentials or a parent checked already;
+// also fails with ctx's error, or ErrNilSession / ErrClosed.
+func CheckParent(ctx context.Context, s *recipes.Session, parent string) error {
+	return corelink.CheckParent(ctx, s, parent)
+}
+
 // IsConnErr reports whether err means that a request's outcome is unknown
 // or that the connection is unusable right now (as opposed to an answer
 // from the server). Pure.

@@ -7,16 +7,20 @@ package security_test
 //     not even read): our recipes fail at once with an error wrapping
 //     recipes.ErrNoAuth; nothing is retried.
 //   - The outsider leaves the path world-open: our nodes still carry our
-//     ACL (the outsider cannot delete them), but anyone can create under
-//     the path and queue ahead. An authenticated Session reads the path's
-//     ACL before its first create under it (1 getACL per path and
-//     Session) and logs a warning; with recipes.WithStrictParents it
-//     refuses instead, with an error wrapping recipes.ErrOpenParent, before
-//     creating anything.
+//     ACL, but ZooKeeper checks deletes against the parent's ACL, so
+//     anyone can delete them, and anyone can create under the path and
+//     queue ahead. An authenticated Session reads the path's ACL before
+//     its first create under it (1 getACL per path and Session) and
+//     refuses, with an error wrapping recipes.ErrOpenParent, before
+//     creating anything; with recipes.WithAllowOpenParents it logs a
+//     warning and goes on.
 
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -119,4 +123,115 @@ func TestSquatClosedParent(t *testing.T) {
 			}
 		})
 	}
+}
+
+// logRecorder is a slog.Handler keeping the records at warning level and above.
+type logRecorder struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (r *logRecorder) Enabled(_ context.Context, l slog.Level) bool { return l >= slog.LevelWarn }
+func (r *logRecorder) Handle(_ context.Context, rec slog.Record) error {
+	var b strings.Builder
+	b.WriteString(rec.Message)
+	rec.Attrs(func(a slog.Attr) bool {
+		b.WriteString(" " + a.String())
+		return true
+	})
+	r.mu.Lock()
+	r.msgs = append(r.msgs, b.String())
+	r.mu.Unlock()
+	return nil
+}
+func (r *logRecorder) WithAttrs([]slog.Attr) slog.Handler { return r }
+func (r *logRecorder) WithGroup(string) slog.Handler      { return r }
+
+// matching returns the recorded messages containing s.
+func (r *logRecorder) matching(s string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, m := range r.msgs {
+		if strings.Contains(m, s) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// TestSquatOpenParent: an outsider (anonymous) created the recipes' paths
+// world-open. By default A's lock, leader and queue fail with an error
+// wrapping recipes.ErrOpenParent and create nothing, while a path A
+// created itself passes. With WithAllowOpenParents they work, A's Session
+// logs one warning per path, naming it, and the danger is real: A's nodes
+// carry A's ACL, yet the outsider deletes A's holder node (ZooKeeper
+// checks a delete against the parent's ACL) and creates under the path.
+func TestSquatOpenParent(t *testing.T) {
+	e := ensemble(t)
+	addrs := e.Addrs()
+	o := connect(t, addrs)
+
+	t.Run("default refuses", func(t *testing.T) {
+		p := base(t, addrs)
+		squat(t, o, p, zk.WorldACL(zk.PermAll))
+		a := connect(t, addrs, recipes.WithDigestAuth(userA, passA))
+		for _, at := range recipeCalls(a, p) {
+			err := at.do()
+			if !errors.Is(err, recipes.ErrOpenParent) {
+				t.Errorf("%s on a world-open path: %v, want an error wrapping recipes.ErrOpenParent", at.what, err)
+			}
+			t.Logf("%s: %v", at.what, err)
+		}
+		for _, q := range []string{"/lock", "/election", "/queue"} {
+			if _, st, err := o.Conn().Exists(p + q); err != nil || st.NumChildren != 0 {
+				t.Errorf("%s: %v children, %v; want none", q, st, err)
+			}
+		}
+		// Paths A created itself pass (their ACL is A's), twice.
+		own := base(t, addrs)
+		for round := range 2 {
+			for _, at := range recipeCalls(a, own) {
+				if err := at.do(); err != nil {
+					t.Errorf("%s (round %d) on A's own paths: %v", at.what, round, err)
+				}
+			}
+		}
+	})
+
+	t.Run("allowed warns", func(t *testing.T) {
+		p := base(t, addrs)
+		squat(t, o, p, zk.WorldACL(zk.PermAll))
+		rec := &logRecorder{}
+		a := connect(t, addrs, recipes.WithDigestAuth(userA, passA), recipes.WithAllowOpenParents(), recipes.WithLogger(slog.New(rec)))
+		for round := range 2 {
+			for _, at := range recipeCalls(a, p) {
+				if err := at.do(); err != nil {
+					t.Fatalf("%s (round %d) on a world-open path: %v", at.what, round, err)
+				}
+			}
+		}
+		for _, q := range []string{"/lock", "/election", "/queue"} {
+			if got := rec.matching(p + q); len(got) != 1 || !strings.Contains(got[0], "world:anyone:cdrwa") {
+				t.Errorf("warnings naming %s: %q, want one naming world:anyone:cdrwa", p+q, got)
+			}
+		}
+		m, err := lock.New(a, p+"/lock")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := ctxFor(t, time.Minute)
+		if err := m.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		node := m.Node()
+		wantSecureACL(t, a, node)
+		if _, err := o.Conn().Create(p+"/lock/"+zeroProtected+"lock-", nil, zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatalf("outsider creating under a world-open path: %v", err)
+		}
+		if err := o.Conn().Delete(node, -1); err != nil {
+			t.Fatalf("outsider deleting A's holder node under a world-open parent: %v (the default's reason is gone?)", err)
+		}
+		_ = m.Unlock(ctx) // the node is gone already
+	})
 }
