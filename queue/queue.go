@@ -129,7 +129,12 @@ func (q *Queue) Path() string { return q.path }
 // request's own size) fails with recipes.ErrDataTooLarge before anything is
 // sent. If the connection is lost
 // with the create in flight the result wraps ErrUncertain: the item may or
-// may not have been added (sequential names carry no identity to look for).
+// may not have been added (sequential names carry no identity to look for);
+// on a server that refused the Session for missing authentication the
+// result wraps recipes.ErrNoAuth instead (nothing was added). An
+// authenticated Session also reads the queue path's ACL once (1 getACL,
+// see recipes.WithAllowOpenParents) and fails with an error wrapping
+// recipes.ErrOpenParent when anyone may create or delete items there.
 func (q *Queue) Put(ctx context.Context, data []byte) (string, error) {
 	return q.put(ctx, data, DefaultPriority, false)
 }

@@ -190,6 +190,9 @@ func (o options) LogValue() slog.Value {
 		attrs = append(attrs, slog.String("auth", strings.Join(auth, ",")))
 	}
 	attrs = append(attrs, slog.String("acl", formatACL(o.acl)), slog.Bool("acl_provider", o.aclProv != nil))
+	if o.allowOpenParents {
+		attrs = append(attrs, slog.Bool("allow_open_parents", true))
+	}
 	if o.leaseMarginSet {
 		attrs = append(attrs, slog.Duration("lease_margin", o.leaseMargin))
 	}

@@ -210,7 +210,9 @@ type Protected struct {
 // deleted and the create tried again, missing parents are created as
 // containers. It returns once the node's owner is known to be the current
 // session. Cost: 1 create (+1 createContainer per missing parent level; an
-// ambiguous create: 1 sync + 1 getChildren + 1 exists). Nothing is sent for
+// ambiguous create: 1 sync + 1 getChildren + 1 exists; an authenticated
+// Session's first create under parent: +1 getACL, see CheckParent, whose
+// ErrOpenParent it returns). Nothing is sent for
 // an invalid parent or a label that is not part of one path segment
 // (recipes.ErrInvalidPath), a create larger than the session's MaxData
 // (recipes.ErrDataTooLarge) or a done ctx (ctx's error); a node we could
