@@ -131,9 +131,9 @@ func AuthRequired(s *recipes.Session) error { return corelink.AuthRequired(s) }
 // Session, the first time for each parent, 1 getACL; a parent that lets
 // anyone create or delete children is refused with an error wrapping
 // recipes.ErrOpenParent, or logged as a warning under
-// WithAllowOpenParents. Nil at
-// once for a Session without credentials or a parent checked already;
-// also fails with ctx's error, or ErrNilSession / ErrClosed.
+// WithAllowOpenParents. Nil at once for a Session without credentials or
+// a parent checked already; also fails with ctx's error, or ErrNilSession
+// / ErrClosed.
 func CheckParent(ctx context.Context, s *recipes.Session, parent string) error {
 	return corelink.CheckParent(ctx, s, parent)
 }
@@ -212,8 +212,7 @@ type Protected struct {
 // session. Cost: 1 create (+1 createContainer per missing parent level; an
 // ambiguous create: 1 sync + 1 getChildren + 1 exists; an authenticated
 // Session's first create under parent: +1 getACL, see CheckParent, whose
-// ErrOpenParent it returns). Nothing is sent for
-// an invalid parent or a label that is not part of one path segment
+// ErrOpenParent it returns). Nothing is sent for an invalid parent or a label that is not part of one path segment
 // (recipes.ErrInvalidPath), a create larger than the session's MaxData
 // (recipes.ErrDataTooLarge) or a done ctx (ctx's error); a node we could
 // no longer look for when ctx ended is deleted in the background.
