@@ -212,10 +212,11 @@ type Protected struct {
 // session. Cost: 1 create (+1 createContainer per missing parent level; an
 // ambiguous create: 1 sync + 1 getChildren + 1 exists; an authenticated
 // Session's first create under parent: +1 getACL, see CheckParent, whose
-// ErrOpenParent it returns). Nothing is sent for an invalid parent or a label that is not part of one path segment
-// (recipes.ErrInvalidPath), a create larger than the session's MaxData
-// (recipes.ErrDataTooLarge) or a done ctx (ctx's error); a node we could
-// no longer look for when ctx ended is deleted in the background.
+// ErrOpenParent it returns). Nothing is sent for an invalid parent or a
+// label that is not part of one path segment (recipes.ErrInvalidPath), a
+// create larger than the session's MaxData (recipes.ErrDataTooLarge) or a
+// done ctx (ctx's error); a node we could no longer look for when ctx
+// ended is deleted in the background.
 func CreateProtected(ctx context.Context, s *recipes.Session, d recipes.Dialect, parent, label string, data []byte) (Protected, error) {
 	p, err := corelink.CreateProtected(ctx, s, d, parent, label, data)
 	return Protected(p), err
