@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/group"
 	"github.com/zkrecipes/zkrecipes/leader"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/queue"
@@ -234,4 +235,37 @@ func TestSquatOpenParent(t *testing.T) {
 		}
 		_ = m.Unlock(ctx) // the node is gone already
 	})
+}
+
+// TestSquatOpenParentGroup: a group member (a plain persistent.Node) of an
+// authenticated Session under an outsider's world-open group path: Join
+// fails with an error wrapping recipes.ErrOpenParent and creates nothing;
+// under a path the Session created itself, Join works.
+func TestSquatOpenParentGroup(t *testing.T) {
+	e := ensemble(t)
+	addrs := e.Addrs()
+	o := connect(t, addrs)
+	a := connect(t, addrs, recipes.WithDigestAuth(userA, passA))
+	ctx := ctxFor(t, time.Minute)
+
+	squatted := base(t, addrs) + "/members"
+	if _, err := o.Conn().Create(squatted, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	m, err := group.Join(ctx, a, squatted, "a")
+	if !errors.Is(err, recipes.ErrOpenParent) {
+		t.Fatalf("Join under a world-open path: %v, %v; want an error wrapping recipes.ErrOpenParent", m, err)
+	}
+	if _, st, err := o.Conn().Exists(squatted); err != nil || st.NumChildren != 0 {
+		t.Fatalf("%s: %v children, %v; want none", squatted, st, err)
+	}
+
+	own := base(t, addrs) + "/members"
+	m, err = group.Join(ctx, a, own, "a")
+	if err != nil {
+		t.Fatalf("Join under A's own path: %v", err)
+	}
+	if err := m.Leave(ctx); err != nil {
+		t.Fatal(err)
+	}
 }
