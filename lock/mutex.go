@@ -117,7 +117,10 @@ func (m *Mutex) end(h *recipes.Holding) {
 // recipes.ContextError); with an already-done ctx nothing is sent.
 //
 // Cost: uncontended 1 create + 1 getChildren (+1 getData with
-// WithRevocation). Contended: 1 getData to watch the node ahead; when it
+// WithRevocation; +1 getACL on an authenticated Session's first Lock on
+// the path, which fails with an error wrapping recipes.ErrOpenParent when
+// the path lets anyone create or delete children: see
+// recipes.WithAllowOpenParents). Contended: 1 getData to watch the node ahead; when it
 // goes, a waiter that had two or fewer nodes ahead when it listed checks
 // those that remain with 1 getData each (none when it is now first), and
 // one that had more lists once again instead (1 getChildren: most of them

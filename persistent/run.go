@@ -130,7 +130,9 @@ func (n *Node) pause(ctx context.Context, kick chan struct{}, backoff time.Durat
 // the owner of the node in the way when a plain path is held by another
 // session (-1 for a persistent node). Cost: protected: see
 // zkcall.CreateProtected; plain: 1 create (+1 createContainer per missing
-// parent level), +1 getData when the path exists.
+// parent level), +1 getData when the path exists, +1 getACL on an
+// authenticated Session's first create under the parent (zkcall.CheckParent:
+// ErrOpenParent under a parent open to anyone).
 func (n *Node) create(ctx context.Context) (*incarnation, int64, error) {
 	g, data := n.want()
 	if n.protected {
@@ -142,6 +144,9 @@ func (n *Node) create(ctx context.Context) (*incarnation, int64, error) {
 			czxid: p.Czxid, written: g}, 0, nil
 	}
 	for {
+		if err := zkcall.CheckParent(ctx, n.s, n.parent); err != nil {
+			return nil, 0, err
+		}
 		var sid int64
 		err := zkcall.Exec(ctx, n.s, func(conn *zk.Conn, id int64) error {
 			sid = id

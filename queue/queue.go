@@ -129,7 +129,12 @@ func (q *Queue) Path() string { return q.path }
 // request's own size) fails with recipes.ErrDataTooLarge before anything is
 // sent. If the connection is lost
 // with the create in flight the result wraps ErrUncertain: the item may or
-// may not have been added (sequential names carry no identity to look for).
+// may not have been added (sequential names carry no identity to look for);
+// on a server that refused the Session for missing authentication the
+// result wraps recipes.ErrNoAuth instead (nothing was added). An
+// authenticated Session also reads the queue path's ACL once (1 getACL,
+// see recipes.WithAllowOpenParents) and fails with an error wrapping
+// recipes.ErrOpenParent when anyone may create or delete items there.
 func (q *Queue) Put(ctx context.Context, data []byte) (string, error) {
 	return q.put(ctx, data, DefaultPriority, false)
 }
@@ -292,6 +297,9 @@ func (q *Queue) multi(ctx context.Context, ops []any) ([]zk.MultiResponse, error
 		unknown error // a connection error after which the creates may have been applied
 	}
 	for {
+		if err := zkcall.CheckParent(ctx, q.s, q.path); err != nil {
+			return nil, fmt.Errorf("queue: put to %s: %w", q.path, err)
+		}
 		r, err := zkcall.Do(ctx, q.s, func(conn *zk.Conn, _ int64) (r sent, err error) {
 			if c, ok := ops[0].(*zk.CreateRequest); ok && len(ops) == 1 {
 				var name string
@@ -314,6 +322,9 @@ func (q *Queue) multi(ctx context.Context, ops []any) ([]zk.MultiResponse, error
 		case zkcall.Stopped(err):
 			return nil, fmt.Errorf("queue %s: %w", q.path, err)
 		case r.unknown != nil:
+			if err := zkcall.AuthRequired(q.s); err != nil {
+				return nil, fmt.Errorf("queue: put to %s: %w", q.path, err)
+			}
 			return nil, fmt.Errorf("%w: put to %s: %w", ErrUncertain, q.path, r.unknown)
 		case err == nil:
 			return r.resp, nil

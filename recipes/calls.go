@@ -29,6 +29,17 @@ func init() {
 		}
 		return ss.retryPause(ctx)
 	}
+	corelink.AuthRequired = func(s any) error {
+		ss, _ := s.(*Session)
+		return ss.authRequired()
+	}
+	corelink.CheckParent = func(ctx context.Context, s any, parent string) error {
+		ss, err := linked(s)
+		if err != nil {
+			return err
+		}
+		return ss.checkParent(ctx, parent)
+	}
 	corelink.IsConnErr = isConnErr
 	corelink.ServerErr = serverErr
 	corelink.CheckData = checkData

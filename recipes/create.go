@@ -35,7 +35,9 @@ type node struct {
 // the current session.
 //
 // Cost: 1 create (its reply's zxid, read by the Session's create tap, is
-// the czxid, so no stat is needed). ErrNoNode: createContainer for each missing parent level,
+// the czxid, so no stat is needed); an authenticated Session's first create
+// under parent adds 1 getACL (2 when parent is missing; see checkParent in
+// squat.go), and fails with ErrOpenParent under a parent open to anyone. ErrNoNode: createContainer for each missing parent level,
 // then the create again. An ambiguous result (connection lost with the
 // create in flight): 1 sync + 1 getChildren to find our GUID, plus 1 exists
 // for a node found (to learn its owner; a node of an older session is
@@ -56,6 +58,9 @@ func createPrefixed(ctx context.Context, s *Session, d Dialect, role Role, paren
 	full := zkpath.Join(parent, prefix)
 	ambiguous := false
 	for {
+		if err := s.checkParent(ctx, parent); err != nil {
+			return nil, err
+		}
 		sid, err := s.waitUsable(ctx)
 		if err != nil {
 			return nil, err

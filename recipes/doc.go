@@ -59,8 +59,14 @@
 // nodes with DefaultAuthACL unless told otherwise: its own principals may
 // do everything on them, anyone may read them and list their children. A
 // request the server refuses for want of permission fails with an error
-// wrapping ErrNoAuth (and zk.ErrNoAuth). The Session's logs and printed
-// forms (LogValue, String) show no password.
+// wrapping ErrNoAuth (and zk.ErrNoAuth); on a server that enforces
+// authentication, a Session without credentials gets that refusal within
+// about one reconnection (see ErrNoAuth). Before its first create under a
+// parent, an authenticated Session reads the parent's ACL (1 getACL per
+// parent and Session) and refuses to create under one that lets anyone
+// create or delete children, where anyone could delete its nodes
+// (ErrOpenParent; WithAllowOpenParents makes it a warning). The Session's
+// logs and printed forms (LogValue, String) show no password.
 //
 // # Bad input
 //

@@ -54,7 +54,8 @@ type options struct {
 	policy  LossPolicy
 	maxData int
 
-	observer Observer // observe.go; nil: none
+	observer         Observer // observe.go; nil: none
+	allowOpenParents bool     // WithAllowOpenParents (squat.go)
 
 	// err is the first invalid option, reported by Connect.
 	err error

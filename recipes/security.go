@@ -190,6 +190,9 @@ func (o options) LogValue() slog.Value {
 		attrs = append(attrs, slog.String("auth", strings.Join(auth, ",")))
 	}
 	attrs = append(attrs, slog.String("acl", formatACL(o.acl)), slog.Bool("acl_provider", o.aclProv != nil))
+	if o.allowOpenParents {
+		attrs = append(attrs, slog.Bool("allow_open_parents", true))
+	}
 	if o.leaseMarginSet {
 		attrs = append(attrs, slog.Duration("lease_margin", o.leaseMargin))
 	}
@@ -299,8 +302,10 @@ func (s *Session) addAuth(ctx context.Context) error {
 			if !isConnErr(err) {
 				return fmt.Errorf("%w: user %q: %w", ErrAuthFailed, a.user, err)
 			}
-			if err := s.retryPause(ctx); err != nil {
-				return err
+			// Not retryPause: a request refused for missing authentication
+			// before the credentials went out must not end their sending.
+			if !pause(ctx, s.changes()) {
+				return ContextError(ctx)
 			}
 		}
 	}

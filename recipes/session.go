@@ -57,6 +57,8 @@ type Session struct {
 	drained chan struct{} // closed when go-zookeeper's event channel is closed
 	watches watchRegistry // one armed watch per path and kind (watch.go)
 	fan     fanRegistry   // the watches WatchSets rely on (watchset.go)
+	auth    authGate      // refusals for missing authentication (enforced.go)
+	parents parentChecks  // parents checked for squatting (squat.go)
 
 	mu       sync.Mutex
 	lease    lease // lease.go
@@ -105,6 +107,7 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 	}
 	s.tap.lease = s // the tap renews the lease from what it reads
 	s.tap.obs = s.opts.observer
+	s.tap.auth = s // and reports refusals for missing authentication
 	s.log = s.opts.logger
 	s.bgCtx, s.bgStop = context.WithCancel(context.Background())
 	// zk's option type is unexported; list infers it.
@@ -387,12 +390,11 @@ func (s *Session) waitUsable(ctx context.Context) (int64, error) {
 }
 
 // retryPause waits a little (or for a state change) before a request that
-// failed for connection reasons is tried again; it returns ctx's error.
+// failed for connection reasons is tried again; it returns ctx's error, or
+// an error wrapping ErrNoAuth at once while the server refuses the Session
+// for missing authentication (see enforced.go).
 func (s *Session) retryPause(ctx context.Context) error {
-	if !pause(ctx, s.changes()) {
-		return ContextError(ctx)
-	}
-	return nil
+	return s.retryOrRefused(ctx)
 }
 
 // usableNow reports whether the session is connected right now.

@@ -29,7 +29,13 @@ type createTap struct {
 	done  map[string]int64 // requested path -> zxid of its successful reply
 	lease leaseSink        // nil: no lease (tests of the tap alone)
 	obs   Observer         // nil: no call is timed (tapcall.go)
+	auth  authSink         // nil: refusals not reported (tests of the tap alone)
 }
+
+// authSink receives the error code of the last reply to a request (not
+// the connect response, not a watch event) of each read, without any lock
+// of the tap held.
+type authSink interface{ authReply(code int32) }
 
 // leaseSink receives what the tap learns for the lease. Its methods are
 // called without any lock of the tap held.
@@ -133,6 +139,8 @@ type tapConn struct {
 	hsSession   int64
 	renewed     time.Time
 	renewedSome bool
+	lastCode    int32 // error code of the last reply to a request, for the auth sink
+	hasCode     bool
 
 	calls tapCalls // with an observer only (tapcall.go)
 }
@@ -164,10 +172,14 @@ func (c *tapConn) Read(b []byte) (int, error) {
 		}
 		hs, timeout, sid, sent := c.handshake, c.hsTimeout, c.hsSession, c.connect
 		renewed, some := c.renewed, c.renewedSome
-		c.handshake, c.renewedSome = false, false
+		code, hasCode := c.lastCode, c.hasCode
+		c.handshake, c.renewedSome, c.hasCode = false, false, false
 		calls := c.calls.take()
 		c.mu.Unlock()
 		c.t.observe(calls)
+		if a := c.t.auth; a != nil && hasCode {
+			a.authReply(code)
+		}
 		if l := c.t.lease; l != nil {
 			if hs {
 				l.leaseHandshake(sent, timeout, sid)
@@ -231,6 +243,7 @@ func (c *tapConn) reply(head []byte, first bool) {
 		c.calls.replied(xid, int32(binary.BigEndian.Uint32(head[12:16])))
 	}
 	if xid != xidWatchEvent {
+		c.lastCode, c.hasCode = int32(binary.BigEndian.Uint32(head[12:16])), true
 		if q := c.sent[xid]; len(q) > 0 {
 			sent := q[0]
 			if len(q) == 1 {

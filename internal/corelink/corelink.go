@@ -20,6 +20,14 @@ var (
 	// RetryPause waits a little, or until the next state change; it fails
 	// with ErrNilSession, ErrClosed or ctx's error.
 	RetryPause func(ctx context.Context, s any) error
+	// AuthRequired returns an error wrapping recipes.ErrNoAuth while the
+	// server refuses the Session for missing authentication (error code
+	// -124), nil otherwise.
+	AuthRequired func(s any) error
+	// CheckParent runs the Session's squatting check before a create
+	// under parent: an error wrapping recipes.ErrOpenParent or ErrNoAuth,
+	// ctx's error, or nil.
+	CheckParent func(ctx context.Context, s any, parent string) error
 	// IsConnErr reports a connection error: the outcome is unknown, or the
 	// connection is unusable right now.
 	IsConnErr func(err error) bool

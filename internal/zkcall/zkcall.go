@@ -22,6 +22,9 @@ import (
 // unchanged (nil, or the server's answer such as zk.ErrNoNode), except
 // that a refusal (zk.ErrNoAuth) comes back as an error that also wraps
 // recipes.ErrNoAuth (see Answer); Do does not send a refused call again.
+// A connection error while the server refuses the Session for missing
+// authentication (AuthRequired) is such a refusal: Do returns it at once,
+// not Stopped.
 // sid is the id of the session the call is sent on. Do fails without sending anything
 // when ctx is done (an error wrapping recipes.ContextError(ctx), so
 // errors.Is context.Canceled or context.DeadlineExceeded) and with
@@ -51,6 +54,9 @@ func Do[T any](ctx context.Context, s *recipes.Session, call func(conn *zk.Conn,
 			return v, Answer(err)
 		}
 		if err := Pause(ctx, s); err != nil {
+			if errors.Is(err, recipes.ErrNoAuth) {
+				return zero, err // the server's refusal: an answer
+			}
 			return zero, stop{err}
 		}
 	}
@@ -99,7 +105,8 @@ func WaitUsable(ctx context.Context, s *recipes.Session) (int64, error) {
 
 // Pause waits a little, or until the next state change, before a request
 // that failed for connection reasons is tried again; it returns ctx's error
-// (recipes.ContextError) when ctx is done first.
+// (recipes.ContextError) when ctx is done first, and AuthRequired's error
+// at once while that is not nil.
 func Pause(ctx context.Context, s *recipes.Session) error {
 	return corelink.RetryPause(ctx, s)
 }
@@ -108,6 +115,28 @@ func Pause(ctx context.Context, s *recipes.Session) error {
 // server's zk.ErrNoAuth (errors.Is still reaches zk.ErrNoAuth); any other
 // err unchanged. For the results of calls made outside Do. Pure.
 func Answer(err error) error { return corelink.ServerErr(err) }
+
+// AuthRequired returns an error wrapping recipes.ErrNoAuth while the
+// server refuses the Session for missing authentication: the last reply
+// the Session read was error code -124 (a server with
+// zookeeper.enforce.auth.enabled, a Session without accepted
+// credentials). Such a server applies nothing it got on a connection it
+// refused, so a write that failed with a connection error then was not
+// applied: a caller that would report its outcome as unknown reports this
+// error instead. Nil otherwise, and for a nil Session. No ZooKeeper calls.
+func AuthRequired(s *recipes.Session) error { return corelink.AuthRequired(s) }
+
+// CheckParent is the Session's squatting check before a create under
+// parent (see recipes.WithAllowOpenParents): for an authenticated
+// Session, the first time for each parent, 1 getACL; a parent that lets
+// anyone create or delete children is refused with an error wrapping
+// recipes.ErrOpenParent, or logged as a warning under
+// WithAllowOpenParents. Nil at once for a Session without credentials or
+// a parent checked already; also fails with ctx's error, or ErrNilSession
+// / ErrClosed.
+func CheckParent(ctx context.Context, s *recipes.Session, parent string) error {
+	return corelink.CheckParent(ctx, s, parent)
+}
 
 // IsConnErr reports whether err means that a request's outcome is unknown
 // or that the connection is unusable right now (as opposed to an answer
@@ -181,11 +210,13 @@ type Protected struct {
 // deleted and the create tried again, missing parents are created as
 // containers. It returns once the node's owner is known to be the current
 // session. Cost: 1 create (+1 createContainer per missing parent level; an
-// ambiguous create: 1 sync + 1 getChildren + 1 exists). Nothing is sent for
-// an invalid parent or a label that is not part of one path segment
-// (recipes.ErrInvalidPath), a create larger than the session's MaxData
-// (recipes.ErrDataTooLarge) or a done ctx (ctx's error); a node we could
-// no longer look for when ctx ended is deleted in the background.
+// ambiguous create: 1 sync + 1 getChildren + 1 exists; an authenticated
+// Session's first create under parent: +1 getACL, see CheckParent, whose
+// ErrOpenParent it returns). Nothing is sent for an invalid parent or a
+// label that is not part of one path segment (recipes.ErrInvalidPath), a
+// create larger than the session's MaxData (recipes.ErrDataTooLarge) or a
+// done ctx (ctx's error); a node we could no longer look for when ctx
+// ended is deleted in the background.
 func CreateProtected(ctx context.Context, s *recipes.Session, d recipes.Dialect, parent, label string, data []byte) (Protected, error) {
 	p, err := corelink.CreateProtected(ctx, s, d, parent, label, data)
 	return Protected(p), err

@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -226,6 +227,24 @@ func Start(ctx context.Context, kind Kind, connect string, sessionTimeout time.D
 // with a main method in java/, or a script in python/. It must speak the
 // same line protocol (READY, then OK/ERR per command).
 func StartProgram(ctx context.Context, kind Kind, program, connect string, sessionTimeout time.Duration) (*Peer, error) {
+	return StartProgramWith(ctx, kind, program, connect, sessionTimeout, JavaOptions{})
+}
+
+// JavaOptions are what a Java peer's JVM gets beyond the defaults: system
+// properties (-Dname=value, for the ZooKeeper client's TLS settings or a
+// program's own) and jars appended to the class path (Debian's
+// zookeeper.jar needs netty-codec.jar and netty-resolver.jar for TLS).
+type JavaOptions struct {
+	Properties map[string]string
+	ClassPath  []string
+}
+
+// StartProgramWith is StartProgram with JavaOptions; a Kazoo peer with
+// options fails with ErrPeer (they are for a JVM).
+func StartProgramWith(ctx context.Context, kind Kind, program, connect string, sessionTimeout time.Duration, jo JavaOptions) (*Peer, error) {
+	if kind != Curator && (len(jo.Properties) > 0 || len(jo.ClassPath) > 0) {
+		return nil, fmt.Errorf("%w: Java options for a %s peer", ErrPeer, kind)
+	}
 	if err := Available(kind); err != nil {
 		return nil, err
 	}
@@ -240,7 +259,19 @@ func StartProgram(ctx context.Context, kind Kind, program, connect string, sessi
 		if _, err := os.Stat(slf4jNop); err == nil {
 			cp += ":" + slf4jNop
 		}
-		cmd = exec.Command("java", "-Xmx64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-cp", cp, program, connect, ms)
+		for _, jar := range jo.ClassPath {
+			cp += ":" + jar
+		}
+		args := []string{"-Xmx64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"}
+		names := make([]string, 0, len(jo.Properties))
+		for name := range jo.Properties {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			args = append(args, "-D"+name+"="+jo.Properties[name])
+		}
+		cmd = exec.Command("java", append(args, "-cp", cp, program, connect, ms)...)
 	} else {
 		cmd = exec.Command(python, "-u", filepath.Join(dir, program), connect, ms)
 	}

@@ -1,12 +1,12 @@
 // Package enforce_test checks, against a real ensemble that enforces
-// authentication (testenv.Config.EnforceAuth), what a Session without
+// authentication (testenv.Config.EnforceAuth) on a TLS-only client port
+// (testenv.Config.TLS: the Session's tap reads the frames above TLS), what a Session without
 // credentials gets: Connect succeeds, and the recipes' calls fail with an
 // error wrapping recipes.ErrNoAuth. Its own package, so that its ensemble
 // never runs beside the security package's one (go test -p 1).
 package enforce_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -17,7 +17,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
-var shared = testutil.NewShared(testenv.Config{Servers: 1, EnforceAuth: true})
+var shared = testutil.NewShared(testenv.Config{Servers: 1, TLS: true, EnforceAuth: true})
 
 func TestMain(m *testing.M) { testutil.Main(m, shared) }
 
@@ -29,23 +29,10 @@ func TestMain(m *testing.M) { testutil.Main(m, shared) }
 func TestWithoutCredentials(t *testing.T) {
 	e := shared.Start(t)
 	testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "lock", "internal/zkcall"))
-	addrs := e.Addrs()
 	path := fmt.Sprintf("/zkrecipes-enforce/%d/lock", time.Now().UnixNano())
 	ctx := testutil.Ctx(t, 3*time.Minute)
 
-	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	anon, err := recipes.Connect(cctx, addrs, recipes.WithSessionTimeout(testutil.SessionTimeout), recipes.WithLogger(testutil.Logger()))
-	if err != nil {
-		t.Fatalf("Connect without credentials: %v", err)
-	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		// The close request is refused as well; the connection ends anyway.
-		err := anon.CloseContext(cctx)
-		t.Logf("close without credentials: %v", err)
-	}()
+	anon := connectAnonymous(t, ctx, e)
 
 	// go-zookeeper's own answer (its connection may be down for a moment:
 	// the server also refuses pings and drops the connection).
@@ -58,12 +45,8 @@ func TestWithoutCredentials(t *testing.T) {
 	})
 
 	// A recipe's call without credentials fails with recipes.ErrNoAuth
-	// too (recipes.serverErr maps -124; TestServerErrAuthRequired), but not
-	// at once: the server drops each connection right after its first
-	// request, and requests lost with a connection are sent again on the
-	// next one until one of them is the request refused (11 to 50 s seen).
-	// That wait is not asserted here (issue 21 leaves it open).
-	a := testutil.Connect(t, addrs, recipes.WithDigestAuth("a", "pa"))
+	// too, at once: TestFastRefusal.
+	a := connect(t, e, recipes.WithDigestAuth("a", "pa"))
 	ma, err := lock.New(a, path)
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,55 @@
+package recipes
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// TestWorldChildPerms: only world:anyone's create and delete bits count.
+func TestWorldChildPerms(t *testing.T) {
+	for _, c := range []struct {
+		acl  []zk.ACL
+		want int32
+	}{
+		{zk.WorldACL(zk.PermAll), zk.PermCreate | zk.PermDelete},
+		{zk.WorldACL(zk.PermRead | zk.PermWrite | zk.PermAdmin), 0},
+		{DefaultAuthACL(), 0},
+		{append(zk.DigestACL(zk.PermAll, "b", "pb"), zk.WorldACL(zk.PermDelete)...), zk.PermDelete},
+		{[]zk.ACL{{Perms: zk.PermAll, Scheme: "ip", ID: "0.0.0.0/0"}}, 0},
+		{nil, 0},
+	} {
+		if got := worldChildPerms(c.acl); got != c.want {
+			t.Errorf("worldChildPerms(%v) = %d, want %d", c.acl, got, c.want)
+		}
+	}
+	if got := childVerbs(zk.PermCreate); got != "create" {
+		t.Errorf("childVerbs(create) = %q", got)
+	}
+	if got := childVerbs(zk.PermDelete | zk.PermCreate); got != "create and delete" {
+		t.Errorf("childVerbs(create|delete) = %q", got)
+	}
+}
+
+// TestParentChecksBound: parents are remembered up to maxCheckedParents;
+// beyond it add reports every parent as new (warned about again) and
+// remembers nothing more.
+func TestParentChecksBound(t *testing.T) {
+	var c parentChecks
+	if c.done("/a") {
+		t.Fatal("empty set has /a")
+	}
+	if !c.add("/a") || c.add("/a") || !c.done("/a") {
+		t.Fatal("add /a twice: want new, then known")
+	}
+	for i := 1; i < maxCheckedParents; i++ {
+		c.add(fmt.Sprintf("/p%d", i))
+	}
+	if !c.add("/over") || !c.add("/over") || c.done("/over") {
+		t.Fatal("beyond the bound: want new each time, never remembered")
+	}
+	if len(c.seen) != maxCheckedParents {
+		t.Fatalf("%d parents remembered, want %d", len(c.seen), maxCheckedParents)
+	}
+}
