@@ -119,7 +119,7 @@ func (w *Cache) Run(ctx context.Context, env *cluster.Env) error {
 		tw := &treeWriter{conn: conn, root: fmt.Sprintf("%s/w%d", tree, i+1), rng: rand.New(rand.NewPCG(uint64(i+1), 7))}
 		writers = append(writers, tw)
 	}
-	acl := zk.WorldACL(zk.PermAll)
+	acl := env.ACL()
 	if _, err := writers[0].conn.Multi(&zk.CreateRequest{Path: tree, Acl: acl},
 		&zk.CreateRequest{Path: writers[0].root, Acl: acl}, &zk.CreateRequest{Path: writers[1].root, Acl: acl}); err != nil {
 		return fmt.Errorf("chaos: cache setup: %w", err)

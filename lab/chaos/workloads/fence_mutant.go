@@ -61,7 +61,7 @@ func (w *Fence) Run(ctx context.Context, env *cluster.Env) error {
 	if err != nil {
 		return err
 	}
-	acl := zk.WorldACL(zk.PermAll)
+	acl := env.ACL()
 	_, err = setup.Multi(&zk.CreateRequest{Path: env.Root + "/lock", Acl: acl}, &zk.CreateRequest{Path: env.Root + "/counter", Data: []byte("0"), Acl: acl})
 	setup.Close()
 	if err != nil {

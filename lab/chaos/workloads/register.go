@@ -72,7 +72,7 @@ func (w *Register) Run(ctx context.Context, env *cluster.Env) error {
 		return err
 	}
 	counter, members, pad := env.Root+"/counter", env.Root+"/members", env.Root+"/pad"
-	acl := zk.WorldACL(zk.PermAll)
+	acl := env.ACL()
 	var ops []any
 	ops = append(ops, &zk.CreateRequest{Path: counter, Data: []byte("0"), Acl: acl},
 		&zk.CreateRequest{Path: members, Acl: acl}, &zk.CreateRequest{Path: pad, Acl: acl})

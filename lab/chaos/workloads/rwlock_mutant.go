@@ -65,7 +65,7 @@ func (w *RWLockStale) Run(ctx context.Context, env *cluster.Env) error {
 	}
 	defer setup.Close()
 	lockPath, counter := env.Root+"/rwlock", env.Root+"/counter"
-	acl := zk.WorldACL(zk.PermAll)
+	acl := env.ACL()
 	if _, err := setup.Multi(&zk.CreateRequest{Path: lockPath, Acl: acl}, &zk.CreateRequest{Path: counter, Data: []byte("0"), Acl: acl}); err != nil {
 		return fmt.Errorf("chaos: rwlock setup: %w", err)
 	}

@@ -84,7 +84,7 @@ func runWorker(raw string, stdin io.Reader, stdout io.Writer) error {
 	switch spec.Workload {
 	case "lock", "lock-proc":
 		w := &Lock{Hold: spec.Hold}
-		err := w.loop(ctx, spec.Addrs, spec.SessionTimeout, log, spec.Root+"/lock", spec.Root+"/counter", nil,
+		err := w.loop(ctx, spec.Addrs, spec.SessionTimeout, log, spec.Root+"/lock", spec.Root+"/counter", nil, nil,
 			func(conn *zk.Conn) {
 				go func() { // report the session id, and any new one after expiry
 					var last int64
