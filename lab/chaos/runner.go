@@ -115,19 +115,23 @@ func (r *Runner) RunScenario(ctx context.Context, sc Scenario) (report.ScenarioR
 		return res, err
 	}
 	res.Schedule = sched
-	rec := history.NewRecorder()
-	env := &cluster.Env{
-		Ensemble: r.e, Rec: rec, SessionTimeout: cfg.SessionTimeout, Clients: cfg.Clients, Logger: cfg.Logger,
-		Root:     fmt.Sprintf("%s/%s-%x", cfg.Root, strings.ReplaceAll(sc.Name, "/", "-"), cfg.Seed&0xffffff),
-		Security: r.sec,
-	}
+	root := fmt.Sprintf("%s/%s-%x", cfg.Root, strings.ReplaceAll(sc.Name, "/", "-"), cfg.Seed&0xffffff)
+	// The runner's own session and the scenario's root come before the
+	// recorder: the history (and the throughput window, which runs from
+	// its start) begins with the workload, not with the runner's set-up (a
+	// TLS handshake and a setAuth on a secured run).
 	admin, err := newAdmin(ctx, r.e, cfg.SessionTimeout, r.sec)
 	if err != nil {
 		return res, err
 	}
 	defer admin.close()
-	if err := admin.ensure(env.Root); err != nil {
-		return res, fmt.Errorf("chaos: make %s: %w", env.Root, err)
+	if err := admin.ensure(root); err != nil {
+		return res, fmt.Errorf("chaos: make %s: %w", root, err)
+	}
+	rec := history.NewRecorder()
+	env := &cluster.Env{
+		Ensemble: r.e, Rec: rec, SessionTimeout: cfg.SessionTimeout, Clients: cfg.Clients, Logger: cfg.Logger,
+		Root: root, Security: r.sec,
 	}
 
 	wctx, stop := context.WithCancel(ctx)

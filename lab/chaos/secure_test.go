@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/lab/chaos/faults"
+	"github.com/zkrecipes/zkrecipes/lab/chaos/history"
 	"github.com/zkrecipes/zkrecipes/lab/chaos/report"
 	"github.com/zkrecipes/zkrecipes/lab/chaos/workloads"
 	"github.com/zkrecipes/zkrecipes/lab/testenv"
@@ -33,7 +34,7 @@ func checkRun(t testing.TB, sum report.Summary) []report.ScenarioResult {
 				t.Errorf("%s %s: %s %s", sc.Scenario, c.Checker, v.Client, v.Msg)
 			}
 			if (c.Checker == "exercised" || c.Checker == "throughput") && c.Inconclusive {
-				t.Errorf("%s: not exercised (%s: %s)", sc.Scenario, c.Checker, c.Note)
+				t.Errorf("%s: not exercised (%s: %s); %s", sc.Scenario, c.Checker, c.Note, firstEvents(sc.History))
 			}
 		}
 		if sc.Err != "" {
@@ -47,6 +48,27 @@ func checkRun(t testing.TB, sum report.Summary) []report.ScenarioResult {
 		t.Errorf("%s", sum.RootLine())
 	}
 	return ran
+}
+
+// firstEvents says when, after the history's start, the first progress
+// event and the first fault came: what a throughput verdict rests on.
+func firstEvents(h history.History) string {
+	progress, fault := int64(-1), int64(-1)
+	for _, e := range h.Events {
+		if progress < 0 && e.Client != history.Nemesis && history.IsProgress(e) {
+			progress = e.Time
+		}
+		if fault < 0 && e.Kind == history.KindFaultStart {
+			fault = e.Time
+		}
+	}
+	rel := func(t int64) string {
+		if t < 0 {
+			return "never"
+		}
+		return time.Duration(t - h.Start).Round(time.Millisecond).String()
+	}
+	return fmt.Sprintf("first progress at %s, first fault at %s", rel(progress), rel(fault))
 }
 
 // TestSecuredQuickTier runs the quick tier of lock and leader on an
