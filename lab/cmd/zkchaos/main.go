@@ -114,7 +114,14 @@ func run() int {
 
 	fmt.Printf("zkchaos: seed %d, tier %s, %d scenarios, %v per scenario at least, session timeout %v, %d clients\n",
 		cfg.Seed, cfg.Tier, len(scs), cfg.Duration, cfg.SessionTimeout, cfg.Clients)
-	fmt.Printf("zkchaos: replay with: go run ./lab/cmd/zkchaos -tier %s -seed %d -scenarios '%s'\n", cfg.Tier, cfg.Seed, strings.Join(names(scs), ","))
+	extra := ""
+	if cfg.Secure {
+		extra += " -secure"
+	}
+	if len(cfg.Servers) > 0 {
+		extra += " -servers " + strings.Join(cfg.Servers, ",")
+	}
+	fmt.Printf("zkchaos: replay with: go run ./lab/cmd/zkchaos%s -tier %s -seed %d -scenarios '%s'\n", extra, cfg.Tier, cfg.Seed, strings.Join(names(scs), ","))
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
