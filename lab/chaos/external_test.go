@@ -149,3 +149,83 @@ func TestExternalServers(t *testing.T) {
 		o.Errorf("%d goroutines after the scenarios, %d before:\n%s", n, before, stacks)
 	}
 }
+
+// TestExternalServersSecured runs against servers it did not start that
+// take TLS only and enforce digest authentication, given as zkchaos
+// -servers -tls-ca -digest -secure would: AttachServers with the CA's PEM
+// file (plain TCP gets no answer there), every session over TLS and
+// authenticated as the given user. leader/partition-expire must pass with
+// the run's ACL on every node read, leader/kill-leader be not applicable,
+// and the root be gone.
+func TestExternalServersSecured(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a ZooKeeper ensemble")
+	}
+	o := &ownChecks{TB: t}
+	defer o.attest()
+	seed, _, err := testSeed(*seedFlag, os.Getenv(SeedEnv))
+	if err != nil {
+		o.Fatal(err)
+	}
+	fmt.Printf("chaos: TestExternalServersSecured seed %d (replay with %s=%d)\n", seed, SeedEnv, seed)
+	began := time.Now()
+	e := testenv.New(o, testenv.Config{TLS: true, EnforceAuth: true})
+	files, ok := e.TLSFiles()
+	if !ok {
+		o.Fatal("no TLS files")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+
+	cfg := e2eConfig(o, seed)
+	cfg.Servers, cfg.Digest, cfg.Secure = e.DirectAddrs(), "ops:pass-"+fmt.Sprint(seed), true
+	plain := cfg
+	plain.TLSCA, plain.Secure = "", false
+	if _, err := AttachServers(ctx, plain); !errors.Is(err, testenv.ErrConfig) {
+		o.Errorf("attach without TLS to TLS servers: %v, want ErrConfig", err)
+	}
+	cfg.TLSCA = files.CA
+	cfg, err = cfg.WithDefaults()
+	if err != nil {
+		o.Fatal(err)
+	}
+	ext, err := AttachServers(ctx, cfg)
+	if err != nil {
+		o.Fatal(err)
+	}
+	defer func() {
+		if err := ext.Close(ctx); err != nil {
+			o.Error(err)
+		}
+	}()
+	ws, err := SelectWorkloads(workloads.All(), "leader")
+	if err != nil {
+		o.Fatal(err)
+	}
+	scs, err := Select(Matrix(faults.TierQuick, ws...), "leader/partition-expire,leader/kill-leader")
+	if err != nil {
+		o.Fatal(err)
+	}
+	r, err := NewRunner(ext, cfg)
+	if err != nil {
+		o.Fatal(err)
+	}
+	if !r.Secure() {
+		o.Fatal("runner not secure with a CA file and digest credentials")
+	}
+	sum, err := r.Run(ctx, scs)
+	if err != nil {
+		o.Fatal(err)
+	}
+	ran := checkRun(o, sum)
+	if len(ran) != 1 || ran[0].Scenario != "leader/partition-expire" || sum.NotApplicable() != 1 {
+		o.Fatalf("%d ran, %d not applicable: want leader/partition-expire run and leader/kill-leader not applicable", len(ran), sum.NotApplicable())
+	}
+	if c, ok := ran[0].Result(CheckerSecuredACL); !ok || c.Checked == 0 {
+		o.Errorf("no node's ACL was checked: %+v", c)
+	}
+	if !sum.Secure || !strings.Contains(sum.RootLine(), "nothing left") {
+		o.Errorf("secure %v, %s", sum.Secure, sum.RootLine())
+	}
+	o.Logf("took %v (ensemble start included)", time.Since(began).Round(time.Second))
+}
