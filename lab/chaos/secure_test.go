@@ -78,7 +78,9 @@ func firstEvents(h history.History) string {
 // and read only nodes that carry the run's ACL; the one TLS rules out
 // (cut-after-frame) must be reported not applicable, with its reason, and
 // not passed. Then the lock-stepdown mutant must still be caught under
-// partition-expire on the same secured ensemble, and its twin pass.
+// partition-expire on the same secured ensemble, and its twin pass; and a
+// run that attaches to the same servers as external ones, with their CA
+// file and digest credentials, must pass (externalSecured).
 func TestSecuredQuickTier(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a ZooKeeper ensemble")
@@ -182,6 +184,12 @@ func TestSecuredQuickTier(t *testing.T) {
 		}
 		t.Logf("verdicts:\n%s", strings.Join(mutantVerdicts(ctx, t, r, cases), "\n"))
 	})
-	t.Logf("secured quick tier of lock and leader, with the mutant, took %v (ensemble start included)", time.Since(began).Round(time.Second))
+
+	t.Run("as external servers", func(tt *testing.T) {
+		t := o.sub(tt)
+		defer t.attest()
+		externalSecured(ctx, t, e, seed)
+	})
+	t.Logf("secured quick tier of lock and leader, the mutant and the external run took %v (ensemble start included)", time.Since(began).Round(time.Second))
 	reachedEnd = true
 }
