@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -38,6 +39,15 @@ func NewRunner(e *testenv.Ensemble, cfg Config) (*Runner, error) {
 	}
 	sec := cluster.Security{TLS: e.ClientTLS()}
 	sec.User, sec.Password = cfg.credentials()
+	ca := cfg.TLSCA
+	if files, ok := e.TLSFiles(); ok {
+		ca = files.CA
+	}
+	if sec.TLS != nil && ca != "" {
+		if sec.CAPEM, err = os.ReadFile(ca); err != nil {
+			return nil, fmt.Errorf("%w: TLS CA: %w", ErrConfig, err)
+		}
+	}
 	if cfg.Secure && sec.TLS == nil {
 		return nil, fmt.Errorf("%w: a secure run needs an ensemble with a TLS client port", ErrConfig)
 	}
@@ -61,8 +71,8 @@ func (r *Runner) notApplicable(sc Scenario) string {
 			return f.Name + ": " + why
 		}
 	}
-	if pw, ok := sc.Workload.(workloads.ProcessWorkload); ok && pw.InProcesses() && r.sec.Secure() {
-		return "clients in worker processes get no TLS configuration nor credentials yet"
+	if pw, ok := sc.Workload.(workloads.ProcessWorkload); ok && pw.InProcesses() && r.sec.TLS != nil && len(r.sec.CAPEM) == 0 {
+		return "clients in worker processes need the CA's PEM file to speak TLS, and none is known"
 	}
 	return ""
 }

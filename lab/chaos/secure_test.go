@@ -77,8 +77,9 @@ func firstEvents(h history.History) string {
 // every scenario but those TLS rules out must run, be exercised, pass,
 // and read only nodes that carry the run's ACL; the one TLS rules out
 // (cut-after-frame) must be reported not applicable, with its reason, and
-// not passed. Then the lock-stepdown mutant must still be caught under
-// partition-expire on the same secured ensemble, and its twin pass; and a
+// not passed. Then the lock-stepdown mutant (under partition-expire) and
+// the fence mutant (clients in worker processes, under freeze-client) must
+// still be caught on the same secured ensemble, and their twins pass; and a
 // run that attaches to the same servers as external ones, with their CA
 // file and digest credentials, must pass (externalSecured).
 func TestSecuredQuickTier(t *testing.T) {
@@ -163,7 +164,7 @@ func TestSecuredQuickTier(t *testing.T) {
 		t.Logf("%d scenarios ran, %d not applicable, in %v", len(ran), len(na), sum.Took)
 	})
 
-	t.Run("a mutant is still caught", func(tt *testing.T) {
+	t.Run("mutants are still caught", func(tt *testing.T) {
 		t := o.sub(tt)
 		defer t.attest()
 		cfg := mutantConfig(t, seed)
@@ -174,13 +175,15 @@ func TestSecuredQuickTier(t *testing.T) {
 		}
 		var cases []workloads.MutantCase
 		for _, mc := range workloads.MutantCases() {
-			if mc.Mutant.Name() == "lock-stepdown-mutant" {
+			// lock-stepdown in-process, fence in worker processes (which
+			// get the CA's PEM and the credentials in their spec).
+			if n := mc.Mutant.Name(); n == "lock-stepdown-mutant" || n == "fence-mutant" {
 				mc.Mild = nil // the twin suffices here; TestEndToEnd runs the mild fault
 				cases = append(cases, mc)
 			}
 		}
-		if len(cases) != 1 {
-			t.Fatalf("%d lock-stepdown mutants found", len(cases))
+		if len(cases) != 2 {
+			t.Fatalf("%d of the two mutants found", len(cases))
 		}
 		t.Logf("verdicts:\n%s", strings.Join(mutantVerdicts(ctx, t, r, cases), "\n"))
 	})
@@ -190,6 +193,6 @@ func TestSecuredQuickTier(t *testing.T) {
 		defer t.attest()
 		externalSecured(ctx, t, e, seed)
 	})
-	t.Logf("secured quick tier of lock and leader, the mutant and the external run took %v (ensemble start included)", time.Since(began).Round(time.Second))
+	t.Logf("secured quick tier of lock and leader, the mutants and the external run took %v (ensemble start included)", time.Since(began).Round(time.Second))
 	reachedEnd = true
 }

@@ -22,7 +22,11 @@ import (
 // Invariant: the runner's own sessions use the same identity as the
 // workloads', so they may delete whatever the workloads left.
 type Security struct {
-	TLS      *tls.Config
+	TLS *tls.Config
+	// CAPEM is the PEM of the CA that TLS trusts, for clients in worker
+	// processes (which cannot be handed a *tls.Config); empty when not
+	// known.
+	CAPEM    []byte
 	User     string
 	Password string
 }
