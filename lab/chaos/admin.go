@@ -14,19 +14,22 @@ import (
 	"github.com/zkrecipes/zkrecipes/lab/testenv"
 )
 
-// admin is the runner's own session, straight to the servers (no proxy):
-// it makes and removes a scenario's root and looks for leftover nodes.
+// admin is the runner's own session, straight to the servers (no proxy),
+// with the run's security (the workloads' identity, so it may delete what
+// they made): it makes and removes a scenario's root and looks for
+// leftover nodes.
 type admin struct {
 	conn *zk.Conn
 	st   time.Duration
+	acl  []zk.ACL
 }
 
-func newAdmin(ctx context.Context, e *testenv.Ensemble, sessionTimeout time.Duration) (*admin, error) {
-	conn, _, err := zk.Connect(e.DirectAddrs(), sessionTimeout, zk.WithLogger(cluster.NopLogger{}))
+func newAdmin(ctx context.Context, e *testenv.Ensemble, sessionTimeout time.Duration, sec cluster.Security) (*admin, error) {
+	conn, err := sec.Connect(e.DirectAddrs(), sessionTimeout, nil)
 	if err != nil {
 		return nil, fmt.Errorf("chaos: admin session: %w", err)
 	}
-	a := &admin{conn: conn, st: sessionTimeout}
+	a := &admin{conn: conn, st: sessionTimeout, acl: sec.ACL()}
 	for conn.State() != zk.StateHasSession {
 		select {
 		case <-ctx.Done():
@@ -40,12 +43,12 @@ func newAdmin(ctx context.Context, e *testenv.Ensemble, sessionTimeout time.Dura
 
 func (a *admin) close() { a.conn.Close() }
 
-// ensure makes p and its parents as persistent nodes.
+// ensure makes p and its parents as persistent nodes, with the run's ACL.
 func (a *admin) ensure(p string) error {
 	cur := ""
 	for _, part := range strings.Split(strings.Trim(p, "/"), "/") {
 		cur += "/" + part
-		_, err := a.conn.Create(cur, nil, 0, zk.WorldACL(zk.PermAll))
+		_, err := a.conn.Create(cur, nil, 0, a.acl)
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return err
 		}

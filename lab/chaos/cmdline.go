@@ -58,3 +58,30 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+// RedactArgs returns a copy of args with the password of a -digest
+// user:password argument ("-digest v", "-digest=v", with one or two dashes)
+// replaced by [REDACTED], so that the command line shown in the report
+// carries no secret.
+func RedactArgs(args []string) []string {
+	out := append([]string(nil), args...)
+	redact := func(v string) string {
+		if user, _, ok := strings.Cut(v, ":"); ok {
+			return user + ":[REDACTED]"
+		}
+		return "[REDACTED]"
+	}
+	for i := 1; i < len(out); i++ {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(out[i], "-"), "=")
+		if !strings.HasPrefix(out[i], "-") || name != "digest" {
+			continue
+		}
+		if hasValue {
+			out[i] = out[i][:len(out[i])-len(value)] + redact(value)
+		} else if i+1 < len(out) {
+			out[i+1] = redact(out[i+1])
+			i++
+		}
+	}
+	return out
+}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/lab/chaos/faults"
@@ -35,6 +36,34 @@ type Config struct {
 	// (checkers.Throughput).
 	// Default 5.
 	MinRate float64
+	// Secure runs every session with TLS and digest credentials: the
+	// ensemble must have a TLS client port (testenv Config.TLS, or TLSCA
+	// with Servers); started by zkchaos it also enforces digest
+	// authentication (Config.EnforceAuth). The credentials are Digest's,
+	// else a user "zkchaos" with a password made for the run. Every node
+	// the workloads make then carries an ACL that grants all to that user
+	// and read to anyone (recipes.DefaultAuthACL).
+	Secure bool
+	// Digest is "user:password": every session (the runner's own too)
+	// authenticates with the digest scheme as that user, with or without
+	// Secure. Empty: none, unless Secure.
+	Digest string
+	// Servers are the client addresses ("host:port") of an ensemble the
+	// suite did not start (AttachServers): client faults run through
+	// Toxiproxy proxies in front of them, server faults are not
+	// applicable.
+	Servers []string
+	// TLSCA is a PEM file of the CA that signed the certificates of
+	// Servers; set, every connection to them speaks TLS. Only with Servers
+	// (an ensemble testenv starts has its own CA).
+	TLSCA string
+	// Root is the znode under which every scenario keeps its nodes (a
+	// child per scenario). It must not exist or be empty when the run
+	// starts; the run deletes everything under it at the end (and the
+	// root itself when the run made it) and reports a final listing
+	// (report.Summary.RootLeft). Default "/chaos", or, with Servers,
+	// "/zkchaos-<8 random hex digits>".
+	Root string
 	// Out is the report directory; empty writes no report.
 	Out string
 	// Command is the command line, shown in the report.
@@ -89,6 +118,26 @@ func (c Config) WithDefaults() (Config, error) {
 	if c.CheckTimeout == 0 {
 		c.CheckTimeout = time.Minute
 	}
+	if c.Root == "" {
+		c.Root = "/chaos"
+		if len(c.Servers) > 0 {
+			c.Root = fmt.Sprintf("/zkchaos-%08x", rand.Uint32())
+		}
+	}
+	if err := validRoot(c.Root); err != nil {
+		return c, err
+	}
+	if c.Digest != "" {
+		if user, _, ok := strings.Cut(c.Digest, ":"); !ok || user == "" {
+			return c, fmt.Errorf("%w: digest credentials must be user:password", ErrConfig)
+		}
+	}
+	if c.TLSCA != "" && len(c.Servers) == 0 {
+		return c, fmt.Errorf("%w: a TLS CA file is for external servers; an ensemble the suite starts has its own CA", ErrConfig)
+	}
+	if c.Secure && len(c.Servers) > 0 && (c.TLSCA == "" || c.Digest == "") {
+		return c, fmt.Errorf("%w: a secure run against external servers needs their TLS CA file and digest credentials", ErrConfig)
+	}
 	if c.Progress == nil {
 		c.Progress = io.Discard
 	}
@@ -96,6 +145,35 @@ func (c Config) WithDefaults() (Config, error) {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return c, nil
+}
+
+// validRoot reports whether root can hold a run's nodes: an absolute
+// ZooKeeper path, not "/" itself nor under /zookeeper, without empty, "."
+// or ".." components.
+func validRoot(root string) error {
+	bad := !strings.HasPrefix(root, "/") || root == "/" || strings.HasSuffix(root, "/") ||
+		root == "/zookeeper" || strings.HasPrefix(root, "/zookeeper/")
+	for _, part := range strings.Split(strings.TrimPrefix(root, "/"), "/") {
+		if part == "" || part == "." || part == ".." {
+			bad = true
+		}
+	}
+	if bad {
+		return fmt.Errorf("%w: root %q (want an absolute path below /, outside /zookeeper)", ErrConfig, root)
+	}
+	return nil
+}
+
+// credentials returns the digest user and password of the run: Digest's,
+// else, for a secure run, "zkchaos" with a password made now, else none.
+func (c Config) credentials() (user, password string) {
+	if u, p, ok := strings.Cut(c.Digest, ":"); ok {
+		return u, p
+	}
+	if c.Secure {
+		return "zkchaos", fmt.Sprintf("%016x%016x", rand.Uint64(), rand.Uint64())
+	}
+	return "", ""
 }
 
 // checkConfig is what the workloads' checkers take of c.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/lab/chaos/faults"
 	"github.com/zkrecipes/zkrecipes/lab/chaos/history"
 	"github.com/zkrecipes/zkrecipes/lab/chaos/report"
+	"github.com/zkrecipes/zkrecipes/lab/chaos/workloads"
 	"github.com/zkrecipes/zkrecipes/lab/testenv"
 )
 
@@ -19,15 +21,79 @@ import (
 type Runner struct {
 	cfg Config
 	e   *testenv.Ensemble
+	sec cluster.Security // of every session of the run
 }
 
-// NewRunner returns a runner for e with cfg (defaults filled in).
+// NewRunner returns a runner for e with cfg (defaults filled in). Every
+// session of the run speaks TLS when e's client port does (e.ClientTLS),
+// and authenticates as cfg's credentials (Config.Digest, Config.Secure).
+// A secure run needs a TLS ensemble, one that testenv started with
+// EnforceAuth too: else ErrConfig.
 func NewRunner(e *testenv.Ensemble, cfg Config) (*Runner, error) {
 	cfg, err := cfg.WithDefaults()
 	if err != nil {
 		return nil, err
 	}
-	return &Runner{cfg: cfg, e: e}, nil
+	if e == nil {
+		return nil, fmt.Errorf("%w: no ensemble", ErrConfig)
+	}
+	sec := cluster.Security{TLS: e.ClientTLS()}
+	sec.User, sec.Password = cfg.credentials()
+	ca := cfg.TLSCA
+	if files, ok := e.TLSFiles(); ok {
+		ca = files.CA
+	}
+	if sec.TLS != nil && ca != "" {
+		if sec.CAPEM, err = os.ReadFile(ca); err != nil {
+			return nil, fmt.Errorf("%w: TLS CA: %w", ErrConfig, err)
+		}
+	}
+	if cfg.Secure && sec.TLS == nil {
+		return nil, fmt.Errorf("%w: a secure run needs an ensemble with a TLS client port", ErrConfig)
+	}
+	if cfg.Secure && e.Backend() != testenv.BackendExternal && !e.Config().EnforceAuth {
+		return nil, fmt.Errorf("%w: a secure run needs an ensemble that enforces authentication", ErrConfig)
+	}
+	return &Runner{cfg: cfg, e: e, sec: sec}, nil
+}
+
+// Secure reports whether every session of the run speaks TLS and
+// authenticates.
+func (r *Runner) Secure() bool { return r.sec.TLS != nil && r.sec.User != "" }
+
+// notApplicable returns why sc cannot run against r's ensemble, or "":
+// the first of its faults that cannot (faults.Fault.NotApplicable), or,
+// on a secure run, clients in worker processes (their specification
+// carries no TLS configuration nor credentials).
+func (r *Runner) notApplicable(sc Scenario) string {
+	for _, f := range sc.Faults {
+		if why := f.NotApplicable(r.e); why != "" {
+			return f.Name + ": " + why
+		}
+	}
+	if pw, ok := sc.Workload.(workloads.ProcessWorkload); ok && pw.InProcesses() && r.sec.TLS != nil && len(r.sec.CAPEM) == 0 {
+		return "clients in worker processes need the CA's PEM file to speak TLS, and none is known"
+	}
+	return ""
+}
+
+// applicable returns sc with only the faults that can run against r's
+// ensemble when sc mixes several (a mixed scenario keeps the others);
+// a scenario of one fault is returned as is.
+func (r *Runner) applicable(sc Scenario) Scenario {
+	if len(sc.Faults) < 2 {
+		return sc
+	}
+	var keep []faults.Fault
+	for _, f := range sc.Faults {
+		if f.NotApplicable(r.e) == "" {
+			keep = append(keep, f)
+		}
+	}
+	if len(keep) > 0 {
+		sc.Faults = keep
+	}
+	return sc
 }
 
 // Config returns the runner's configuration with defaults.
@@ -41,27 +107,41 @@ func (r *Runner) Config() Config { return r.cfg }
 // nodes and runs the workload's checkers and checkers.Throughput. The error
 // is non-nil only when the ensemble could not be healed or ctx ended: the
 // run cannot go on.
+//
+// A scenario that cannot run against the ensemble (see notApplicable)
+// returns at once with ScenarioResult.NotApplicable set and no error; a
+// mixed scenario runs with the faults that can.
 func (r *Runner) RunScenario(ctx context.Context, sc Scenario) (report.ScenarioResult, error) {
 	cfg := r.cfg
 	began := time.Now()
+	sc = r.applicable(sc)
 	res := report.ScenarioResult{Scenario: sc.Name, Workload: sc.Workload.Name(), Faults: sc.FaultNames()}
+	if why := r.notApplicable(sc); why != "" {
+		res.NotApplicable = why
+		return res, nil
+	}
 	sched, err := faults.NewSchedule(cfg.Seed, sc.Name, sc.Faults, cfg.Tier, cfg.Duration, cfg.SessionTimeout)
 	if err != nil {
 		return res, err
 	}
 	res.Schedule = sched
-	rec := history.NewRecorder()
-	env := &cluster.Env{
-		Ensemble: r.e, Rec: rec, SessionTimeout: cfg.SessionTimeout, Clients: cfg.Clients, Logger: cfg.Logger,
-		Root: fmt.Sprintf("/chaos/%s-%x", strings.ReplaceAll(sc.Name, "/", "-"), cfg.Seed&0xffffff),
-	}
-	admin, err := newAdmin(ctx, r.e, cfg.SessionTimeout)
+	root := fmt.Sprintf("%s/%s-%x", cfg.Root, strings.ReplaceAll(sc.Name, "/", "-"), cfg.Seed&0xffffff)
+	// The runner's own session and the scenario's root come before the
+	// recorder: the history (and the throughput window, which runs from
+	// its start) begins with the workload, not with the runner's set-up (a
+	// TLS handshake and a setAuth on a secured run).
+	admin, err := newAdmin(ctx, r.e, cfg.SessionTimeout, r.sec)
 	if err != nil {
 		return res, err
 	}
 	defer admin.close()
-	if err := admin.ensure(env.Root); err != nil {
-		return res, fmt.Errorf("chaos: make %s: %w", env.Root, err)
+	if err := admin.ensure(root); err != nil {
+		return res, fmt.Errorf("chaos: make %s: %w", root, err)
+	}
+	rec := history.NewRecorder()
+	env := &cluster.Env{
+		Ensemble: r.e, Rec: rec, SessionTimeout: cfg.SessionTimeout, Clients: cfg.Clients, Logger: cfg.Logger,
+		Root: root, Security: r.sec,
 	}
 
 	wctx, stop := context.WithCancel(ctx)
@@ -70,6 +150,16 @@ func (r *Runner) RunScenario(ctx context.Context, sc Scenario) (report.ScenarioR
 	go func() { done <- sc.Workload.Run(wctx, env) }()
 	sampled := make(chan struct{})
 	go func() { defer close(sampled); cluster.SampleSessions(wctx, env) }()
+	// With credentials, every node the scenario makes must carry the
+	// run's ACL: read while the workload runs (ephemerals die with it).
+	var acls *aclSampler
+	aclDone := make(chan struct{})
+	if r.sec.User != "" {
+		acls = newACLSampler(admin.conn, r.sec.ACL())
+		go func() { defer close(aclDone); acls.run(wctx, env.Root) }()
+	} else {
+		close(aclDone)
+	}
 
 	var errs []string
 	workloadErr := func(err error) {
@@ -84,6 +174,7 @@ func (r *Runner) RunScenario(ctx context.Context, sc Scenario) (report.ScenarioR
 	}
 	stop()
 	<-sampled
+	<-aclDone
 	if !finished {
 		select {
 		case err := <-done:
@@ -133,6 +224,9 @@ func (r *Runner) RunScenario(ctx context.Context, sc Scenario) (report.ScenarioR
 			cr = cr.Void(f)
 		}
 		res.Results = append(res.Results, cr)
+	}
+	if acls != nil {
+		res.Results = append(res.Results, acls.result())
 	}
 	res.Err = strings.Join(errs, "; ")
 	res.Took = time.Since(began).Round(time.Millisecond)

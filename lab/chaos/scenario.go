@@ -126,3 +126,36 @@ func Select(scs []Scenario, filter string) ([]Scenario, error) {
 	}
 	return out, nil
 }
+
+// SelectWorkloads keeps the workloads named in the comma-separated list
+// names, in the order of ws; an empty list keeps all. A name that matches
+// no workload fails with ErrConfig (naming the known ones).
+func SelectWorkloads(ws []workloads.Workload, names string) ([]workloads.Workload, error) {
+	if strings.TrimSpace(names) == "" {
+		return ws, nil
+	}
+	want := map[string]bool{}
+	for _, n := range strings.Split(names, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			want[n] = true
+		}
+	}
+	var out []workloads.Workload
+	var known []string
+	for _, w := range ws {
+		known = append(known, w.Name())
+		if want[w.Name()] {
+			out = append(out, w)
+			delete(want, w.Name())
+		}
+	}
+	if len(want) > 0 {
+		var unknown []string
+		for n := range want {
+			unknown = append(unknown, n)
+		}
+		sort.Strings(unknown)
+		return nil, fmt.Errorf("%w: unknown workloads %v (known: %s)", ErrConfig, unknown, strings.Join(known, ","))
+	}
+	return out, nil
+}

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -58,9 +59,10 @@ type Ensemble struct {
 	tp      *toxiproxy.ApiServer
 
 	// Set up by setupSecurity before the servers start, then read-only.
-	pki           *pki   // with TLS
-	tlsDir        string // with TLS: the PKI's files on this host
-	superPassword string // with EnforceAuth
+	pki           *pki        // with TLS
+	tlsDir        string      // with TLS: the PKI's files on this host
+	superPassword string      // with EnforceAuth
+	extTLS        *tls.Config // Attach's TLS configuration, or nil
 
 	mu     sync.Mutex
 	state  []serverState

@@ -103,8 +103,12 @@ func digestID(user, password string) string {
 // it trusts the ensemble's CA alone and verifies the servers' certificate
 // against TLSServerName, so it works for every address clients dial
 // (Addrs, a Link's, DirectAddrs). It has no client certificate: the
-// servers ask for none. Nil when Config.TLS is unset.
+// servers ask for none. For an ensemble of Attach, a clone of the
+// configuration given there. Nil when Config.TLS is unset.
 func (e *Ensemble) ClientTLS() *tls.Config {
+	if e.extTLS != nil {
+		return e.extTLS.Clone()
+	}
 	if e.pki == nil {
 		return nil
 	}

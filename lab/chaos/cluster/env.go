@@ -31,6 +31,9 @@ type Env struct {
 	// Clients is how many clients the workload should run.
 	Clients int
 	Logger  *slog.Logger
+	// Security is how every session of the scenario reaches the servers
+	// and authenticates (zero: plain TCP, no authentication).
+	Security Security
 
 	mu      sync.Mutex
 	clients []*Client
@@ -125,11 +128,12 @@ func (e *Env) ClientList() []*Client {
 }
 
 // Connect opens a go-zookeeper connection through c's link with the
-// scenario's session timeout and a silent logger; c.Session follows it.
+// scenario's session timeout, security (Security.Connect) and a silent
+// logger; c.Session follows it.
 // The event channel is left undrained on purpose: go-zookeeper drops what
 // does not fit, and the workloads poll state rather than events.
 func (e *Env) Connect(c *Client) (*zk.Conn, error) {
-	conn, _, err := zk.Connect(c.Link.Addrs(), e.SessionTimeout, zk.WithLogger(NopLogger{}), zk.WithDialer(c.Dial))
+	conn, err := e.Security.Connect(c.Link.Addrs(), e.SessionTimeout, c.Dial)
 	if err != nil {
 		return nil, fmt.Errorf("chaos: connect %s: %w", c.Name, err)
 	}
@@ -157,9 +161,9 @@ func (NopLogger) Printf(string, ...any) {}
 
 // ConnectSetup opens a session through the ensemble's default link, which
 // client faults leave alone, for a workload's setup before its clients
-// start. The caller closes it.
+// start, with the scenario's security. The caller closes it.
 func (e *Env) ConnectSetup(ctx context.Context) (*zk.Conn, error) {
-	conn, _, err := zk.Connect(e.Ensemble.Addrs(), e.SessionTimeout, zk.WithLogger(NopLogger{}))
+	conn, err := e.Security.Connect(e.Ensemble.Addrs(), e.SessionTimeout, nil)
 	if err != nil {
 		return nil, fmt.Errorf("chaos: setup session: %w", err)
 	}

@@ -1,12 +1,9 @@
 package faults
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -277,8 +274,8 @@ func serverOf(ctx context.Context, e *testenv.Ensemble, c *cluster.Client) int {
 		return -1
 	}
 	want := "sid=0x" + strconv.FormatInt(id, 16)
-	for i, addr := range e.DirectAddrs() {
-		out, err := fourLetter(ctx, addr, "cons")
+	for i := range e.Servers() {
+		out, err := e.FourLetter(ctx, i, "cons")
 		if err == nil && (strings.Contains(out, want+",") || strings.Contains(out, want+")")) {
 			return i
 		}
@@ -306,24 +303,6 @@ func LeaderNow(ctx context.Context, e *testenv.Ensemble) int {
 	return i
 }
 
-// fourLetter sends a ZooKeeper four-letter word to addr and returns the
-// answer, waiting at most 2 s.
-func fourLetter(ctx context.Context, addr, word string) (string, error) {
-	d := net.Dialer{Timeout: 2 * time.Second}
-	conn, err := d.DialContext(ctx, "tcp", addr)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
-	if _, err := io.WriteString(conn, word); err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	_, err = io.Copy(&b, bufio.NewReader(conn))
-	return b.String(), err
-}
-
 // sessionAlive reports whether the ensemble's leader still lists session
 // id ("dump"); unknown (an error) when no leader answers.
 func sessionAlive(ctx context.Context, e *testenv.Ensemble, id int64) (bool, error) {
@@ -331,7 +310,7 @@ func sessionAlive(ctx context.Context, e *testenv.Ensemble, id int64) (bool, err
 	if err != nil {
 		return false, err
 	}
-	out, err := fourLetter(ctx, e.DirectAddrs()[li], "dump")
+	out, err := e.FourLetter(ctx, li, "dump")
 	if err != nil {
 		return false, err
 	}

@@ -46,6 +46,9 @@ func WriteJUnit(w io.Writer, s Summary) error {
 	for _, r := range s.Scenarios {
 		suite := junitSuite{Name: "zkchaos/" + r.Scenario, Time: seconds(r.Took)}
 		run := junitCase{Class: "zkchaos." + r.Workload, Name: r.Scenario + " run", Time: seconds(r.Ran)}
+		if r.NotApplicable != "" {
+			run.Skipped = &junitProblem{Message: "not applicable: " + r.NotApplicable}
+		}
 		if r.Err != "" {
 			run.Error = &junitProblem{Message: "scenario did not run as scheduled", Body: r.Err}
 			suite.Errors++

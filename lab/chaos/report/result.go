@@ -24,6 +24,10 @@ type ScenarioResult struct {
 	// Err is set when the scenario could not run as scheduled (a fault
 	// could not be injected, the workload failed); it fails the run.
 	Err string `json:"err,omitempty"`
+	// NotApplicable, when set, says why the scenario was not run at all (a
+	// server fault on servers the suite did not start, a fault TLS rules
+	// out): it is neither a pass nor a failure, and has no results.
+	NotApplicable string `json:"not_applicable,omitempty"`
 	// Targets is what each injected fault really struck, in order.
 	Targets []faults.Target `json:"targets,omitempty"`
 	// Margins counts the handoffs after a loss (see checkers.LeaseMargins);

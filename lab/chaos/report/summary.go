@@ -23,6 +23,39 @@ type Summary struct {
 	SessionTimeout time.Duration    `json:"session_timeout"`
 	Clients        int              `json:"clients"`
 	Scenarios      []ScenarioResult `json:"scenarios"`
+	// Secure is set when every session used TLS and digest credentials.
+	Secure bool `json:"secure,omitempty"`
+	// Root is the znode under which the run kept every node; RootLeft
+	// lists what a final listing found under it after the run removed it
+	// (empty on a clean run), RootErr why that listing failed. Either
+	// fails the run.
+	Root     string   `json:"root,omitempty"`
+	RootLeft []string `json:"root_left,omitempty"`
+	RootErr  string   `json:"root_err,omitempty"`
+}
+
+// NotApplicable counts the scenarios that were not run (see
+// ScenarioResult.NotApplicable).
+func (s Summary) NotApplicable() int {
+	n := 0
+	for _, r := range s.Scenarios {
+		if r.NotApplicable != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// Passed counts the scenarios that ran and passed: not applicable ones
+// are not passes.
+func (s Summary) Passed() int {
+	n := 0
+	for _, r := range s.Scenarios {
+		if r.NotApplicable == "" && !r.Failed() {
+			n++
+		}
+	}
+	return n
 }
 
 // Violations counts every violation of every scenario.
@@ -63,8 +96,11 @@ func (s Summary) Injected() int {
 	return n
 }
 
-// Failed reports a violation or an error in any scenario.
-func (s Summary) Failed() bool { return s.Violations() > 0 || s.Errors() > 0 }
+// Failed reports a violation or an error in any scenario, or nodes left
+// under the run's root (or a root that could not be listed).
+func (s Summary) Failed() bool {
+	return s.Violations() > 0 || s.Errors() > 0 || len(s.RootLeft) > 0 || s.RootErr != ""
+}
 
 // Checkers returns the checker names of every scenario, in order of first
 // appearance: the columns of the summary table.
@@ -187,6 +223,9 @@ func (r ScenarioResult) Cell(checker string) string {
 
 // Line is the progress line printed after a scenario.
 func (r ScenarioResult) Line() string {
+	if r.NotApplicable != "" {
+		return fmt.Sprintf("N/A  %-34s not applicable: %s", r.Scenario, r.NotApplicable)
+	}
 	status := "PASS"
 	if r.Failed() {
 		status = "FAIL"
@@ -222,7 +261,13 @@ func (s Summary) WriteTable(w io.Writer) error {
 				cells[i] = r.Cell(c)
 			}
 			errText := r.Err
-			if len(errText) > 60 {
+			if r.NotApplicable != "" {
+				for i := range cells {
+					cells[i] = "n/a"
+				}
+				errText = "not applicable: " + r.NotApplicable
+			}
+			if len(errText) > 60 && r.NotApplicable == "" {
 				errText = errText[:57] + "..."
 			}
 			fmt.Fprintf(tw, "  %s\t%d\t%d\t%s\t%s\t%v\t%s\t%s\n", r.Scenario, r.Injected, r.Ops, strings.Join(cells, "\t"), r.MarginCell(),
@@ -230,7 +275,29 @@ func (s Summary) WriteTable(w io.Writer) error {
 		}
 		tw.Flush()
 	}
-	_, err := fmt.Fprintf(w, "seed %d, tier %s: %d scenarios, %d faults injected, %d operations, %d violations, %d errors, %d not exercised (%v)\n",
-		s.Seed, s.Tier, len(s.Scenarios), s.Injected(), s.Ops(), s.Violations(), s.Errors(), s.NotExercised(), s.Took.Round(time.Second))
+	secure := ""
+	if s.Secure {
+		secure = " (secured: TLS and digest auth)"
+	}
+	if _, err := fmt.Fprintf(w, "seed %d, tier %s%s: %d scenarios, %d passed, %d not applicable, %d faults injected, %d operations, %d violations, %d errors, %d not exercised (%v)\n",
+		s.Seed, s.Tier, secure, len(s.Scenarios), s.Passed(), s.NotApplicable(), s.Injected(), s.Ops(), s.Violations(), s.Errors(), s.NotExercised(), s.Took.Round(time.Second)); err != nil {
+		return err
+	}
+	if s.Root == "" {
+		return nil
+	}
+	_, err := fmt.Fprintln(w, s.RootLine())
 	return err
+}
+
+// RootLine says what the final listing of the run's root found: nothing,
+// the nodes left, or why it could not list.
+func (s Summary) RootLine() string {
+	switch {
+	case s.RootErr != "":
+		return fmt.Sprintf("root %s: cannot list it after the run: %s", s.Root, s.RootErr)
+	case len(s.RootLeft) > 0:
+		return fmt.Sprintf("root %s: %d nodes LEFT after the run: %s", s.Root, len(s.RootLeft), strings.Join(s.RootLeft, ", "))
+	}
+	return fmt.Sprintf("root %s: removed, a final listing found nothing left", s.Root)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sort"
 	"strings"
 	"time"
@@ -28,8 +27,7 @@ type auditor struct {
 
 // newAuditor connects an auditor; ctx bounds its every call.
 func newAuditor(ctx context.Context, env *cluster.Env) (*auditor, error) {
-	s, err := recipes.Connect(ctx, env.Ensemble.DirectAddrs(), recipes.WithSessionTimeout(env.SessionTimeout),
-		recipes.WithLogger(slog.New(slog.DiscardHandler)))
+	s, err := recipes.Connect(ctx, env.Ensemble.DirectAddrs(), env.SessionOptions(nil)...)
 	if err != nil {
 		return nil, fmt.Errorf("chaos: audit session: %w", err)
 	}

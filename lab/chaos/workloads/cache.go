@@ -116,10 +116,10 @@ func (w *Cache) Run(ctx context.Context, env *cluster.Env) error {
 			return err
 		}
 		defer conn.Close()
-		tw := &treeWriter{conn: conn, root: fmt.Sprintf("%s/w%d", tree, i+1), rng: rand.New(rand.NewPCG(uint64(i+1), 7))}
+		tw := &treeWriter{conn: conn, acl: env.ACL(), root: fmt.Sprintf("%s/w%d", tree, i+1), rng: rand.New(rand.NewPCG(uint64(i+1), 7))}
 		writers = append(writers, tw)
 	}
-	acl := zk.WorldACL(zk.PermAll)
+	acl := env.ACL()
 	if _, err := writers[0].conn.Multi(&zk.CreateRequest{Path: tree, Acl: acl},
 		&zk.CreateRequest{Path: writers[0].root, Acl: acl}, &zk.CreateRequest{Path: writers[1].root, Acl: acl}); err != nil {
 		return fmt.Errorf("chaos: cache setup: %w", err)
@@ -172,6 +172,7 @@ func (w *Cache) Run(ctx context.Context, env *cluster.Env) error {
 // may not have been applied).
 type treeWriter struct {
 	conn  *zk.Conn
+	acl   []zk.ACL // of the nodes it creates (cluster.Env.ACL)
 	root  string
 	rng   *rand.Rand
 	paths []string // the subtree's nodes below root
@@ -214,7 +215,7 @@ func (tw *treeWriter) step() {
 			}
 		}
 		p := fmt.Sprintf("%s/n%d", parents[tw.rng.IntN(len(parents))], tw.next)
-		if _, err := tw.conn.Create(p, data, 0, zk.WorldACL(zk.PermAll)); err == nil {
+		if _, err := tw.conn.Create(p, data, 0, tw.acl); err == nil {
 			tw.paths = append(tw.paths, p)
 		}
 	default:

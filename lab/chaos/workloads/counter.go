@@ -175,7 +175,7 @@ func blindIncrement(ctx context.Context, s *recipes.Session, path string, op *hi
 			data, st, err := conn.Get(path)
 			switch {
 			case errors.Is(err, zk.ErrNoNode):
-				if _, err := conn.Create(path, shared.EncodeLong(1), 0, zk.WorldACL(zk.PermAll)); err == nil {
+				if _, err := conn.Create(path, shared.EncodeLong(1), 0, s.ACLFor(path)); err == nil {
 					op.OK(1)
 					return blindState{known: true, value: 1, version: 0}
 				}

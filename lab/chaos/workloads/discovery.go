@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"net"
 	"sync"
@@ -144,7 +143,7 @@ func runDiscovery(ctx context.Context, env *cluster.Env, cs []*cluster.Client, r
 	}
 	defer setup.Close()
 	base := env.Root + "/services"
-	acl := zk.WorldACL(zk.PermAll)
+	acl := env.ACL()
 	if _, err := setup.Multi(&zk.CreateRequest{Path: base, Acl: acl}, &zk.CreateRequest{Path: base + "/" + discoveryService, Acl: acl}); err != nil {
 		return fmt.Errorf("chaos: discovery setup: %w", err)
 	}
@@ -377,8 +376,8 @@ func discRegistrantClient(ctx context.Context, env *cluster.Env, c *cluster.Clie
 		var err error
 		if mortal {
 			dialer = &discDialer{c: c}
-			s, err = recipes.Connect(ctx, c.Link.Addrs(), recipes.WithSessionTimeout(env.SessionTimeout),
-				recipes.WithLogger(slog.New(slog.DiscardHandler)), recipes.WithDialer(dialer.dial))
+			opts := append(env.SessionOptions(nil), recipes.WithDialer(dialer.dial))
+			s, err = recipes.Connect(ctx, c.Link.Addrs(), opts...)
 			if err != nil && ctx.Err() != nil {
 				s, err = nil, nil
 			}

@@ -61,7 +61,7 @@ func (w *Fence) Run(ctx context.Context, env *cluster.Env) error {
 	if err != nil {
 		return err
 	}
-	acl := zk.WorldACL(zk.PermAll)
+	acl := env.ACL()
 	_, err = setup.Multi(&zk.CreateRequest{Path: env.Root + "/lock", Acl: acl}, &zk.CreateRequest{Path: env.Root + "/counter", Data: []byte("0"), Acl: acl})
 	setup.Close()
 	if err != nil {
@@ -82,7 +82,7 @@ func (w *Fence) Run(ctx context.Context, env *cluster.Env) error {
 			break
 		}
 		spec, _ := json.Marshal(workerSpec{Workload: w.Name(), Client: c.Name, Addrs: c.Link.Addrs(), Root: env.Root,
-			SessionTimeout: env.SessionTimeout, OpBase: int64(i+1) << 40, Hold: 50 * time.Millisecond})
+			SessionTimeout: env.SessionTimeout, OpBase: int64(i+1) << 40, Hold: 50 * time.Millisecond, Security: specSecurity(env.Security)})
 		cmd := exec.Command(exe)
 		cmd.Env = append(os.Environ(), WorkerEnv+"="+string(spec))
 		cmd.Stderr = os.Stderr
@@ -129,7 +129,7 @@ func (w *Fence) Run(ctx context.Context, env *cluster.Env) error {
 
 // processMutants runs, in a worker process, the client of a process
 // workload of this file, by workload name (see runWorker).
-var processMutants = map[string]func(ctx context.Context, spec workerSpec, log *history.ClientLog, emit func(workerLine)) error{
+var processMutants = map[string]func(ctx context.Context, spec workerSpec, secure []recipes.Option, log *history.ClientLog, emit func(workerLine)) error{
 	"fence":        fenceWorker,
 	"fence-mutant": fenceWorker,
 }
@@ -137,9 +137,10 @@ var processMutants = map[string]func(ctx context.Context, spec workerSpec, log *
 // fenceWorker is one client of the Fence workload: Lock, check the
 // holding, four times (pause spec.Hold, write until it lands), Unlock,
 // until ctx is done.
-func fenceWorker(ctx context.Context, spec workerSpec, log *history.ClientLog, emit func(workerLine)) error {
+func fenceWorker(ctx context.Context, spec workerSpec, secure []recipes.Option, log *history.ClientLog, emit func(workerLine)) error {
 	st := spec.SessionTimeout
-	s, err := recipes.Connect(ctx, spec.Addrs, recipes.WithSessionTimeout(st), recipes.WithLogger(slog.New(slog.DiscardHandler)))
+	opts := append([]recipes.Option{recipes.WithSessionTimeout(st), recipes.WithLogger(slog.New(slog.DiscardHandler))}, secure...)
+	s, err := recipes.Connect(ctx, spec.Addrs, opts...)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 	"sync"
 	"time"
@@ -70,7 +69,7 @@ func setupHolders(ctx context.Context, env *cluster.Env, spec holderSpec) (*zk.C
 	if err != nil {
 		return nil, err
 	}
-	acl := zk.WorldACL(zk.PermAll)
+	acl := env.ACL()
 	ops := []any{&zk.CreateRequest{Path: spec.path, Acl: acl}}
 	if spec.counter != "" {
 		ops = append(ops, &zk.CreateRequest{Path: spec.counter, Data: []byte("0"), Acl: acl})
@@ -150,7 +149,7 @@ func recordQuiesced(env *cluster.Env, conn *zk.Conn, p string) {
 // scenario's session timeout; c.Session follows it. A nil session with a
 // nil error means ctx ended first.
 func connectRecipes(ctx context.Context, env *cluster.Env, c *cluster.Client) (*recipes.Session, error) {
-	s, err := recipes.Connect(ctx, c.Link.Addrs(), recipes.WithSessionTimeout(env.SessionTimeout), recipes.WithLogger(slog.New(slog.DiscardHandler)), recipes.WithDialer(c.Dial))
+	s, err := recipes.Connect(ctx, c.Link.Addrs(), env.SessionOptions(c)...)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil

@@ -101,7 +101,7 @@ func (l *trustingLatch) campaign(ctx context.Context) (*holding, error) {
 		}
 	}
 	if node == "" {
-		p, err := conn.Create(l.path+"/"+prefix, []byte(l.id), zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+		p, err := conn.Create(l.path+"/"+prefix, []byte(l.id), zk.FlagEphemeral|zk.FlagSequence, l.s.ACLFor(l.path+"/"+prefix))
 		if err != nil {
 			return nil, fmt.Errorf("chaos: trusting latch: %w", err) // the next campaign adopts it if it was created
 		}

@@ -78,7 +78,7 @@ func (w *Lock) Run(ctx context.Context, env *cluster.Env) error {
 	}
 	defer setup.Close()
 	lockPath, counter := env.Root+"/lock", env.Root+"/counter"
-	acl := zk.WorldACL(zk.PermAll)
+	acl := env.ACL()
 	if _, err := setup.Multi(&zk.CreateRequest{Path: lockPath, Acl: acl}, &zk.CreateRequest{Path: counter, Data: []byte("0"), Acl: acl}); err != nil {
 		return fmt.Errorf("chaos: lock setup: %w", err)
 	}
@@ -139,22 +139,23 @@ func (w *Lock) client(ctx context.Context, env *cluster.Env, c *cluster.Client, 
 		once()
 		<-release
 	}()
-	return w.loop(ctx, c.Link.Addrs(), env.SessionTimeout, c.Log, lockPath, counter, c.Dial, c.SetConn, func() {
+	return w.loop(ctx, c.Link.Addrs(), env.SessionTimeout, c.Log, lockPath, counter, c.Dial, env.Security.RecipeOptions(), c.SetConn, func() {
 		once()
 		<-release // keep the session open until the quiesced check is done
 	})
 }
 
-// loop connects a recipes.Session to addrs (through dial, when not nil)
-// and runs Lock, fenced increments and Unlock until ctx is done; then it
+// loop connects a recipes.Session to addrs (through dial, when not nil,
+// with the security options secure) and runs Lock, fenced increments and Unlock until ctx is done; then it
 // calls quiesce (if not nil) and closes the session. Used in-process and by
 // worker processes.
 func (w *Lock) loop(ctx context.Context, addrs []string, st time.Duration, log *history.ClientLog, lockPath, counter string,
-	dial func(network, address string, timeout time.Duration) (net.Conn, error), onConn func(*zk.Conn), quiesce func()) error {
+	dial func(network, address string, timeout time.Duration) (net.Conn, error), secure []recipes.Option, onConn func(*zk.Conn), quiesce func()) error {
 	opts := []recipes.Option{recipes.WithSessionTimeout(st), recipes.WithLogger(slog.New(slog.DiscardHandler))}
 	if dial != nil {
 		opts = append(opts, recipes.WithDialer(dial))
 	}
+	opts = append(opts, secure...)
 	s, err := recipes.Connect(ctx, addrs, opts...)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -25,7 +25,7 @@ type brokenLock struct {
 
 func (b *brokenLock) Lock(ctx context.Context) error {
 	conn := b.s.Conn()
-	p, err := conn.Create(b.path+"/_c_"+uuid.NewString()+"-lock-", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	p, err := conn.Create(b.path+"/_c_"+uuid.NewString()+"-lock-", nil, zk.FlagEphemeral|zk.FlagSequence, b.s.ACLFor(b.path))
 	if err != nil {
 		return err
 	}

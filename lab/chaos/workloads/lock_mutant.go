@@ -122,7 +122,7 @@ func runAimed(ctx context.Context, env *cluster.Env, p, counter string, run func
 		return err
 	}
 	defer setup.Close()
-	acl := zk.WorldACL(zk.PermAll)
+	acl := env.ACL()
 	if _, err := setup.Multi(&zk.CreateRequest{Path: p, Acl: acl}, &zk.CreateRequest{Path: counter, Data: []byte("0"), Acl: acl}); err != nil {
 		return fmt.Errorf("chaos: setup of %s: %w", p, err)
 	}

@@ -49,7 +49,7 @@ func (w *LockProc) Run(ctx context.Context, env *cluster.Env) error {
 	if err != nil {
 		return err
 	}
-	acl := zk.WorldACL(zk.PermAll)
+	acl := env.ACL()
 	_, err = setup.Multi(&zk.CreateRequest{Path: env.Root + "/lock", Acl: acl}, &zk.CreateRequest{Path: env.Root + "/counter", Data: []byte("0"), Acl: acl})
 	setup.Close()
 	if err != nil {
@@ -92,7 +92,7 @@ func (w *LockProc) Run(ctx context.Context, env *cluster.Env) error {
 // fault killed it; then it records the loss of the holding the process had.
 func (w *LockProc) worker(ctx context.Context, env *cluster.Env, exe string, c *cluster.Client, opBase int64) (bool, error) {
 	spec, _ := json.Marshal(workerSpec{Workload: w.Name(), Client: c.Name, Addrs: c.Link.Addrs(), Root: env.Root,
-		SessionTimeout: env.SessionTimeout, OpBase: opBase, Hold: 50 * time.Millisecond})
+		SessionTimeout: env.SessionTimeout, OpBase: opBase, Hold: 50 * time.Millisecond, Security: specSecurity(env.Security)})
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), WorkerEnv+"="+string(spec))
 	cmd.Stderr = os.Stderr

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/group"
 	"github.com/zkrecipes/zkrecipes/lab/chaos/checkers"
 	"github.com/zkrecipes/zkrecipes/lab/chaos/cluster"
@@ -115,7 +114,7 @@ func runGroup(ctx context.Context, env *cluster.Env, members, observers []*clust
 	}
 	defer setup.Close()
 	path := env.Root + "/group"
-	if _, err := setup.Create(path, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := setup.Create(path, nil, 0, env.ACL()); err != nil {
 		return fmt.Errorf("chaos: membership setup: %w", err)
 	}
 	var (

@@ -96,7 +96,7 @@ func joinOnce(ctx context.Context, s *recipes.Session, path, id string) (groupMe
 	}
 	node := path + "/" + id
 	conn := s.Conn()
-	if _, err := conn.Create(node, []byte(id), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := conn.Create(node, []byte(id), zk.FlagEphemeral, s.ACLFor(node)); err != nil {
 		// The node exists, or the answer was lost: ours if our session owns it.
 		if _, st, gerr := conn.Get(node); gerr != nil || st.EphemeralOwner != s.ID() {
 			return nil, err

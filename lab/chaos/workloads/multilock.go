@@ -49,7 +49,7 @@ func multiPaths(ctx context.Context, env *cluster.Env) (base string, paths []str
 		return "", nil, nil, err
 	}
 	base = env.Root + "/multi"
-	acl := zk.WorldACL(zk.PermAll)
+	acl := env.ACL()
 	ops := []any{&zk.CreateRequest{Path: base, Acl: acl}}
 	for i := range 3 {
 		p := fmt.Sprintf("%s/p%d", base, i)

@@ -142,7 +142,7 @@ func runPartitioners(ctx context.Context, env *cluster.Env, cs []*cluster.Client
 	}
 	defer setup.Close()
 	base := env.Root + "/part"
-	acl := zk.WorldACL(zk.PermAll)
+	acl := env.ACL()
 	ops := []any{&zk.CreateRequest{Path: base, Acl: acl}, &zk.CreateRequest{Path: base + "/data", Acl: acl}}
 	for _, it := range items {
 		ops = append(ops, &zk.CreateRequest{Path: base + "/data/" + it, Data: []byte("0"), Acl: acl})

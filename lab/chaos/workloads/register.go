@@ -72,7 +72,7 @@ func (w *Register) Run(ctx context.Context, env *cluster.Env) error {
 		return err
 	}
 	counter, members, pad := env.Root+"/counter", env.Root+"/members", env.Root+"/pad"
-	acl := zk.WorldACL(zk.PermAll)
+	acl := env.ACL()
 	var ops []any
 	ops = append(ops, &zk.CreateRequest{Path: counter, Data: []byte("0"), Acl: acl},
 		&zk.CreateRequest{Path: members, Acl: acl}, &zk.CreateRequest{Path: pad, Acl: acl})
@@ -114,7 +114,7 @@ func (w *Register) client(ctx context.Context, env *cluster.Env, c *cluster.Clie
 	defer leave(conn, member, env.SessionTimeout)
 	for round := 0; ctx.Err() == nil; round++ {
 		if round%every == 0 {
-			w.housekeep(conn, member, pad)
+			w.housekeep(conn, member, pad, env.ACL())
 		}
 		rd := c.Log.Invoke(history.FnRead, counter, 0)
 		data, st, err := conn.Get(counter)
@@ -153,9 +153,9 @@ func (w *Register) client(ctx context.Context, env *cluster.Env, c *cluster.Clie
 
 // housekeep keeps the member node present (it goes with an expired
 // session) and lists the padding children. Not recorded: nothing checks it.
-func (w *Register) housekeep(conn *zk.Conn, member, pad string) {
+func (w *Register) housekeep(conn *zk.Conn, member, pad string, acl []zk.ACL) {
 	if ok, _, err := conn.Exists(member); err == nil && !ok {
-		_, _ = conn.Create(member, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+		_, _ = conn.Create(member, nil, zk.FlagEphemeral, acl)
 	}
 	_, _, _ = conn.Children(pad)
 }

@@ -65,7 +65,7 @@ func (w *RWLockStale) Run(ctx context.Context, env *cluster.Env) error {
 	}
 	defer setup.Close()
 	lockPath, counter := env.Root+"/rwlock", env.Root+"/counter"
-	acl := zk.WorldACL(zk.PermAll)
+	acl := env.ACL()
 	if _, err := setup.Multi(&zk.CreateRequest{Path: lockPath, Acl: acl}, &zk.CreateRequest{Path: counter, Data: []byte("0"), Acl: acl}); err != nil {
 		return fmt.Errorf("chaos: rwlock setup: %w", err)
 	}
@@ -135,7 +135,7 @@ func (w *RWLockStale) downgrader(ctx context.Context, env *cluster.Env, c *clust
 			// Curator 5.5: a plain ephemeral read node with our write
 			// node's sequence, then the write node goes.
 			seq := node[len(node)-10:]
-			p, err := s.Conn().Create(lockPath+"/_c_"+uuid.NewString()+"-__READ__"+seq, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+			p, err := s.Conn().Create(lockPath+"/_c_"+uuid.NewString()+"-__READ__"+seq, nil, zk.FlagEphemeral, s.ACLFor(lockPath))
 			if err == nil && m.Context().Err() == nil {
 				read = p
 				c.Log.Released(lockPath, wtoken)
@@ -222,7 +222,7 @@ type staleWriter struct {
 
 func (w *staleWriter) Lock(ctx context.Context) error {
 	conn := w.s.Conn()
-	p, err := conn.Create(w.path+"/_c_"+uuid.NewString()+"-__WRIT__", nil, zk.FlagEphemeral|zk.FlagSequence, zk.WorldACL(zk.PermAll))
+	p, err := conn.Create(w.path+"/_c_"+uuid.NewString()+"-__WRIT__", nil, zk.FlagEphemeral|zk.FlagSequence, w.s.ACLFor(w.path))
 	if err != nil {
 		return fmt.Errorf("chaos: stale writer: %w", err)
 	}

@@ -102,7 +102,7 @@ func setupSemaphoreMax(ctx context.Context, env *cluster.Env, spec holderSpec, c
 		return nil, err
 	}
 	op := env.Rec.Client("max").Invoke(history.FnSetMax, spec.path, int64(maxCycle[0]))
-	if _, err := setup.Create(countPath, shared.EncodeCount(maxCycle[0]), 0, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := setup.Create(countPath, shared.EncodeCount(maxCycle[0]), 0, env.ACL()); err != nil {
 		op.Unknown(err.Error())
 		setup.Close()
 		return nil, fmt.Errorf("chaos: setup of %s: %w", countPath, err)

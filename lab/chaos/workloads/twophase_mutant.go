@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/lab/chaos/checkers"
 	"github.com/zkrecipes/zkrecipes/lab/chaos/cluster"
 	"github.com/zkrecipes/zkrecipes/lab/chaos/history"
@@ -134,7 +133,7 @@ func (w *TwoPhaseTimeout) coordinator(ctx, finish context.Context, env *cluster.
 		if err != nil && w.Mutant && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
 			// The mutant: votes are late, so it commits. (Not once the
 			// workload stops: sites then stop voting, on purpose.)
-			_, cerr := s.Conn().Create(tx.Path()+"/decision", []byte("commit"), 0, zk.WorldACL(zk.PermAll))
+			_, cerr := s.Conn().Create(tx.Path()+"/decision", []byte("commit"), 0, s.ACLFor(tx.Path()+"/decision"))
 			if cerr == nil {
 				d, err = twophase.Commit, nil
 			}

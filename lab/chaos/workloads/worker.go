@@ -3,6 +3,8 @@ package workloads
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +17,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/lab/chaos/cluster"
 	"github.com/zkrecipes/zkrecipes/lab/chaos/history"
+	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // WorkerEnv is the environment variable that turns a binary calling
@@ -31,6 +34,49 @@ type workerSpec struct {
 	SessionTimeout time.Duration `json:"session_timeout"`
 	OpBase         int64         `json:"op_base"` // operation ids start above it
 	Hold           time.Duration `json:"hold"`    // Lock.Hold
+	// Security is the scenario's cluster.Security for the worker's
+	// session; nil for a plain one. The password travels in the worker's
+	// environment, which only its user (and root) may read.
+	Security *workerSecurity `json:"security,omitempty"`
+}
+
+// workerSecurity is cluster.Security as a worker process gets it: the CA's
+// PEM instead of a *tls.Config.
+type workerSecurity struct {
+	CAPEM      string `json:"ca_pem,omitempty"`
+	ServerName string `json:"server_name,omitempty"`
+	User       string `json:"user,omitempty"`
+	Password   string `json:"password,omitempty"`
+}
+
+// specSecurity returns sec for a worker's spec, nil for a plain session.
+// A TLS session without the CA's PEM cannot be handed over: the runner
+// reports such scenarios not applicable.
+func specSecurity(sec cluster.Security) *workerSecurity {
+	if !sec.Secure() {
+		return nil
+	}
+	ws := &workerSecurity{CAPEM: string(sec.CAPEM), User: sec.User, Password: sec.Password}
+	if sec.TLS != nil {
+		ws.ServerName = sec.TLS.ServerName
+	}
+	return ws
+}
+
+// options returns the recipes.Session options of ws (none for nil).
+func (ws *workerSecurity) options() ([]recipes.Option, error) {
+	if ws == nil {
+		return nil, nil
+	}
+	sec := cluster.Security{User: ws.User, Password: ws.Password}
+	if ws.CAPEM != "" {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM([]byte(ws.CAPEM)) {
+			return nil, fmt.Errorf("%w: CA PEM holds no certificate", ErrWorkerSpec)
+		}
+		sec.TLS = &tls.Config{RootCAs: pool, ServerName: ws.ServerName, MinVersion: tls.VersionTLS12}
+	}
+	return sec.RecipeOptions(), nil
 }
 
 // workerLine is one line a worker writes on its standard output.
@@ -79,12 +125,16 @@ func runWorker(raw string, stdin io.Reader, stdout io.Writer) error {
 		defer mu.Unlock()
 		_ = enc.Encode(l)
 	}
+	secure, err := spec.Security.options()
+	if err != nil {
+		return err
+	}
 	rec := history.NewTeeRecorder(spec.OpBase, func(e history.Event) { emit(workerLine{Event: &e}) })
 	log := rec.Client(spec.Client)
 	switch spec.Workload {
 	case "lock", "lock-proc":
 		w := &Lock{Hold: spec.Hold}
-		err := w.loop(ctx, spec.Addrs, spec.SessionTimeout, log, spec.Root+"/lock", spec.Root+"/counter", nil,
+		err := w.loop(ctx, spec.Addrs, spec.SessionTimeout, log, spec.Root+"/lock", spec.Root+"/counter", nil, secure,
 			func(conn *zk.Conn) {
 				go func() { // report the session id, and any new one after expiry
 					var last int64
@@ -103,7 +153,7 @@ func runWorker(raw string, stdin io.Reader, stdout io.Writer) error {
 		return err
 	}
 	if run := processMutants[spec.Workload]; run != nil {
-		return run(ctx, spec, log, emit)
+		return run(ctx, spec, secure, log, emit)
 	}
 	return fmt.Errorf("%w: %q in a worker", ErrUnknownWorkload, spec.Workload)
 }

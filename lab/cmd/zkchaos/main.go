@@ -6,9 +6,16 @@
 // and exits 1 on any violation.
 //
 //	go run ./lab/cmd/zkchaos [-tier quick|full] [-scenarios 'register/*,lock/kill-*']
-//	                     [-duration 12s] [-seed N] [-out report] [-list] [-broken]
+//	                     [-workloads lock,leader] [-duration 12s] [-seed N] [-out report] [-list] [-broken]
+//	                     [-secure] [-servers host:port,... [-root /path] [-digest user:password] [-tls-ca ca.pem]]
 //
 // The seed is printed; the same seed replays the same fault schedules.
+//
+// -secure starts the ensemble with a TLS-only client port and enforced
+// digest authentication, and every session speaks TLS and authenticates.
+// -servers runs against servers zkchaos did not start: client faults
+// through proxies in front of them, server faults reported not
+// applicable, every node under -root deleted at the end.
 package main
 
 import (
@@ -50,11 +57,24 @@ func run() int {
 	sessionTimeout := flag.Duration("session-timeout", 0, "client session timeout (default 3s)")
 	backend := flag.String("backend", string(testenv.BackendContainers), "testenv backend: containers or processes")
 	verbose := flag.Bool("v", false, "log ensemble and fault details")
+	workloadNames := flag.String("workloads", "", "comma-separated workload names (lock,leader); default all")
+	secure := flag.Bool("secure", false, "TLS client port and enforced digest authentication; every session speaks TLS and authenticates")
+	servers := flag.String("servers", "", "comma-separated host:port of an ensemble zkchaos did not start: client faults only")
+	root := flag.String("root", "", "znode under which every node of the run is kept and deleted at the end (default /chaos, with -servers /zkchaos-<random>)")
+	digest := flag.String("digest", "", "user:password every session authenticates as (digest scheme)")
+	tlsCA := flag.String("tls-ca", "", "PEM file of the CA of the -servers' certificates: connect over TLS")
 	flag.Parse()
 
+	var serverList []string
+	for _, s := range strings.Split(*servers, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			serverList = append(serverList, s)
+		}
+	}
 	cfg, err := chaos.Config{
 		Tier: faults.Tier(*tier), Duration: *duration, Seed: *seed, Out: *out, Clients: *clients,
 		SessionTimeout: *sessionTimeout, Progress: os.Stdout, Command: commandLine(),
+		Secure: *secure, Servers: serverList, Root: *root, Digest: *digest, TLSCA: *tlsCA,
 	}.WithDefaults()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "zkchaos:", err)
@@ -63,6 +83,10 @@ func run() int {
 	ws := workloads.All()
 	if *broken {
 		ws = append(ws, workloads.Broken()...)
+	}
+	if ws, err = chaos.SelectWorkloads(ws, *workloadNames); err != nil {
+		fmt.Fprintln(os.Stderr, "zkchaos:", err)
+		return 2
 	}
 	scs, err := chaos.Select(chaos.Matrix(cfg.Tier, ws...), *scenarios)
 	if err != nil {
@@ -90,27 +114,20 @@ func run() int {
 
 	fmt.Printf("zkchaos: seed %d, tier %s, %d scenarios, %v per scenario at least, session timeout %v, %d clients\n",
 		cfg.Seed, cfg.Tier, len(scs), cfg.Duration, cfg.SessionTimeout, cfg.Clients)
-	fmt.Printf("zkchaos: replay with: go run ./lab/cmd/zkchaos -tier %s -seed %d -scenarios '%s'\n", cfg.Tier, cfg.Seed, strings.Join(names(scs), ","))
+	extra := ""
+	if cfg.Secure {
+		extra += " -secure"
+	}
+	if len(cfg.Servers) > 0 {
+		extra += " -servers " + strings.Join(cfg.Servers, ",")
+	}
+	fmt.Printf("zkchaos: replay with: go run ./lab/cmd/zkchaos%s -tier %s -seed %d -scenarios '%s'\n", extra, cfg.Tier, cfg.Seed, strings.Join(names(scs), ","))
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ecfg := testenv.Config{Backend: testenv.Backend(*backend), Logger: logger}
-	if ecfg.Backend == testenv.BackendContainers {
-		fmt.Println("zkchaos: preparing the ZooKeeper image (built once per machine)")
-		image := os.Getenv(testenv.EnvImage)
-		if image == "" {
-			image = testenv.DefaultImage
-		}
-		if err := testenv.EnsureImage(ctx, image, logger); err != nil {
-			fmt.Fprintln(os.Stderr, "zkchaos:", err)
-			return 2
-		}
-	}
-	began := time.Now()
-	e, err := testenv.Start(ctx, ecfg)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "zkchaos:", err)
-		return 2
+	e, code := ensemble(ctx, cfg, testenv.Backend(*backend), logger)
+	if e == nil {
+		return code
 	}
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -119,12 +136,14 @@ func run() int {
 			fmt.Fprintln(os.Stderr, "zkchaos:", err)
 		}
 	}()
-	fmt.Printf("zkchaos: ensemble %s (%s) ready in %v\n", e.ID(), e.Backend(), time.Since(began).Round(time.Millisecond))
 
 	r, err := chaos.NewRunner(e, cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "zkchaos:", err)
 		return 2
+	}
+	if r.Secure() {
+		fmt.Println("zkchaos: secured run: every session speaks TLS and authenticates with the digest scheme")
 	}
 	sum, err := r.Run(ctx, scs)
 	fmt.Println()
@@ -146,6 +165,42 @@ func run() int {
 	return 0
 }
 
+// ensemble starts the ensemble of the run (with TLS and enforced
+// authentication for a secure run), or attaches to cfg.Servers. On
+// failure it prints why and returns nil and the exit code.
+func ensemble(ctx context.Context, cfg chaos.Config, backend testenv.Backend, logger *slog.Logger) (*testenv.Ensemble, int) {
+	began := time.Now()
+	if len(cfg.Servers) > 0 {
+		e, err := chaos.AttachServers(ctx, cfg)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "zkchaos:", err)
+			return nil, 2
+		}
+		fmt.Printf("zkchaos: attached to %s (not started by zkchaos: server faults are not applicable), root %s\n",
+			strings.Join(cfg.Servers, ","), cfg.Root)
+		return e, 0
+	}
+	ecfg := testenv.Config{Backend: backend, Logger: logger, TLS: cfg.Secure, EnforceAuth: cfg.Secure}
+	if ecfg.Backend == testenv.BackendContainers {
+		fmt.Println("zkchaos: preparing the ZooKeeper image (built once per machine)")
+		image := os.Getenv(testenv.EnvImage)
+		if image == "" {
+			image = testenv.DefaultImage
+		}
+		if err := testenv.EnsureImage(ctx, image, logger); err != nil {
+			fmt.Fprintln(os.Stderr, "zkchaos:", err)
+			return nil, 2
+		}
+	}
+	e, err := testenv.Start(ctx, ecfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zkchaos:", err)
+		return nil, 2
+	}
+	fmt.Printf("zkchaos: ensemble %s (%s) ready in %v\n", e.ID(), e.Backend(), time.Since(began).Round(time.Millisecond))
+	return e, 0
+}
+
 // commandLine is how zkchaos was invoked, with a go run temporary binary
 // shown as "go run ./lab/cmd/zkchaos": the package is named from the
 // repository root (the root module's path, the lab module's without its
@@ -159,7 +214,7 @@ func commandLine() string {
 	if dir, err := os.UserCacheDir(); cache == "" && err == nil {
 		cache = filepath.Join(dir, "go-build")
 	}
-	return chaos.CommandLine(os.Args, pkg, mod, cache)
+	return chaos.CommandLine(chaos.RedactArgs(os.Args), pkg, mod, cache)
 }
 
 func names(scs []chaos.Scenario) []string {
