@@ -131,3 +131,19 @@ func WrappedOptions(wrap func(net.Conn) net.Conn) []recipes.Option {
 	}
 	return append(opts, recipes.WithDialer(dial))
 }
+
+// ConnectAs is Connect for a second principal: the session authenticates
+// as user with password instead of User (TLS as Connect in secured mode;
+// in plain mode the digest credentials alone), so its nodes get
+// DefaultAuthACL for user, and nodes of User's sessions refuse it every
+// change. For tests of outsiders: with enforced authentication (secured
+// mode), an outsider must still authenticate to be served at all.
+func ConnectAs(tb testing.TB, addrs []string, user, password string, opts ...recipes.Option) *recipes.Session {
+	tb.Helper()
+	var base []recipes.Option
+	if Secure() {
+		base = append(base, recipes.WithTLS(tlsConfig()))
+	}
+	base = append(base, recipes.WithDigestAuth(user, password))
+	return connect(tb, addrs, append(base, opts...))
+}
