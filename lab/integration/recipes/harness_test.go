@@ -15,7 +15,8 @@ import (
 // secured mode (ZKRECIPES_SECURE=1) the shared ensemble is TLS-only, a
 // recipe's node gets DefaultAuthACL for testutil.User (another principal
 // may read it and nothing else), and a counted session still counts its
-// requests frame by frame (the counter sits above TLS); in plain mode the
+// requests and its setAuth frame by frame (the counter sits above TLS);
+// in plain mode the
 // ensemble has no TLS and the node is world:anyone with every permission.
 func TestHarnessMode(t *testing.T) {
 	e := ensemble(t)
@@ -33,6 +34,11 @@ func TestHarnessMode(t *testing.T) {
 	d := c.Snapshot().Sub(before)
 	if d.Corrupt != 0 || d.Req(zkcount.OpCreate)+d.Req(zkcount.OpCreate2) < 1 {
 		t.Fatalf("counted %v (%d corrupt streams), want a create and no corrupt stream", d.Requests, d.Corrupt)
+	}
+	// The counter reads the session's setAuth (secured mode) in plaintext,
+	// apart from its requests.
+	if auths := c.Snapshot().Auths; (auths >= 1) != testutil.Secure() {
+		t.Fatalf("counted %d setAuth requests in secured mode %v", auths, testutil.Secure())
 	}
 	node := h.Path()
 	acl, _, err := s.Conn().GetACL(node)

@@ -9,15 +9,21 @@ import (
 
 // Counts is a snapshot of a Counter.
 type Counts struct {
-	Requests      map[Op]int64 // requests sent, by op (pings and connects excluded)
-	Pings         int64        // ping requests sent
-	Connects      int64        // connect requests sent (one per TCP connection)
-	Notifications int64        // watch notifications received
-	Replies       int64        // replies received to requests (not pings, not the connect)
-	Corrupt       int64        // streams that stopped parsing
+	Requests map[Op]int64 // requests sent, by op (pings, connects and setAuths excluded)
+	Pings    int64        // ping requests sent
+	Connects int64        // connect requests sent (one per TCP connection)
+	// Auths is the setAuth requests sent: a session with credentials sends
+	// them once at Connect and again, ahead of any other request, on every
+	// new connection (go-zookeeper), so they belong to the connection, as
+	// the connect request does, not to any recipe operation.
+	Auths         int64
+	Notifications int64 // watch notifications received
+	Replies       int64 // replies received to requests (not pings, not the connect)
+	Corrupt       int64 // streams that stopped parsing
 	// BytesOut is the size on the wire (length prefix included) of the
 	// requests counted in Requests; BytesIn that of every server frame but
-	// the connect response and ping replies (replies and notifications).
+	// the connect response, ping and setAuth replies (replies and
+	// notifications).
 	BytesOut, BytesIn int64
 	// ReplyBytes is the part of BytesIn that replied to requests of each
 	// op (matched by xid): ReplyBytes[OpGetChildren2] is what the
@@ -43,6 +49,7 @@ func (c Counts) Sub(prev Counts) Counts {
 		Requests:      make(map[Op]int64),
 		Pings:         c.Pings - prev.Pings,
 		Connects:      c.Connects - prev.Connects,
+		Auths:         c.Auths - prev.Auths,
 		Notifications: c.Notifications - prev.Notifications,
 		Replies:       c.Replies - prev.Replies,
 		Corrupt:       c.Corrupt - prev.Corrupt,
@@ -116,11 +123,13 @@ func (c *Counter) record(dir Direction, f Frame) {
 		c.c.Connects++
 	case dir == ClientToServer && f.Op == OpPing:
 		c.c.Pings++
+	case dir == ClientToServer && f.Op == OpSetAuth:
+		c.c.Auths++
 	case dir == ClientToServer:
 		c.c.Requests[f.Op]++
 		c.c.BytesOut += int64(4 + f.Len)
-	case f.Connect || f.Xid == XidPing:
-		// the connect response and ping replies are not counted
+	case f.Connect || f.Xid == XidPing || f.Xid == XidAuth:
+		// the connect response, ping and setAuth replies are not counted
 	default:
 		c.c.BytesIn += int64(4 + f.Len)
 		switch {
