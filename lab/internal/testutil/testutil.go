@@ -19,6 +19,13 @@
 //
 // Tests must not run in parallel: the goroutine check sees every goroutine
 // of the binary.
+//
+// With ZKRECIPES_SECURE=1 the same tests run secured (see secure.go): TLS
+// ensembles with enforced digest authentication, and every session the
+// harness opens over TLS as User. Tests open sessions through Connect,
+// ConnectWrapped (a connection wrapper that must see plaintext frames),
+// CountedSession, ConnectAs (another principal) or SessionOptions, never
+// with recipes.Connect or zk.Connect alone.
 package testutil
 
 import (
