@@ -74,9 +74,9 @@ type Config struct {
 	// clients use ClientTLS or Dialer, Java clients TLSFiles. Four-letter
 	// words go over TLS too (Ensemble.FourLetter; the package-level
 	// FourLetter gets no answer). Toxiproxy forwards the TLS bytes, so
-	// links and their faults work (Cut and ExpireSession are tested),
-	// except CutAfterNextFrame, which must see ZooKeeper's frames and
-	// returns ErrUnsupported. Cost: the first TLS ensemble of a process
+	// links and their faults work (Cut and ExpireSession are tested);
+	// CutAfterNextFrame, which cannot see ZooKeeper's frames, cuts after
+	// the next TLS record, which carries one. Cost: the first TLS ensemble of a process
 	// runs the JDK's keytool five times (1 to 2 s; ErrTLS without
 	// keytool).
 	TLS bool

@@ -18,6 +18,13 @@ import (
 // share a gate, named in their attributes, so that the cut is one instant
 // for both directions: the client receives the frame, and nothing it sends
 // afterwards reaches the server.
+//
+// On a TLS ensemble the toxic cannot read ZooKeeper's frames, so it walks
+// TLS records instead (5-byte header: type, version, 2-byte length): the
+// server (Netty's SslHandler) seals each frame it flushes in one record
+// (frames under 16 KiB), so the next complete record is the next frame.
+// The handshake's records and TLS 1.3 session tickets come right after a
+// connection opens, before a test arms the fault on an idle connection.
 
 const cutFrameToxic = "zkrecipes_cut_after_frame"
 
@@ -42,16 +49,18 @@ func gate(name string) *cutGate {
 // cutAfterFrame is the toxic; Gate names its cutGate, Down is true on the
 // server-to-client stream.
 type cutAfterFrame struct {
-	Gate string `json:"gate"`
-	Down bool   `json:"down"`
+	Gate    string `json:"gate"`
+	Down    bool   `json:"down"`
+	Records bool   `json:"records"` // walk TLS records, not frames
 }
 
 // frameState walks the frames of one connection's stream from the moment
 // the toxic was added.
 type frameState struct {
-	hdr  [4]byte
-	nhdr int
-	need int
+	hdr     [5]byte
+	nhdr    int
+	need    int
+	records bool // TLS records (5-byte header), not ZooKeeper frames (4)
 }
 
 func (t *cutAfterFrame) NewState() any { return new(frameState) }
@@ -62,6 +71,7 @@ func (t *cutAfterFrame) Pipe(stub *toxics.ToxicStub) {
 	if st == nil {
 		st = new(frameState)
 	}
+	st.records = t.Records
 	for {
 		select {
 		case <-stub.Interrupt:
@@ -90,18 +100,26 @@ func (t *cutAfterFrame) Pipe(stub *toxics.ToxicStub) {
 	}
 }
 
-// walk consumes b and returns, once a frame ends in it, the number of bytes
-// up to and including that frame's end.
+// walk consumes b and returns, once a frame (or TLS record) ends in it,
+// the number of bytes up to and including that frame's end.
 func (st *frameState) walk(b []byte) (int, bool) {
+	hlen := 4
+	if st.records {
+		hlen = 5
+	}
 	for i := 0; i < len(b); {
-		if st.nhdr < 4 {
-			k := copy(st.hdr[st.nhdr:], b[i:])
+		if st.nhdr < hlen {
+			k := copy(st.hdr[st.nhdr:hlen], b[i:])
 			st.nhdr += k
 			i += k
-			if st.nhdr < 4 {
+			if st.nhdr < hlen {
 				return len(b), false
 			}
-			st.need = int(binary.BigEndian.Uint32(st.hdr[:]))
+			if st.records {
+				st.need = int(binary.BigEndian.Uint16(st.hdr[3:5]))
+			} else {
+				st.need = int(binary.BigEndian.Uint32(st.hdr[:4]))
+			}
 		}
 		k := min(st.need, len(b)-i)
 		st.need -= k
@@ -125,12 +143,10 @@ var gateSeq atomic.Uint64
 // heard nothing since the client's last send. The frame must start after
 // the call (set it while the connection is idle; frames are found by their
 // length prefix from the first byte the servers send after it). Heal ends
-// it. On a TLS ensemble, whose frames the link cannot see, it returns
-// ErrUnsupported.
+// it. On a TLS ensemble, whose frames the link cannot see, it cuts after
+// the next complete TLS record, which carries the next frame (see the
+// toxic's comment above).
 func (l *Link) CutAfterNextFrame(servers ...int) error {
-	if l.e.cfg.TLS {
-		return fmt.Errorf("%w: CutAfterNextFrame reads ZooKeeper frames, which TLS hides", ErrUnsupported)
-	}
 	name := fmt.Sprintf("cut-%s-%d", l.name, gateSeq.Add(1))
 	gatesMu.Lock()
 	gates[name] = new(cutGate)
@@ -141,7 +157,7 @@ func (l *Link) CutAfterNextFrame(servers ...int) error {
 	if err := l.toxic(servers, "cut-after-frame-up", cutFrameToxic, "upstream", map[string]any{"gate": name}); err != nil {
 		return err
 	}
-	return l.toxic(servers, "cut-after-frame-down", cutFrameToxic, "downstream", map[string]any{"gate": name, "down": true})
+	return l.toxic(servers, "cut-after-frame-down", cutFrameToxic, "downstream", map[string]any{"gate": name, "down": true, "records": l.e.cfg.TLS})
 }
 
 // forgetGates drops the link's gates; its toxics are gone. Called with l.mu

@@ -164,8 +164,41 @@ func TestSecureEnsemble(t *testing.T) {
 			if ok, _, err := c.conn.Exists("/tls-link"); err != nil || !ok {
 				t.Fatalf("exists in the new session: %v, %v", ok, err)
 			}
-			if err := l.CutAfterNextFrame(); !errors.Is(err, ErrUnsupported) {
-				t.Fatalf("CutAfterNextFrame on TLS: %v, want ErrUnsupported", err)
+		})
+
+		t.Run("TLS cut after the next frame delivers that frame, then nothing", func(t *testing.T) {
+			l, err := e.NewLink("tls-cut-frame")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := dialClient(t, l.Addrs(), e.Dialer(), []byte("u:p"))
+			c.waitSession(t)
+			_, _, ch, err := c.conn.ExistsW("/tls-cut-frame")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := l.CutAfterNextFrame(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := admin.conn.Create("/tls-cut-frame", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case ev := <-ch:
+				if ev.Type != zk.EventNodeCreated {
+					t.Fatalf("watch event %v, want node created", ev.Type)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("the frame after the fault was set was not delivered")
+			}
+			if _, err := c.conn.Create("/tls-cut-frame-after", nil, 0, zk.WorldACL(zk.PermAll)); err == nil {
+				t.Fatal("create answered after the cut")
+			}
+			if ok, _, err := admin.conn.Exists("/tls-cut-frame-after"); err != nil || ok {
+				t.Fatalf("a create sent after the cut reached the server: %v, %v", ok, err)
+			}
+			if err := l.Heal(); err != nil {
+				t.Fatal(err)
 			}
 		})
 

@@ -290,3 +290,27 @@ func TestFrameWalk(t *testing.T) {
 		})
 	}
 }
+
+// On a TLS link the cut walks TLS records: a 5-byte header whose last two
+// bytes are the length of what follows.
+func TestFrameStateWalksTLSRecords(t *testing.T) {
+	record := func(n int) []byte {
+		return append([]byte{23, 3, 3, byte(n >> 8), byte(n)}, make([]byte, n)...)
+	}
+	stream := append(record(300), record(7)...)
+	for split := 1; split < 305; split += 37 {
+		st := frameState{records: true}
+		if n, done := st.walk(stream[:split]); done || n != split {
+			t.Fatalf("split %d: first chunk done=%v n=%d", split, done, n)
+		}
+		n, done := st.walk(stream[split:])
+		if !done || split+n != 305 {
+			t.Fatalf("split %d: record ends at %d (done=%v), want 305", split, split+n, done)
+		}
+	}
+	// Read as ZooKeeper frames, the same bytes claim a length of 0x17030301.
+	var st frameState
+	if _, done := st.walk(stream); done {
+		t.Fatal("the frame walker found a frame end in TLS records")
+	}
+}

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
-	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // TestCost counts requests on the wire against the docs.
@@ -13,7 +13,7 @@ func TestCost(t *testing.T) {
 	e := ensemble(t)
 	ctx := ctxT(t, time.Minute)
 	counter := zkcount.New()
-	s := connect(t, e.Addrs(), recipes.WithDialer(counter.Dialer(nil)))
+	s := testutil.ConnectWrapped(t, e.Addrs(), counter.Wrap)
 	path := testPath(t)
 	if err := newBarrier(t, s, path+"/setup").Set(ctx); err != nil { // parents exist from here on
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/cache"
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -30,7 +31,7 @@ func ensure(conn *zk.Conn, p string) {
 
 func ExampleNodeCache() {
 	ctx := context.Background()
-	s, err := recipes.Connect(ctx, zkServers())
+	s, err := recipes.Connect(ctx, zkServers(), testutil.SessionOptions()...)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -75,7 +76,7 @@ func ExampleNodeCache() {
 
 func ExampleChildrenCache() {
 	ctx := context.Background()
-	s, err := recipes.Connect(ctx, zkServers())
+	s, err := recipes.Connect(ctx, zkServers(), testutil.SessionOptions()...)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -123,7 +124,7 @@ func ExampleChildrenCache() {
 
 func ExampleTreeCache() {
 	ctx := context.Background()
-	s, err := recipes.Connect(ctx, zkServers())
+	s, err := recipes.Connect(ctx, zkServers(), testutil.SessionOptions()...)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/zkrecipes/zkrecipes/discovery"
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -12,13 +13,13 @@ import (
 // follows one leaving.
 func ExampleProvider() {
 	ctx := context.Background()
-	server, err := recipes.Connect(ctx, zkServers())
+	server, err := recipes.Connect(ctx, zkServers(), testutil.SessionOptions()...)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer server.Close()
-	client, err := recipes.Connect(ctx, zkServers())
+	client, err := recipes.Connect(ctx, zkServers(), testutil.SessionOptions()...)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -59,7 +60,7 @@ func ExampleProvider() {
 // Queries, and what a registration's node holds.
 func ExampleDiscovery_Instance() {
 	ctx := context.Background()
-	s, err := recipes.Connect(ctx, zkServers())
+	s, err := recipes.Connect(ctx, zkServers(), testutil.SessionOptions()...)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -7,7 +7,6 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
 	"github.com/zkrecipes/zkrecipes/leader"
-	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // BenchmarkHandoff measures a graceful handoff: from the leader calling
@@ -23,7 +22,7 @@ func BenchmarkHandoff(b *testing.B) {
 	cs := []*zkcount.Counter{zkcount.New(), zkcount.New()}
 	els := make([]*leader.Election, 2)
 	for i := range els {
-		s := connect(b, e.Addrs(), recipes.WithDialer(cs[i].Dialer(nil)))
+		s := connectWrapped(b, e.Addrs(), cs[i].Wrap)
 		els[i] = newElection(b, s, path)
 	}
 	ctx := context.Background()

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/leader"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -43,7 +44,7 @@ func TestTwentyLeadershipChanges(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs a real 3-server ZooKeeper ensemble")
 	}
-	e := testenv.New(t, testenv.Config{Servers: 3})
+	e := testutil.NewEnsemble(t, testenv.Config{Servers: 3})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	runCtx, stopRun := context.WithCancel(ctx)

@@ -31,7 +31,7 @@ func mkdir(t *testing.T, s *recipes.Session, path string) {
 func TestCampaignResignCost(t *testing.T) {
 	e := shared(t)
 	c := zkcount.New()
-	s := connect(t, e.Addrs(), recipes.WithDialer(c.Dialer(nil)))
+	s := connectWrapped(t, e.Addrs(), c.Wrap)
 	path := testPath(t)
 	mkdir(t, s, path)
 	ctx := ctxT(t, time.Minute)
@@ -120,7 +120,7 @@ func newParticipants(t *testing.T, n int, addrs []string, path string, opts ...l
 	ps := make([]*participant, n)
 	for i := range ps {
 		c := zkcount.New()
-		s := connect(t, addrs, recipes.WithDialer(c.Dialer(nil)))
+		s := connectWrapped(t, addrs, c.Wrap)
 		o := append([]leader.Option{withID(string(rune('a' + i)))}, opts...)
 		ps[i] = &participant{s: s, c: c, el: newElection(t, s, path, o...)}
 	}
@@ -752,7 +752,7 @@ func TestObserveWatchesOnlyHead(t *testing.T) {
 	e := shared(t)
 	path := testPath(t)
 	c := zkcount.New()
-	obs := connect(t, e.Addrs(), recipes.WithDialer(c.Dialer(nil)))
+	obs := connectWrapped(t, e.Addrs(), c.Wrap)
 	ps := newParticipants(t, 3, e.Addrs(), path)
 	ctx := ctxT(t, time.Minute)
 	head, err := ps[0].el.Campaign(ctx)

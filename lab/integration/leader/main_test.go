@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"regexp"
 	"strings"
@@ -57,8 +58,21 @@ var (
 	ctxT    = testutil.Ctx
 )
 
-// connect opens a session closed at the end of the test.
+// connect opens a session closed at the end of the test, secured in
+// secured mode (testutil.SessionOptions).
 func connect(tb testing.TB, addrs []string, opts ...recipes.Option) *recipes.Session {
+	tb.Helper()
+	return connectWith(tb, addrs, append(testutil.SessionOptions(), opts...))
+}
+
+// connectWrapped is connect through wrap, above TLS in secured mode
+// (testutil.WrappedOptions): for request counters.
+func connectWrapped(tb testing.TB, addrs []string, wrap func(net.Conn) net.Conn, opts ...recipes.Option) *recipes.Session {
+	tb.Helper()
+	return connectWith(tb, addrs, append(testutil.WrappedOptions(wrap), opts...))
+}
+
+func connectWith(tb testing.TB, addrs []string, opts []recipes.Option) *recipes.Session {
 	tb.Helper()
 	opts = append([]recipes.Option{
 		recipes.WithSessionTimeout(3 * time.Second),

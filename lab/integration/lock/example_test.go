@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	sharedrecipe "github.com/zkrecipes/zkrecipes/shared"
@@ -13,7 +14,7 @@ import (
 
 func ExampleMutex() {
 	ctx := context.Background()
-	s, err := recipes.Connect(ctx, zkServers())
+	s, err := recipes.Connect(ctx, zkServers(), testutil.SessionOptions()...)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -47,8 +48,8 @@ func ExampleMutex() {
 
 func ExampleMutex_TryLock() {
 	ctx := context.Background()
-	a, _ := recipes.Connect(ctx, zkServers())
-	b, _ := recipes.Connect(ctx, zkServers())
+	a, _ := recipes.Connect(ctx, zkServers(), testutil.SessionOptions()...)
+	b, _ := recipes.Connect(ctx, zkServers(), testutil.SessionOptions()...)
 	defer a.Close()
 	defer b.Close()
 
@@ -67,7 +68,7 @@ func ExampleMutex_TryLock() {
 
 func ExampleSemaphore() {
 	ctx := context.Background()
-	s, err := recipes.Connect(ctx, zkServers())
+	s, err := recipes.Connect(ctx, zkServers(), testutil.SessionOptions()...)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -110,7 +111,7 @@ func ExampleSemaphore() {
 
 func ExampleSemaphore_TryAcquire() {
 	ctx := context.Background()
-	s, err := recipes.Connect(ctx, zkServers())
+	s, err := recipes.Connect(ctx, zkServers(), testutil.SessionOptions()...)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -130,7 +131,7 @@ func ExampleSemaphore_TryAcquire() {
 
 func ExampleSemaphore_AcquireN() {
 	ctx := context.Background()
-	s, err := recipes.Connect(ctx, zkServers())
+	s, err := recipes.Connect(ctx, zkServers(), testutil.SessionOptions()...)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -158,7 +159,7 @@ func ExampleSemaphore_AcquireN() {
 
 func ExampleNewSemaphoreCount() {
 	ctx := context.Background()
-	s, err := recipes.Connect(ctx, zkServers())
+	s, err := recipes.Connect(ctx, zkServers(), testutil.SessionOptions()...)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -209,8 +210,8 @@ func ExampleNewSemaphoreCount() {
 
 func ExampleSemaphore_Participants() {
 	ctx := context.Background()
-	a, _ := recipes.Connect(ctx, zkServers())
-	b, _ := recipes.Connect(ctx, zkServers())
+	a, _ := recipes.Connect(ctx, zkServers(), testutil.SessionOptions()...)
+	b, _ := recipes.Connect(ctx, zkServers(), testutil.SessionOptions()...)
 	defer a.Close()
 	defer b.Close()
 
@@ -231,8 +232,8 @@ func ExampleSemaphore_Participants() {
 
 func ExampleRevoke() {
 	ctx := context.Background()
-	a, _ := recipes.Connect(ctx, zkServers())
-	b, _ := recipes.Connect(ctx, zkServers())
+	a, _ := recipes.Connect(ctx, zkServers(), testutil.SessionOptions()...)
+	b, _ := recipes.Connect(ctx, zkServers(), testutil.SessionOptions()...)
 	defer a.Close()
 	defer b.Close()
 

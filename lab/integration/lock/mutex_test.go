@@ -12,6 +12,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -397,7 +398,7 @@ func TestMutexStepDownBeforeExpiry(t *testing.T) {
 func TestMutexBadInput(t *testing.T) {
 	e := ensemble(t)
 	counter := zkcount.New()
-	s := connect(t, e.Addrs(), recipes.WithDialer(counter.Dialer(nil)))
+	s := testutil.ConnectWrapped(t, e.Addrs(), counter.Wrap)
 	ctx := context.Background()
 	root := "/zkrecipes-test"
 	before := counter.Snapshot()

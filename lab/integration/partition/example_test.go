@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/partition"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -21,7 +22,7 @@ func ExamplePartitioner_Run() {
 	shares := make(chan string, 2)
 	var workers sync.WaitGroup
 	for _, id := range []string{"worker-1", "worker-2"} {
-		s, err := recipes.Connect(ctx, zkServers())
+		s, err := recipes.Connect(ctx, zkServers(), testutil.SessionOptions()...)
 		if err != nil {
 			fmt.Println(err)
 			return

@@ -6,19 +6,20 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/persistent"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 func ExampleNode() {
 	ctx := context.Background()
-	s, err := recipes.Connect(ctx, zkServers())
+	s, err := recipes.Connect(ctx, zkServers(), testutil.SessionOptions()...)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer s.Close()
-	other, err := recipes.Connect(ctx, zkServers())
+	other, err := recipes.Connect(ctx, zkServers(), testutil.SessionOptions()...)
 	if err != nil {
 		fmt.Println(err)
 		return

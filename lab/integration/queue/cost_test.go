@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
-	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 func lists(c zkcount.Counts) int64 {
@@ -22,7 +22,7 @@ func TestCost(t *testing.T) {
 	ctx := ctxT(t, time.Minute)
 	path := testPath(t)
 	counter := zkcount.New()
-	s := connect(t, e.Addrs(), recipes.WithDialer(counter.Dialer(nil)))
+	s := testutil.ConnectWrapped(t, e.Addrs(), counter.Wrap)
 	q := newQueue(t, s, path)
 	producer := newQueue(t, connect(t, e.Addrs()), path)
 

@@ -4,12 +4,13 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 func ExampleConnect() {
 	ctx := context.Background()
-	s, err := recipes.Connect(ctx, zkServers(), recipes.WithSessionTimeout(recipes.DefaultSessionTimeout))
+	s, err := recipes.Connect(ctx, zkServers(), append(testutil.SessionOptions(), recipes.WithSessionTimeout(recipes.DefaultSessionTimeout))...)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -29,7 +30,7 @@ func ExampleConnect() {
 
 func ExampleAcquire() {
 	ctx := context.Background()
-	s, err := recipes.Connect(ctx, zkServers())
+	s, err := recipes.Connect(ctx, zkServers(), testutil.SessionOptions()...)
 	if err != nil {
 		fmt.Println(err)
 		return

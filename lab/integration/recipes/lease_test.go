@@ -24,15 +24,9 @@ type pingClock struct {
 	times []time.Time
 }
 
-func (p *pingClock) dialer() func(network, address string, timeout time.Duration) (net.Conn, error) {
-	return func(network, address string, timeout time.Duration) (net.Conn, error) {
-		c, err := net.DialTimeout(network, address, timeout)
-		if err != nil {
-			return nil, err
-		}
-		return &pingConn{Conn: c, p: p}, nil
-	}
-}
+// wrap records the pings written on c, which must carry ZooKeeper's
+// frames in plaintext (testutil.ConnectWrapped puts it above TLS).
+func (p *pingClock) wrap(c net.Conn) net.Conn { return &pingConn{Conn: c, p: p} }
 
 // after returns the first ping written after t, if any.
 func (p *pingClock) after(t time.Time) (time.Time, bool) {
@@ -84,7 +78,7 @@ func leaseWorstCase(t *testing.T, policy recipes.LossPolicy) {
 	defer link.Close()
 	const margin = time.Second
 	pings := &pingClock{}
-	holder := connect(t, link.Addrs(), recipes.WithLossPolicy(policy), recipes.WithDialer(pings.dialer()),
+	holder := testutil.ConnectWrapped(t, link.Addrs(), pings.wrap, recipes.WithLossPolicy(policy),
 		recipes.WithLeaseMargin(margin))
 	timeout := holder.NegotiatedTimeout()
 	if timeout != testutil.SessionTimeout {

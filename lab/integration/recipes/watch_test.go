@@ -1,10 +1,8 @@
 package recipes_test
 
 import (
-	"bufio"
 	"context"
 	"errors"
-	"net"
 	"reflect"
 	"strings"
 	"sync"
@@ -14,6 +12,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/hooks"
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
+	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -41,25 +41,19 @@ func zkWatchers(t *testing.T, c *zk.Conn, path string) int {
 	return n
 }
 
-// serverWatchers counts the sessions the server at addr has a watch for on
-// path (four-letter word wchp). The server keeps one watch per path and
-// connection whatever the client sends, so this stays at most one per
-// session; it shows that the client's count is all client-side memory.
-func serverWatchers(t *testing.T, addr, path string) int {
+// serverWatchers counts the sessions server 0 of e has a watch for on
+// path (four-letter word wchp, over TLS in secured mode). The server keeps
+// one watch per path and connection whatever the client sends, so this
+// stays at most one per session; it shows that the client's count is all
+// client-side memory.
+func serverWatchers(t *testing.T, e *testenv.Ensemble, path string) int {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	out, err := e.FourLetter(testutil.Ctx(t, 10*time.Second), 0, "wchp")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := c.Write([]byte("wchp")); err != nil {
-		t.Fatal(err)
-	}
 	n, in := 0, false
-	sc := bufio.NewScanner(c)
-	for sc.Scan() {
-		line := sc.Text()
+	for _, line := range strings.Split(out, "\n") {
 		switch {
 		case strings.HasPrefix(line, "/"):
 			in = line == path
@@ -93,7 +87,7 @@ func TestAbandonedWaitsKeepOneWatch(t *testing.T) {
 	}
 	got := zkWatchers(t, ws.Conn(), h.Path())
 	t.Logf("after %d abandoned waits: %d go-zookeeper watchers on the holder's node, %d on the server",
-		n, got, serverWatchers(t, e.DirectAddrs()[0], h.Path()))
+		n, got, serverWatchers(t, e, h.Path()))
 	if got > 1 {
 		t.Fatalf("%d abandoned waits left %d go-zookeeper watchers on %s, want at most 1", n, got, h.Path())
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/rwlock"
 )
@@ -13,8 +14,8 @@ import (
 // after the writer waits for the writer.
 func ExampleRWMutex() {
 	ctx := context.Background()
-	a, _ := recipes.Connect(ctx, zkServers())
-	b, _ := recipes.Connect(ctx, zkServers())
+	a, _ := recipes.Connect(ctx, zkServers(), testutil.SessionOptions()...)
+	b, _ := recipes.Connect(ctx, zkServers(), testutil.SessionOptions()...)
 	defer a.Close()
 	defer b.Close()
 
@@ -47,7 +48,7 @@ func ExampleRWMutex() {
 // other readers in. Upgrading returns ErrUpgrade.
 func ExampleRWMutex_downgrade() {
 	ctx := context.Background()
-	s, err := recipes.Connect(ctx, zkServers())
+	s, err := recipes.Connect(ctx, zkServers(), testutil.SessionOptions()...)
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -84,8 +85,8 @@ func ExampleRWMutex_downgrade() {
 // Revocation: a writer asks the reader holding the lock to let go.
 func ExampleRevoke() {
 	ctx := context.Background()
-	a, _ := recipes.Connect(ctx, zkServers())
-	b, _ := recipes.Connect(ctx, zkServers())
+	a, _ := recipes.Connect(ctx, zkServers(), testutil.SessionOptions()...)
+	b, _ := recipes.Connect(ctx, zkServers(), testutil.SessionOptions()...)
 	defer a.Close()
 	defer b.Close()
 

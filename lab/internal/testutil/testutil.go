@@ -19,6 +19,13 @@
 //
 // Tests must not run in parallel: the goroutine check sees every goroutine
 // of the binary.
+//
+// With ZKRECIPES_SECURE=1 the same tests run secured (see secure.go): TLS
+// ensembles with enforced digest authentication, and every session the
+// harness opens over TLS as User. Tests open sessions through Connect,
+// ConnectWrapped (a connection wrapper that must see plaintext frames),
+// CountedSession, ConnectAs (another principal) or SessionOptions, never
+// with recipes.Connect or zk.Connect alone.
 package testutil
 
 import (
@@ -26,6 +33,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"runtime"
 	"strings"
@@ -39,6 +47,8 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
+var errNoSecuredEnsemble = errors.New("testutil: secured mode, but no secured ensemble started yet")
+
 // Shared is a test binary's ensemble, started on first use (so that a run
 // of unit tests only starts none) and closed by Close.
 type Shared struct {
@@ -48,7 +58,8 @@ type Shared struct {
 	err  error
 }
 
-// NewShared returns a Shared that starts an ensemble of cfg.
+// NewShared returns a Shared that starts an ensemble of cfg (of
+// SecureConfig(cfg) in secured mode).
 func NewShared(cfg testenv.Config) *Shared { return &Shared{cfg: cfg} }
 
 // Ensemble starts the ensemble on the first call (allowing it 10 minutes)
@@ -57,7 +68,10 @@ func (s *Shared) Ensemble() (*testenv.Ensemble, error) {
 	s.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
-		s.ens, s.err = testenv.Start(ctx, s.cfg)
+		s.ens, s.err = testenv.Start(ctx, SecureConfig(s.cfg))
+		if s.err == nil {
+			noteEnsemble(s.ens)
+		}
 	})
 	return s.ens, s.err
 }
@@ -120,9 +134,24 @@ func Logger() *slog.Logger {
 const SessionTimeout = 3 * time.Second
 
 // Connect opens a session (allowing it 30 seconds) with SessionTimeout,
-// Logger and then opts, and closes it at the end of the test, failing the
-// test if Close fails (closing it earlier is fine).
+// Logger, SessionOptions (TLS and digest authentication in secured mode)
+// and then opts, and closes it at the end of the test, failing the test if
+// Close fails (closing it earlier is fine). A dialer in opts opens the
+// connection TLS then runs over; tests that must see the frames use
+// ConnectWrapped.
 func Connect(tb testing.TB, addrs []string, opts ...recipes.Option) *recipes.Session {
+	tb.Helper()
+	return connect(tb, addrs, append(SessionOptions(), opts...))
+}
+
+// ConnectWrapped is Connect for a session whose every connection passes
+// through wrap above TLS (see WrappedOptions), then opts.
+func ConnectWrapped(tb testing.TB, addrs []string, wrap func(net.Conn) net.Conn, opts ...recipes.Option) *recipes.Session {
+	tb.Helper()
+	return connect(tb, addrs, append(WrappedOptions(wrap), opts...))
+}
+
+func connect(tb testing.TB, addrs []string, opts []recipes.Option) *recipes.Session {
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -146,13 +175,13 @@ func CloseSession(tb testing.TB, s *recipes.Session) {
 	}
 }
 
-// CountedSession is Connect (with opts) through a counter of the
-// session's requests and notifications.
+// CountedSession is ConnectWrapped (with opts) through a counter of the
+// session's requests and notifications, which sees them in plaintext in
+// secured mode too.
 func CountedSession(tb testing.TB, addrs []string, opts ...recipes.Option) (*recipes.Session, *zkcount.Counter) {
 	tb.Helper()
 	c := zkcount.New()
-	opts = append(opts[:len(opts):len(opts)], recipes.WithDialer(c.Dialer(nil)))
-	return Connect(tb, addrs, opts...), c
+	return ConnectWrapped(tb, addrs, c.Wrap, opts...), c
 }
 
 // WantOps fails the test unless d counts exactly the requests of want

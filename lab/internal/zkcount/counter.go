@@ -9,15 +9,21 @@ import (
 
 // Counts is a snapshot of a Counter.
 type Counts struct {
-	Requests      map[Op]int64 // requests sent, by op (pings and connects excluded)
-	Pings         int64        // ping requests sent
-	Connects      int64        // connect requests sent (one per TCP connection)
-	Notifications int64        // watch notifications received
-	Replies       int64        // replies received to requests (not pings, not the connect)
-	Corrupt       int64        // streams that stopped parsing
+	Requests map[Op]int64 // requests sent, by op (pings, connects and setAuths excluded)
+	Pings    int64        // ping requests sent
+	Connects int64        // connect requests sent (one per TCP connection)
+	// Auths is the setAuth requests sent: a session with credentials sends
+	// them once at Connect and again, ahead of any other request, on every
+	// new connection (go-zookeeper), so they belong to the connection, as
+	// the connect request does, not to any recipe operation.
+	Auths         int64
+	Notifications int64 // watch notifications received
+	Replies       int64 // replies received to requests (not pings, setAuths nor the connect)
+	Corrupt       int64 // streams that stopped parsing
 	// BytesOut is the size on the wire (length prefix included) of the
 	// requests counted in Requests; BytesIn that of every server frame but
-	// the connect response and ping replies (replies and notifications).
+	// the connect response, ping and setAuth replies (replies and
+	// notifications).
 	BytesOut, BytesIn int64
 	// ReplyBytes is the part of BytesIn that replied to requests of each
 	// op (matched by xid): ReplyBytes[OpGetChildren2] is what the
@@ -43,6 +49,7 @@ func (c Counts) Sub(prev Counts) Counts {
 		Requests:      make(map[Op]int64),
 		Pings:         c.Pings - prev.Pings,
 		Connects:      c.Connects - prev.Connects,
+		Auths:         c.Auths - prev.Auths,
 		Notifications: c.Notifications - prev.Notifications,
 		Replies:       c.Replies - prev.Replies,
 		Corrupt:       c.Corrupt - prev.Corrupt,
@@ -105,10 +112,12 @@ func (c *Counter) Dialer(base func(network, address string, timeout time.Duratio
 // Wrap returns conn with both directions counted.
 func (c *Counter) Wrap(conn net.Conn) net.Conn {
 	return &countedConn{Conn: conn, c: c, out: NewParser(ClientToServer), in: NewParser(ServerToClient),
-		xids: xidOps{pending: map[int32]Op{}, early: map[int32]int64{}}}
+		xids: xidOps{pending: map[int32]Op{}, early: map[int32]int64{}}, auth: map[int32]bool{}}
 }
 
-func (c *Counter) record(dir Direction, f Frame) {
+// record counts f; authReply is true for a server frame that replies to a
+// setAuth.
+func (c *Counter) record(dir Direction, f Frame, authReply bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
@@ -116,6 +125,10 @@ func (c *Counter) record(dir Direction, f Frame) {
 		c.c.Connects++
 	case dir == ClientToServer && f.Op == OpPing:
 		c.c.Pings++
+	case dir == ClientToServer && f.Op == OpSetAuth:
+		c.c.Auths++
+	case authReply:
+		// a setAuth's reply (see countedConn.auth) is not counted
 	case dir == ClientToServer:
 		c.c.Requests[f.Op]++
 		c.c.BytesOut += int64(4 + f.Len)
@@ -155,6 +168,38 @@ type countedConn struct {
 	inMu  sync.Mutex
 	in    *Parser
 	xids  xidOps
+	// auth holds the xids of setAuth requests awaiting their reply:
+	// go-zookeeper gives setAuth an ordinary xid, which the server's reply
+	// repeats (the Java client uses XidAuth), so the reply is known by
+	// its request. A request is parsed before it is written, so before
+	// its reply can be read.
+	authMu sync.Mutex
+	auth   map[int32]bool
+}
+
+// authReply reports whether f, a frame from the server, replies to a
+// setAuth: its xid is that of a pending setAuth, or XidAuth.
+func (cc *countedConn) authReply(f Frame) bool {
+	if f.Connect {
+		return false
+	}
+	cc.authMu.Lock()
+	defer cc.authMu.Unlock()
+	if f.Xid == XidAuth || cc.auth[f.Xid] {
+		delete(cc.auth, f.Xid)
+		return true
+	}
+	return false
+}
+
+// authSent notes a setAuth request.
+func (cc *countedConn) authSent(f Frame) {
+	if f.Connect || f.Op != OpSetAuth {
+		return
+	}
+	cc.authMu.Lock()
+	cc.auth[f.Xid] = true
+	cc.authMu.Unlock()
 }
 
 // xidOps matches replies to their requests' ops by xid. The request is
@@ -195,8 +240,8 @@ func (x *xidOps) replied(xid int32, n int64) (Op, bool) {
 // attribute credits reply sizes to ops (see Counts.ReplyBytes).
 func (cc *countedConn) attribute(dir Direction, f Frame) {
 	switch {
-	case f.Connect || f.Xid <= 0:
-		// connect, pings, notifications: no op's reply
+	case f.Connect || f.Xid <= 0 || (dir == ClientToServer && f.Op == OpSetAuth):
+		// connect, pings, notifications, setAuths: no op's reply
 	case dir == ClientToServer:
 		if n, ok := cc.xids.sent(f.Xid, f.Op); ok {
 			cc.c.replyBytes(f.Op, n)
@@ -217,7 +262,8 @@ func (cc *countedConn) attribute(dir Direction, f Frame) {
 func (cc *countedConn) Write(b []byte) (int, error) {
 	cc.outMu.Lock()
 	if perr := cc.out.Feed(b, func(f Frame) {
-		cc.c.record(ClientToServer, f)
+		cc.authSent(f)
+		cc.c.record(ClientToServer, f, false)
 		cc.attribute(ClientToServer, f)
 	}); perr != nil {
 		cc.c.corrupt()
@@ -231,7 +277,11 @@ func (cc *countedConn) Read(b []byte) (int, error) {
 	if n > 0 {
 		cc.inMu.Lock()
 		if perr := cc.in.Feed(b[:n], func(f Frame) {
-			cc.c.record(ServerToClient, f)
+			if cc.authReply(f) {
+				cc.c.record(ServerToClient, f, true)
+				return
+			}
+			cc.c.record(ServerToClient, f, false)
 			cc.attribute(ServerToClient, f)
 		}); perr != nil {
 			cc.c.corrupt()

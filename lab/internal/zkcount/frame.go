@@ -39,6 +39,7 @@ var ErrCorrupt = zkframe.ErrCorrupt
 const (
 	XidNotification int32 = -1
 	XidPing         int32 = -2
+	XidAuth         int32 = -4 // setAuth requests and their replies
 )
 
 // Direction tells a parser which header layout to expect.

@@ -175,11 +175,13 @@ func TestCounterWrap(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		// The fake server reads everything and answers with a connect
-		// response, one reply, two notifications and a ping reply.
+		// response, two setAuth replies (go-zookeeper's xid, and the
+		// Java client's -4), one reply, two notifications and a ping
+		// reply.
 		go func() { _, _ = io.Copy(io.Discard, server) }()
-		_, _ = server.Write(cat(frame([]int32{0, 4000}, 28), reply(1, 1, 0), reply(-1, -1, 0, 2), reply(-1, -1, 0, 3), reply(-2, 1, 0)))
+		_, _ = server.Write(cat(frame([]int32{0, 4000}, 28), reply(7, 1, 0), reply(-4, 1, 0), reply(1, 1, 0), reply(-1, -1, 0, 2), reply(-1, -1, 0, 3), reply(-2, 1, 0)))
 	}()
-	stream := cat(frame([]int32{0}, 40), frame([]int32{1, int32(OpCreate)}, 5), frame([]int32{-2, int32(OpPing)}, 0), frame([]int32{2, int32(OpCreate)}, 1))
+	stream := cat(frame([]int32{0}, 40), frame([]int32{7, int32(OpSetAuth)}, 20), frame([]int32{-4, int32(OpSetAuth)}, 20), frame([]int32{1, int32(OpCreate)}, 5), frame([]int32{-2, int32(OpPing)}, 0), frame([]int32{2, int32(OpCreate)}, 1))
 	for len(stream) > 0 { // write in uneven pieces
 		n := min(5, len(stream))
 		if _, err := wrapped.Write(stream[:n]); err != nil {
@@ -188,7 +190,7 @@ func TestCounterWrap(t *testing.T) {
 		stream = stream[n:]
 	}
 	buf := make([]byte, 3)
-	want := len(cat(frame([]int32{0, 4000}, 28), reply(1, 1, 0), reply(-1, -1, 0, 2), reply(-1, -1, 0, 3), reply(-2, 1, 0)))
+	want := len(cat(frame([]int32{0, 4000}, 28), reply(7, 1, 0), reply(-4, 1, 0), reply(1, 1, 0), reply(-1, -1, 0, 2), reply(-1, -1, 0, 3), reply(-2, 1, 0)))
 	for read := 0; read < want; {
 		n, err := wrapped.Read(buf)
 		if err != nil {
@@ -200,12 +202,12 @@ func TestCounterWrap(t *testing.T) {
 	_ = server.Close()
 	wg.Wait()
 	got := c.Snapshot()
-	if got.Connects != 1 || got.Pings != 1 || got.Req(OpCreate) != 2 || got.Total() != 2 || got.Notifications != 2 || got.Replies != 1 {
+	if got.Connects != 1 || got.Auths != 2 || got.Pings != 1 || got.Req(OpCreate) != 2 || got.Total() != 2 || got.Notifications != 2 || got.Replies != 1 {
 		t.Fatalf("counts = %+v", got)
 	}
 	// Bytes: the two creates (length prefix, xid, op, padding), the reply
-	// and the two notifications; not the connect frames nor the ping and
-	// its reply.
+	// and the two notifications; not the connect frames, the setAuths and
+	// their replies, nor the ping and its reply.
 	wantOut := int64(len(frame([]int32{1, int32(OpCreate)}, 5)) + len(frame([]int32{2, int32(OpCreate)}, 1)))
 	wantIn := int64(len(cat(reply(1, 1, 0), reply(-1, -1, 0, 2), reply(-1, -1, 0, 3))))
 	if got.BytesOut != wantOut || got.BytesIn != wantIn {
