@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -53,9 +55,26 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, ErrUsage) {
 			return 2
 		}
+		if hint := c.authHint(err); hint != "" {
+			fmt.Fprintln(stderr, "zkrecipes:", hint)
+		}
 		return 1
 	}
 	return 0
+}
+
+// authHint says what an operator should do about a refusal for missing
+// or insufficient credentials (err wraps zk.ErrNoAuth, or is
+// go-zookeeper's report of error code -124 from a server that enforces
+// authentication), "" for any other err.
+func (c *cli) authHint(err error) string {
+	if !errors.Is(zkcall.Answer(err), zk.ErrNoAuth) {
+		return ""
+	}
+	if c.digest == "" {
+		return "the server refused the request: it requires authentication, or the path's ACL lets only some principals read it; give -digest user:password (or $ZKRECIPES_DIGEST)"
+	}
+	return "the server refused the request: the path's ACL does not grant this permission to the -digest user"
 }
 
 // cli is a parsed command line.

@@ -61,10 +61,29 @@ func zkrecipes(t *testing.T, e *testenv.Ensemble, args ...string) string {
 }
 
 func runCommand(ctx context.Context, e *testenv.Ensemble, args ...string) (stdout, stderr string, code int) {
+	return runCommandArgs(ctx, append(serverFlags(e), args...)...)
+}
+
+// runCommandArgs runs the command with args as they are.
+func runCommandArgs(ctx context.Context, args ...string) (stdout, stderr string, code int) {
 	var out, errb bytes.Buffer
-	all := append([]string{"-servers", strings.Join(e.Addrs(), ",")}, args...)
-	code = inspect.Main(ctx, all, &out, &errb)
+	code = inspect.Main(ctx, args, &out, &errb)
 	return out.String(), errb.String(), code
+}
+
+// serverFlags returns the command's flags that reach e: -servers, and on a
+// secured ensemble the flags an operator gives for TLS and digest
+// authentication: -tls-ca with the ensemble's CA file, -tls-server-name,
+// and -digest as the harness's user (testutil.User).
+func serverFlags(e *testenv.Ensemble) []string {
+	flags := []string{"-servers", strings.Join(e.Addrs(), ",")}
+	if files, ok := e.TLSFiles(); ok {
+		flags = append(flags, "-tls-ca", files.CA, "-tls-server-name", testenv.TLSServerName)
+	}
+	if e.Config().EnforceAuth {
+		flags = append(flags, "-digest", testutil.User+":"+testutil.Password)
+	}
+	return flags
 }
 
 // show runs "show -json path" and decodes the report.

@@ -30,7 +30,7 @@ func TestWatchRedrawsOnChange(t *testing.T) {
 	wctx, stop := context.WithCancel(ctx)
 	done := make(chan int, 1)
 	go func() {
-		done <- inspect.Main(wctx, []string{"-servers", strings.Join(e.Addrs(), ","), "-interval", "1m", "-clear=false", "watch", path}, &out, &out)
+		done <- inspect.Main(wctx, append(serverFlags(e), "-interval", "1m", "-clear=false", "watch", path), &out, &out)
 	}()
 	waitFor(t, time.Minute, "the first view", func() bool { return strings.Contains(out.String(), "contenders: 1\n") })
 	m2, err := lock.New(connect(t, e.Addrs()), path, lock.WithData([]byte("second")))
