@@ -28,8 +28,8 @@ const BackendExternal Backend = "external"
 // and leaves the servers alone.
 //
 // tc, when not nil, is the TLS configuration the servers' client ports
-// need (ClientTLS and Dialer return it; CutAfterNextFrame then returns
-// ErrUnsupported, as on a TLS ensemble). The servers must answer the
+// need (ClientTLS and Dialer return it; CutAfterNextFrame then cuts after
+// TLS records, as on a TLS ensemble). The servers must answer the
 // four-letter words srvr (Mode, Leader, WaitQuorum), cons and dump
 // (Link.ExpireSession waits on the leader's dump): ZooKeeper's
 // 4lw.commands.whitelist must list them. Attach checks srvr on every

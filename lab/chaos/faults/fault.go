@@ -43,10 +43,6 @@ type Fault struct {
 	// the quick tier: the scenarios where it matters most, so that the
 	// quick tier stays short.
 	QuickFor []string
-	// Plaintext is set for faults that read ZooKeeper's frames on the
-	// link (testenv's CutAfterNextFrame): not applicable when the client
-	// port speaks TLS.
-	Plaintext bool
 	// Voids names checkers whose invariant the fault voids by design: a
 	// frozen process cannot step down, so under freeze-client two clients
 	// may both believe they hold; only fencing protects the data. Their
@@ -104,14 +100,13 @@ func (f Fault) Inject(ctx context.Context, env *cluster.Env, w Window) (func(con
 
 // NotApplicable returns why f cannot run against e, or "" when it can: a
 // server fault on servers testenv did not start (testenv.Attach: it can
-// neither kill, pause nor isolate them), or a fault that reads ZooKeeper's
-// frames on a TLS client port. Pure: it asks no server.
+// neither kill, pause nor isolate them). Every client fault runs on a TLS
+// client port too: cut-after-frame cuts after the next TLS record there,
+// which carries the next frame (testenv's CutAfterNextFrame). Pure: it
+// asks no server.
 func (f Fault) NotApplicable(e *testenv.Ensemble) string {
-	switch {
-	case f.Server && e.Backend() == testenv.BackendExternal:
+	if f.Server && e.Backend() == testenv.BackendExternal {
 		return "server fault: the servers were not started by the chaos suite, which cannot kill, pause or isolate them"
-	case f.Plaintext && e.Config().TLS:
-		return "reads ZooKeeper's frames on the link, which TLS hides (testenv's CutAfterNextFrame returns ErrUnsupported)"
 	}
 	return ""
 }
@@ -205,7 +200,7 @@ var catalogue = []Fault{
 	{Name: "overlap", Quick: true, QuickFor: []string{"lock"}, Server: true, MinFor: 0.6, MaxFor: 0.9, Aim: RoleHolder, Trace: TraceTarget,
 		Doc:    "two overlapping faults: half-open on the holder's link, and a third of the way in SIGKILL the ZooKeeper leader; the link heals first, the leader restarts a third later",
 		inject: injectOverlap},
-	{Name: "cut-after-frame", Quick: true, QuickFor: []string{"lock"}, MinFor: 0, MaxFor: 0, Aim: RoleHolder, Trace: TraceTarget, Plaintext: true,
+	{Name: "cut-after-frame", Quick: true, QuickFor: []string{"lock"}, MinFor: 0, MaxFor: 0, Aim: RoleHolder, Trace: TraceTarget,
 		Doc:    "blackhole the holder's link right after a frame from its server, until its session expires: the latest a holder can learn of its loss",
 		inject: injectCutAfterFrame},
 	{Name: "freeze-client", Quick: true, NeedsProcesses: true, MinFor: 1.3, MaxFor: 1.8, Aim: RoleHolder, Trace: TraceTarget,

@@ -111,7 +111,7 @@ func injectCutAfterFrame(ctx context.Context, env *cluster.Env, w Window, t *Tar
 			_ = c.Link.Heal()
 			return nil, err
 		}
-		if _, err := setup.Create(probe, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		if _, err := setup.Create(probe, nil, zk.FlagEphemeral, env.ACL()); err != nil {
 			_ = c.Link.Heal()
 			return nil, fmt.Errorf("create %s to fire the watch: %w", probe, err)
 		}
