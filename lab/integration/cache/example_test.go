@@ -20,13 +20,13 @@ func cleanup(conn *zk.Conn, p string) {
 	_ = conn.Delete(p, -1)
 }
 
-// ensure creates p and its missing parents.
-func ensure(conn *zk.Conn, p string) {
+// ensure creates p and its missing parents, with the Session's ACL.
+func ensure(s *recipes.Session, p string) {
 	if p == "/" {
 		return
 	}
-	ensure(conn, path.Dir(p))
-	_, _ = conn.Create(p, nil, 0, zk.WorldACL(zk.PermAll))
+	ensure(s, path.Dir(p))
+	_, _ = s.Conn().Create(p, nil, 0, s.ACLFor(p))
 }
 
 func ExampleNodeCache() {
@@ -39,7 +39,7 @@ func ExampleNodeCache() {
 	defer s.Close()
 	p := "/examples/cache/node/feature-flag"
 	cleanup(s.Conn(), p)
-	ensure(s.Conn(), path.Dir(p))
+	ensure(s, path.Dir(p))
 
 	c, err := cache.NewNodeCache(s, p) // checks its arguments, sends nothing
 	if err != nil {
@@ -54,7 +54,7 @@ func ExampleNodeCache() {
 	}
 	fmt.Println((<-events.C).Type) // the node is missing: nothing to add
 
-	acl := zk.WorldACL(zk.PermAll)
+	acl := s.ACLFor(p)
 	_, _ = s.Conn().Create(p, []byte("off"), 0, acl)
 	show()
 	_, _ = s.Conn().Set(p, []byte("on"), -1)
@@ -84,8 +84,8 @@ func ExampleChildrenCache() {
 	defer s.Close()
 	p := "/examples/cache/children/workers"
 	cleanup(s.Conn(), p)
-	ensure(s.Conn(), p)
-	acl := zk.WorldACL(zk.PermAll)
+	ensure(s, p)
+	acl := s.ACLFor(p)
 	_, _ = s.Conn().Create(p+"/w1", []byte("10.0.0.1"), 0, acl)
 	_, _ = s.Conn().Create(p+"/w2", []byte("10.0.0.2"), 0, acl)
 
@@ -132,8 +132,8 @@ func ExampleTreeCache() {
 	defer s.Close()
 	root := "/examples/cache/tree/config"
 	cleanup(s.Conn(), root)
-	ensure(s.Conn(), root)
-	acl := zk.WorldACL(zk.PermAll)
+	ensure(s, root)
+	acl := s.ACLFor(root)
 	_, _ = s.Conn().Create(root+"/db", []byte("pg"), 0, acl)
 	_, _ = s.Conn().Create(root+"/db/pool", []byte("10"), 0, acl)
 	_, _ = s.Conn().Create(root+"/db/pool/deeper", []byte("not cached"), 0, acl)

@@ -56,7 +56,7 @@ func testPath(tb testing.TB) string {
 	return p
 }
 
-var acl = zk.WorldACL(zk.PermAll)
+var acl = testutil.ACL()
 
 // mkdirs creates p and its missing parents (persistent, empty).
 func mkdirs(tb testing.TB, s *recipes.Session, p string) {

@@ -3,10 +3,9 @@ package discovery_test
 import (
 	"errors"
 	"fmt"
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"testing"
 	"time"
-
-	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/discovery"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -77,7 +76,7 @@ func TestProviderFollows(t *testing.T) {
 	}
 	waitInstances(t, p, "i-1,i-2")
 	// A node that is not an instance is left out; fixed, it is in.
-	if _, err := reg.Conn().Create(base+"/api/junk", []byte("{"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := reg.Conn().Create(base+"/api/junk", []byte("{"), 0, testutil.ACL()); err != nil {
 		t.Fatal(err)
 	}
 	good, _ := discovery.Marshal(discovery.Instance{Name: "api", ID: "junk"})

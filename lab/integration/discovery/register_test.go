@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"testing"
 	"time"
 
@@ -84,7 +85,7 @@ func TestRegisterQueryUnregister(t *testing.T) {
 
 	// A node that is not an instance is left out of Instances, and
 	// reported by Instance.
-	if _, err := s.Conn().Create(base+"/api/junk", []byte("not json"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := s.Conn().Create(base+"/api/junk", []byte("not json"), 0, testutil.ACL()); err != nil {
 		t.Fatal(err)
 	}
 	if insts, err := d.Instances(ctx, "api"); err != nil || ids(insts) != "dyn-1,static-1" {
@@ -180,7 +181,7 @@ func TestRegisterReplaces(t *testing.T) {
 		t.Fatalf("the displaced registration's Unregister touched our node: %+v", st2)
 	}
 	// A persistent node at the path is replaced too.
-	if _, err := s.Conn().Create(base+"/api/i-2", []byte("{}"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := s.Conn().Create(base+"/api/i-2", []byte("{}"), 0, testutil.ACL()); err != nil {
 		t.Fatal(err)
 	}
 	r2 := register(t, d, discovery.Instance{Name: "api", ID: "i-2"})

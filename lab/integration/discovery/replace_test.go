@@ -2,6 +2,7 @@ package discovery_test
 
 import (
 	"fmt"
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"testing"
 	"time"
 
@@ -35,7 +36,7 @@ func TestProviderFollowsReplacedNode(t *testing.T) {
 	path := base + "/svc/x"
 	r := register(t, d, discovery.Instance{Name: "svc", ID: "y", ServiceType: discovery.Static})
 	defer r.Unregister(ctx)
-	if _, err := raw.Create(path, inst(0), 0, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := raw.Create(path, inst(0), 0, testutil.ACL()); err != nil {
 		t.Fatal(err)
 	}
 	defer raw.Delete(path, -1)
@@ -57,7 +58,7 @@ func TestProviderFollowsReplacedNode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := raw.Multi(&zk.DeleteRequest{Path: path, Version: st.Version}, &zk.CreateRequest{Path: path, Data: inst(i), Acl: zk.WorldACL(zk.PermAll)}); err != nil {
+		if _, err := raw.Multi(&zk.DeleteRequest{Path: path, Version: st.Version}, &zk.CreateRequest{Path: path, Data: inst(i), Acl: testutil.ACL()}); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, 5*time.Second, fmt.Sprintf("replacement %d seen by the provider", i), func() bool { return has(i) })

@@ -374,7 +374,7 @@ func TestKazooLayout(t *testing.T) {
 	}
 	// A child that is not a party member (kazoo's test: the name contains
 	// "__party__").
-	if _, err := s.Conn().Create(path+"/other", []byte("x"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := s.Conn().Create(path+"/other", []byte("x"), zk.FlagEphemeral, testutil.ACL()); err != nil {
 		t.Fatal(err)
 	}
 	snap := members(t, ctx, s, path, kazoo)
@@ -415,7 +415,7 @@ func TestShallowPartyLayout(t *testing.T) {
 	}
 	// Any child is a member, read as kazoo reads it.
 	for _, name := range []string{"abc-other-1", "plain"} {
-		if _, err := s.Conn().Create(path+"/"+name, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+		if _, err := s.Conn().Create(path+"/"+name, nil, zk.FlagEphemeral, testutil.ACL()); err != nil {
 			t.Fatal(err)
 		}
 	}

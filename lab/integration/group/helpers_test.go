@@ -131,7 +131,7 @@ func mkdirs(tb testing.TB, s *recipes.Session, path string) {
 		if i < len(path) && path[i] != '/' {
 			continue
 		}
-		_, err := s.Conn().Create(path[:i], nil, 0, zk.WorldACL(zk.PermAll))
+		_, err := s.Conn().Create(path[:i], nil, 0, testutil.ACL())
 		if err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			tb.Fatalf("create %s: %v", path[:i], err)
 		}

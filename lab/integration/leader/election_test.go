@@ -3,6 +3,7 @@ package leader_test
 import (
 	"context"
 	"errors"
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"regexp"
 	"slices"
 	"sync"
@@ -22,7 +23,7 @@ func mkdir(t *testing.T, s *recipes.Session, path string) {
 	p := ""
 	for _, seg := range regexp.MustCompile(`/[^/]+`).FindAllString(path, -1) {
 		p += seg
-		if _, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		if _, err := s.Conn().Create(p, nil, 0, testutil.ACL()); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			t.Fatal(err)
 		}
 	}
@@ -643,7 +644,7 @@ func TestDialects(t *testing.T) {
 				t.Fatalf("data %q, %v", data, err)
 			}
 			// Foreign nodes are ignored.
-			if _, err := s.Conn().Create(path+"/foreign", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+			if _, err := s.Conn().Create(path+"/foreign", nil, zk.FlagEphemeral, testutil.ACL()); err != nil {
 				t.Fatal(err)
 			}
 			all, err := el.Participants(ctx)

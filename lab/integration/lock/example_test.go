@@ -21,7 +21,7 @@ func ExampleMutex() {
 	}
 	defer s.Close()
 	// Data the lock protects.
-	_, _ = s.Conn().Create("/example-config", nil, 0, zk.WorldACL(zk.PermAll))
+	_, _ = s.Conn().Create("/example-config", nil, 0, s.ACLFor("/example-config"))
 
 	m, err := lock.New(s, "/examples/mutex") // checks its arguments, sends nothing
 	if err != nil {

@@ -174,7 +174,7 @@ func TestMultiJointFence(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Unlock(ctx)
-	acl := zk.WorldACL(zk.PermAll)
+	acl := testutil.ACL()
 	if _, err := m.FencedMulti(ctx, &zk.CreateRequest{Path: path + "/out1", Acl: acl}); err != nil {
 		t.Fatalf("fenced write while held: %v", err)
 	}

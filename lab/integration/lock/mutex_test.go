@@ -24,7 +24,7 @@ func ensurePath(t *testing.T, s *recipes.Session, p string, data []byte) {
 	if parent != "/" {
 		ensurePath(t, s, parent, nil)
 	}
-	if _, err := s.Conn().Create(p, data, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+	if _, err := s.Conn().Create(p, data, 0, testutil.ACL()); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		t.Fatalf("create %s: %v", p, err)
 	}
 }

@@ -424,7 +424,7 @@ func TestFencing(t *testing.T) {
 	part := receive(t, st, 30*time.Second)
 	defer part.Release(ctx) //nolint:errcheck
 	data := path + "/data"
-	if _, err := admin.Conn().Create(data, []byte("0"), 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+	if _, err := admin.Conn().Create(data, []byte("0"), 0, testutil.ACL()); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		t.Fatal(err)
 	}
 	if _, err := part.FencedMulti(ctx, "item-1", &zk.SetDataRequest{Path: data, Data: []byte("1"), Version: -1}); err != nil {
@@ -635,7 +635,7 @@ func TestCost(t *testing.T) {
 	admin := connect(t, e.Addrs())
 	items := itemsN(2)
 	for _, p := range []string{"/zkrecipes-test", "/zkrecipes-test/partition", path, path + "/party", path + "/locks", path + "/locks/item-0", path + "/locks/item-1"} {
-		if _, err := admin.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		if _, err := admin.Conn().Create(p, nil, 0, testutil.ACL()); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			t.Fatal(err)
 		}
 	}

@@ -40,7 +40,7 @@ func TestBadInput(t *testing.T) {
 	// reports the server's answer and leaves the Node startable.
 	eph := testPath(t) + "-eph"
 	mkdirs(t, s, "/zkrecipes-test/persistent")
-	if _, err := s.Conn().Create(eph, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := s.Conn().Create(eph, nil, zk.FlagEphemeral, testutil.ACL()); err != nil {
 		t.Fatal(err)
 	}
 	child := newNode(t, s, eph+"/child")
@@ -228,7 +228,7 @@ func TestTakenPath(t *testing.T) {
 	ctx := ctxT(t, 2*time.Minute)
 	path := testPath(t) + "/member"
 	mkdirs(t, holder, testPath(t))
-	if _, err := holder.Conn().Create(path, []byte("old"), zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := holder.Conn().Create(path, []byte("old"), zk.FlagEphemeral, testutil.ACL()); err != nil {
 		t.Fatal(err)
 	}
 	n := newNode(t, s, path, persistent.WithData([]byte("new")))

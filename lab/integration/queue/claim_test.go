@@ -225,7 +225,7 @@ func TestClaimFence(t *testing.T) {
 		t.Fatal(err)
 	}
 	counterPath := path + "-counter"
-	if _, err := admin.Conn().Create(counterPath, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := admin.Conn().Create(counterPath, nil, 0, testutil.ACL()); err != nil {
 		t.Fatal(err)
 	}
 	write := &zk.SetDataRequest{Path: counterPath, Data: []byte("x"), Version: -1}

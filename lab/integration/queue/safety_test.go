@@ -228,7 +228,7 @@ func TestClaimNodeDeletedOrReplaced(t *testing.T) {
 				t.Fatal(err)
 			}
 			if replace {
-				if _, err := other.Conn().Create(cpath, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+				if _, err := other.Conn().Create(cpath, nil, zk.FlagEphemeral, testutil.ACL()); err != nil {
 					t.Fatal(err)
 				}
 			}

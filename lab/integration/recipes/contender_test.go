@@ -3,6 +3,7 @@ package recipes_test
 import (
 	"context"
 	"errors"
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"slices"
 	"sync"
 	"testing"
@@ -27,7 +28,7 @@ func TestFindOwn(t *testing.T) {
 	}
 	guid := recipes.Curator.NewGUID()
 	prefix, _ := recipes.Curator.NodePrefix(guid, recipes.RoleLock)
-	acl := zk.WorldACL(zk.PermAll)
+	acl := testutil.ACL()
 	if _, err := old.Conn().Create(zkpath.Join(parent, prefix), nil, zk.FlagEphemeralSequential, acl); err != nil {
 		t.Fatal(err)
 	}

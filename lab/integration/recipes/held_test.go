@@ -3,6 +3,7 @@ package recipes_test
 import (
 	"context"
 	"errors"
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +31,7 @@ func TestHeldShape(t *testing.T) {
 	base := testPath(t)
 	counter := base + "/counter"
 	for _, p := range []string{"/zkrecipes-test", base, counter} {
-		if _, err := admin.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		if _, err := admin.Conn().Create(p, nil, 0, testutil.ACL()); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			t.Fatal(err)
 		}
 	}

@@ -128,7 +128,7 @@ func leaseWorstCase(t *testing.T, policy recipes.LossPolicy) {
 	if err := link.CutAfterNextFrame(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := other.Conn().Create(trigger, nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := other.Conn().Create(trigger, nil, zk.FlagEphemeral, testutil.ACL()); err != nil {
 		t.Fatal(err)
 	}
 	var eventAt time.Time

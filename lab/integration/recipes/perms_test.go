@@ -40,7 +40,7 @@ func TestPermissionPerRequest(t *testing.T) {
 		{"getChildren", func(n string) error { _, _, err := other.Conn().Children(n); return err }},
 		{"setData", func(n string) error { _, err := other.Conn().Set(n, []byte("x"), -1); return err }},
 		{"create child", func(n string) error {
-			_, err := other.Conn().Create(n+"/c", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+			_, err := other.Conn().Create(n+"/c", nil, zk.FlagEphemeral, testutil.ACL())
 			return err
 		}},
 		{"delete child", func(n string) error { return other.Conn().Delete(n+"/d", -1) }},

@@ -140,7 +140,7 @@ func TestWatchFanOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	node := path + "/n"
-	if _, err := other.Conn().Create(node, []byte("v1"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+	if _, err := other.Conn().Create(node, []byte("v1"), 0, testutil.ACL()); err != nil {
 		t.Fatal(err)
 	}
 
@@ -243,7 +243,7 @@ func ensure(s *recipes.Session, path string) error {
 	p := ""
 	for _, seg := range strings.Split(path[1:], "/") {
 		p += "/" + seg
-		if _, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		if _, err := s.Conn().Create(p, nil, 0, testutil.ACL()); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return err
 		}
 	}

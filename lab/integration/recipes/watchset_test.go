@@ -43,7 +43,7 @@ func nextEvents(t *testing.T, w *recipes.WatchSet) []zk.Event {
 
 func mustCreate(t *testing.T, s *recipes.Session, p, data string) {
 	t.Helper()
-	if _, err := s.Conn().Create(p, []byte(data), 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+	if _, err := s.Conn().Create(p, []byte(data), 0, testutil.ACL()); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		t.Fatalf("create %s: %v", p, err)
 	}
 }

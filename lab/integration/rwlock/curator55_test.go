@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"testing"
 	"time"
 
@@ -32,7 +33,7 @@ type curator55 struct {
 func newCurator55(t *testing.T, s *recipes.Session, path string) *curator55 {
 	t.Helper()
 	c := &curator55{t: t, s: s, path: path, guid: uuid.NewString()}
-	w, err := s.Conn().Create(fmt.Sprintf("%s/_c_%s-__WRIT__", path, c.guid), nil, zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll))
+	w, err := s.Conn().Create(fmt.Sprintf("%s/_c_%s-__WRIT__", path, c.guid), nil, zk.FlagEphemeralSequential, testutil.ACL())
 	if err != nil {
 		t.Fatalf("curator writer: %v", err)
 	}
@@ -45,7 +46,7 @@ func newCurator55(t *testing.T, s *recipes.Session, path string) *curator55 {
 func (c *curator55) downgrade() {
 	c.t.Helper()
 	seq := c.write[len(c.write)-10:]
-	r, err := c.s.Conn().Create(fmt.Sprintf("%s/_c_%s-__READ__%s", c.path, c.guid, seq), nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll))
+	r, err := c.s.Conn().Create(fmt.Sprintf("%s/_c_%s-__READ__%s", c.path, c.guid, seq), nil, zk.FlagEphemeral, testutil.ACL())
 	if err != nil {
 		c.t.Fatalf("curator downgrade: %v", err)
 	}

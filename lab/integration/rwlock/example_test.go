@@ -54,7 +54,7 @@ func ExampleRWMutex_downgrade() {
 		return
 	}
 	defer s.Close()
-	_, _ = s.Conn().Create("/example-rw-config", nil, 0, zk.WorldACL(zk.PermAll))
+	_, _ = s.Conn().Create("/example-rw-config", nil, 0, s.ACLFor("/example-rw-config"))
 
 	m, err := rwlock.New(s, "/examples/rwlock-downgrade") // checks its arguments, sends nothing
 	if err != nil {

@@ -54,7 +54,7 @@ func ensurePath(t *testing.T, s *recipes.Session, p string) {
 	if parent != "/" {
 		ensurePath(t, s, parent)
 	}
-	if _, err := s.Conn().Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+	if _, err := s.Conn().Create(p, nil, 0, testutil.ACL()); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		t.Fatalf("create %s: %v", p, err)
 	}
 }

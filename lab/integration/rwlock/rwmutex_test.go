@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"math/rand/v2"
 	"regexp"
 	"slices"
@@ -760,7 +761,7 @@ func TestKazooDialect(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A kazoo Lock holder (as kazoo would write it) blocks our reader.
-	kz, err := s.Conn().Create(path+"/0123456789abcdef0123456789abcdef__lock__", nil, zk.FlagEphemeralSequential, zk.WorldACL(zk.PermAll))
+	kz, err := s.Conn().Create(path+"/0123456789abcdef0123456789abcdef__lock__", nil, zk.FlagEphemeralSequential, testutil.ACL())
 	if err != nil {
 		t.Fatal(err)
 	}

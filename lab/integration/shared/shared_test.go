@@ -191,7 +191,7 @@ func TestWatchNeverGoesBack(t *testing.T) {
 	if err := s.Conn().Delete(path, -1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Conn().Create(path, shared.EncodeCount(7), 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+	if _, err := s.Conn().Create(path, shared.EncodeCount(7), 0, testutil.ACL()); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 		t.Fatal(err)
 	}
 	if _, err := s.Conn().Set(path, shared.EncodeCount(8), -1); err != nil {

@@ -172,15 +172,15 @@ func TestOnceLostAnswer(t *testing.T) {
 }
 
 func zkEnsure(s *recipes.Session, path string) error {
-	_, err := s.Conn().Create(path, nil, 0, zk.WorldACL(zk.PermAll))
+	_, err := s.Conn().Create(path, nil, 0, testutil.ACL())
 	if errors.Is(err, zk.ErrNoNode) {
-		if _, err := s.Conn().Create("/zkrecipes-test", nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		if _, err := s.Conn().Create("/zkrecipes-test", nil, 0, testutil.ACL()); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return err
 		}
-		if _, err := s.Conn().Create("/zkrecipes-test/ttl", nil, 0, zk.WorldACL(zk.PermAll)); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+		if _, err := s.Conn().Create("/zkrecipes-test/ttl", nil, 0, testutil.ACL()); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 			return err
 		}
-		_, err = s.Conn().Create(path, nil, 0, zk.WorldACL(zk.PermAll))
+		_, err = s.Conn().Create(path, nil, 0, testutil.ACL())
 	}
 	if errors.Is(err, zk.ErrNodeExists) {
 		return nil

@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -146,4 +147,16 @@ func ConnectAs(tb testing.TB, addrs []string, user, password string, opts ...rec
 	}
 	base = append(base, recipes.WithDigestAuth(user, password))
 	return connect(tb, addrs, append(base, opts...))
+}
+
+// ACL is the ACL a test gives the nodes it creates with raw requests, as
+// the recipes' own Sessions would: recipes.DefaultAuthACL (User all,
+// anyone read) in secured mode, world:anyone all in plain mode. A parent
+// a test makes world-open in secured mode would be refused by the
+// recipes (recipes.ErrOpenParent), as it should be.
+func ACL() []zk.ACL {
+	if Secure() {
+		return recipes.DefaultAuthACL()
+	}
+	return zk.WorldACL(zk.PermAll)
 }
