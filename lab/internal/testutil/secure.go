@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
 	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -159,4 +160,21 @@ func ACL() []zk.ACL {
 		return recipes.DefaultAuthACL()
 	}
 	return zk.WorldACL(zk.PermAll)
+}
+
+// FirstCreateUnder returns want with the requests an authenticated Session
+// adds to its first create under a parent in secured mode: the recipes'
+// open-parent check reads the parent's ACL once per parent and Session
+// (1 getACL; recipes.ErrOpenParent), nothing in plain mode. parents is how
+// many parents the measured operation creates under for the first time
+// in its Session. want is not changed.
+func FirstCreateUnder(parents int, want map[zkcount.Op]int64) map[zkcount.Op]int64 {
+	out := make(map[zkcount.Op]int64, len(want)+1)
+	for op, n := range want {
+		out[op] = n
+	}
+	if Secure() && parents > 0 {
+		out[zkcount.OpGetACL] += int64(parents)
+	}
+	return out
 }
