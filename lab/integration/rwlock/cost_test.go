@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/rwlock"
@@ -49,7 +50,8 @@ func TestCost(t *testing.T) {
 	create, children, get, del := zkcount.OpCreate, zkcount.OpGetChildren2, zkcount.OpGetData, zkcount.OpDelete
 
 	lockStart := ca.Snapshot()
-	acquired("uncontended Lock", ca, func() error { return ma.Lock(ctx) }, map[zkcount.Op]int64{create: 1, children: 1})
+	// a's first create under path: its open-parent check in the secured pass.
+	acquired("uncontended Lock", ca, func() error { return ma.Lock(ctx) }, testutil.FirstCreateUnder(1, map[zkcount.Op]int64{create: 1, children: 1}))
 	writeWatched := ca.Snapshot().Sub(lockStart).Req(get) == 1 // the getData armed a watch on our node
 	step("TryRLock against a writer", cb, func() error {
 		if err := mb.TryRLock(ctx); !errors.Is(err, rwlock.ErrLocked) {
@@ -76,7 +78,9 @@ func TestCost(t *testing.T) {
 	}
 	wantOps(t, "RLock while writing (downgrade)", ca.Snapshot().Sub(before), map[zkcount.Op]int64{create: 1, get: wantGet})
 	step("Unlock after a downgrade", ca, func() error { return ma.Unlock(ctx) }, map[zkcount.Op]int64{children: 1, del: 1})
-	acquired("uncontended RLock", cb, func() error { return mb.RLock(ctx) }, map[zkcount.Op]int64{create: 1, children: 1})
+	// b's first create under path (its Try calls above created nothing): its
+	// open-parent check in the secured pass.
+	acquired("uncontended RLock", cb, func() error { return mb.RLock(ctx) }, testutil.FirstCreateUnder(1, map[zkcount.Op]int64{create: 1, children: 1}))
 	step("RUnlock", ca, func() error { return ma.RUnlock(ctx) }, map[zkcount.Op]int64{del: 1})
 	step("TryLock against readers", ca, func() error {
 		if err := ma.TryLock(ctx); !errors.Is(err, rwlock.ErrLocked) {
