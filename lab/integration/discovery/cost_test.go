@@ -42,10 +42,14 @@ func TestCost(t *testing.T) {
 	// First instance of a service: 1 exists finds the path free; the
 	// persistent.Node's create fails (no parent), the parent is created as
 	// a container, the create is sent again, and its exists sets the watch.
+	// It is the Session's first create under the service's path, which is
+	// missing: in the secured pass the open-parent check reads its ACL
+	// before the first create (no node: not checked, nothing remembered)
+	// and again before the second, hence 2 getACL for the one parent.
 	before := c.Snapshot()
 	r := register(t, d, discovery.Instance{Name: "api", ID: "a"})
-	want("Register, first of its service", c.Snapshot().Sub(before),
-		map[zkcount.Op]int64{zkcount.OpCreate: 2, zkcount.OpCreateContainer: 1, zkcount.OpExists: 2})
+	want("Register, first of its service", c.Snapshot().Sub(before), testutil.FirstCreateUnder(2,
+		map[zkcount.Op]int64{zkcount.OpCreate: 2, zkcount.OpCreateContainer: 1, zkcount.OpExists: 2}))
 
 	before = c.Snapshot()
 	r2 := register(t, d, discovery.Instance{Name: "api", ID: "b", ServiceType: discovery.Static})

@@ -232,10 +232,15 @@ func TestReRegisterAfterExpiry(t *testing.T) {
 		}
 		// The server deleted the node with the session (ExpireSession
 		// returns once the server has expired it); the Registration
-		// creates it again under the next session.
-		waitFor(t, 30*time.Second, "the node on the new session", func() bool {
+		// creates it again under the next session. The node on the server
+		// is not yet the Registration knowing it: its persistent.Node
+		// publishes a new Present once its watch has seen the node ours,
+		// after its create returns; an Update racing that return is
+		// written first (seen in the secured pass), and Present is the
+		// old, done one until the watch. So wait for both.
+		waitFor(t, 30*time.Second, "the node on the new session, and Present again", func() bool {
 			_, st := node(t, watcher, r.Path())
-			return st != nil && st.EphemeralOwner != old && st.EphemeralOwner == s.ID()
+			return st != nil && st.EphemeralOwner != old && st.EphemeralOwner == s.ID() && r.Present().Err() == nil
 		})
 		inst := r.Instance()
 		inst.Port = 100 + round
