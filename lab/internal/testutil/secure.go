@@ -165,9 +165,12 @@ func ACL() []zk.ACL {
 // FirstCreateUnder returns want with the requests an authenticated Session
 // adds to its first create under a parent in secured mode: the recipes'
 // open-parent check reads the parent's ACL once per parent and Session
-// (1 getACL; recipes.ErrOpenParent), nothing in plain mode. parents is how
-// many parents the measured operation creates under for the first time
-// in its Session. want is not changed.
+// (recipes.ErrOpenParent), nothing in plain mode. parents counts the
+// getACL requests that check sends for the measured operation: 1 for each
+// existing parent it creates under for the first time in its Session, 2
+// for a parent it must create first (read: no node; created with the
+// Session's ACL; read again before the create under it). want is not
+// changed.
 func FirstCreateUnder(parents int, want map[zkcount.Op]int64) map[zkcount.Op]int64 {
 	out := make(map[zkcount.Op]int64, len(want)+1)
 	for op, n := range want {
