@@ -105,7 +105,8 @@ func worldChildPerms(acl []zk.ACL) int32 {
 
 // checkParent runs the squatting check for a create under parent (see
 // above): nil at once for a Session without credentials or a parent
-// already checked; else 1 getACL (sent again after a connection error).
+// already checked; else ctx's error, sending nothing, for a done ctx, or
+// 1 getACL (sent again after a connection error).
 // It fails with ErrOpenParent (unless WithAllowOpenParents), with an
 // error wrapping ErrNoAuth when the parent's ACL lets us not even read
 // it, or with ctx's error.
@@ -114,6 +115,11 @@ func (s *Session) checkParent(ctx context.Context, parent string) error {
 		return nil
 	}
 	for {
+		// A done ctx sends nothing, even while the Session is usable
+		// (waitUsable does not look at ctx then).
+		if err := ContextError(ctx); err != nil {
+			return err
+		}
 		if _, err := s.waitUsable(ctx); err != nil {
 			return err
 		}

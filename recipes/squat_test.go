@@ -1,8 +1,11 @@
 package recipes
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -51,5 +54,36 @@ func TestParentChecksBound(t *testing.T) {
 	}
 	if len(c.seen) != maxCheckedParents {
 		t.Fatalf("%d parents remembered, want %d", len(c.seen), maxCheckedParents)
+	}
+}
+
+// TestCheckParentDoneCtxSendsNothing: an authenticated Session's squatting
+// check with a done ctx returns ctx's cause and sends no getACL, as a
+// recipe call with a done ctx sends nothing (it sent the getACL when the
+// Session was usable: a regression found by the queue's
+// TestDoneCtxSendsNothing in the integration suite's secured pass).
+func TestCheckParentDoneCtxSendsNothing(t *testing.T) {
+	f := newFakeZK(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := Connect(ctx, []string{f.addr()}, WithDigestAuth("alice", testPassword))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	done, stop := context.WithCancelCause(ctx)
+	cause := errors.New("caller gave up")
+	stop(cause)
+	for range 20 {
+		if err := s.checkParent(done, "/p"); !errors.Is(err, cause) {
+			t.Fatalf("checkParent(done) = %v, want its cause", err)
+		}
+	}
+	for _, conn := range f.requests() {
+		for _, r := range conn {
+			if r.op != opSetAuth {
+				t.Fatalf("checkParent(done) sent op %d; requests %+v", r.op, f.requests())
+			}
+		}
 	}
 }
