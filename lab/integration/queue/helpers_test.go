@@ -1,12 +1,8 @@
 package queue_test
 
 import (
-	"errors"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/lab/testenv"
@@ -32,37 +28,11 @@ func ensemble(tb testing.TB) *testenv.Ensemble {
 }
 
 var (
-	connect = testutil.Connect
-	ctxT    = testutil.Ctx
-	waitFor = testutil.WaitFor
+	connect  = testutil.Connect
+	ctxT     = testutil.Ctx
+	waitFor  = testutil.WaitFor
+	children = testutil.Children // nil when the node does not exist
 )
-
-// children is testutil.Children (nil when the node does not exist) for a
-// session the test does not fault, robust to that session's connection
-// dropping: under heavy load go-zookeeper closes a connection on which
-// nothing came for 2/3 of the session timeout (2s of testutil's 3s), and
-// the read in flight fails with zk.ErrConnectionClosed although the
-// session lives on. It then waits for the session to be usable again and
-// reads again, for up to 30 seconds; an expired or closed session still
-// fails the test.
-func children(tb testing.TB, s *recipes.Session, path string) []string {
-	tb.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		names, _, err := s.Conn().Children(path)
-		if !errors.Is(err, zk.ErrConnectionClosed) || time.Now().After(deadline) {
-			if err != nil && !errors.Is(err, zk.ErrNoNode) && !strings.Contains(err.Error(), "node does not exist") {
-				tb.Fatalf("children %s: %v", path, err)
-			}
-			return names
-		}
-		tb.Logf("children %s: %v; read again once the session is usable", path, err)
-		waitFor(tb, 2*testutil.SessionTimeout, "the session usable again", func() bool {
-			st := s.State()
-			return st == recipes.StateConnected || st == recipes.StateReconnected
-		})
-	}
-}
 
 func testPath(tb testing.TB) string {
 	return "/zkrecipes-test/queue/" + strings.NewReplacer("/", "_", " ", "_", "=", "_").Replace(tb.Name())

@@ -218,15 +218,30 @@ func WaitFor(tb testing.TB, d time.Duration, what string, cond func() bool) {
 	}
 }
 
-// Children lists path through s's connection, nil when path does not
-// exist; other errors fail the test.
+// Children lists path through s (allowing it 30 seconds), nil when the
+// node does not exist; any other error fails the test. A read that fails
+// because s's connection dropped while the session lives on (under heavy
+// load go-zookeeper closes a connection on which nothing came for 2/3 of
+// the session timeout, and the read in flight fails with
+// zk.ErrConnectionClosed) is sent again once the session is usable; an
+// expired or closed session still fails the test.
 func Children(tb testing.TB, s *recipes.Session, path string) []string {
 	tb.Helper()
-	names, _, err := s.Conn().Children(path)
-	if err != nil && !errors.Is(err, zk.ErrNoNode) && !strings.Contains(err.Error(), "node does not exist") {
-		tb.Fatalf("children %s: %v", path, err)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		names, _, err := s.Conn().Children(path)
+		if !errors.Is(err, zk.ErrConnectionClosed) || time.Now().After(deadline) {
+			if err != nil && !errors.Is(err, zk.ErrNoNode) && !strings.Contains(err.Error(), "node does not exist") {
+				tb.Fatalf("children %s: %v", path, err)
+			}
+			return names
+		}
+		tb.Logf("children %s: %v; read again once the session is usable", path, err)
+		WaitFor(tb, 2*SessionTimeout, "the session usable again", func() bool {
+			st := s.State()
+			return st == recipes.StateConnected || st == recipes.StateReconnected
+		})
 	}
-	return names
 }
 
 // Running matches the stack of a goroutine that mentions code of
