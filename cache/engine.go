@@ -490,16 +490,23 @@ func (e *engine) popBatch() []*item {
 	return batch
 }
 
-// readBatch sends the batch's reads and waits for their answers.
-func (e *engine) readBatch(ctx context.Context, batch []*item) []result {
-	res := make([]result, len(batch))
-	todo := make([]int, 0, len(batch))
+// prepare returns the batch's results with what is known before sending
+// (skip, sent) and the indexes of the reads to send.
+func (e *engine) prepare(batch []*item) (res []result, todo []int) {
+	res = make([]result, len(batch))
+	todo = make([]int, 0, len(batch))
 	for i, it := range batch {
 		if res[i].skip = e.skip(it); !res[i].skip {
 			res[i].sent = e.czxid(it.key.path)
 			todo = append(todo, i)
 		}
 	}
+	return res, todo
+}
+
+// readBatch sends the batch's reads and waits for their answers.
+func (e *engine) readBatch(ctx context.Context, batch []*item) []result {
+	res, todo := e.prepare(batch)
 	if len(todo) == 1 {
 		e.read(ctx, batch[todo[0]], &res[todo[0]])
 		return res
@@ -574,6 +581,11 @@ func (e *engine) process(ctx context.Context, batch []*item) error {
 		}
 		return nil
 	}
+	return e.applyBatch(ctx, batch, res)
+}
+
+// applyBatch applies the answers to a batch's reads in queue order.
+func (e *engine) applyBatch(ctx context.Context, batch []*item, res []result) error {
 	e.touched = make(map[string]struct{})
 	defer func() { e.touched = nil }()
 	var connErr error
