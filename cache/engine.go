@@ -70,6 +70,11 @@ type entry struct {
 	// suspect: a deletion of the path was reported, maybe of an older
 	// incarnation; the parent's next listing tells (run goroutine only).
 	suspect bool
+	// pzxid: the largest Stat.Pzxid read of this incarnation (data read
+	// or listing; run goroutine only). A child whose Czxid is not larger
+	// was created before that read, so under this incarnation: see
+	// apply.
+	pzxid int64
 }
 
 // stateIn is what the state hook leaves for the run goroutine.
@@ -650,6 +655,7 @@ func (e *engine) apply(ctx context.Context, p string, data []byte, stat *zk.Stat
 	cur := e.get(p)
 	switch {
 	case cur != nil && stat.Czxid == cur.node.Stat.Czxid:
+		cur.pzxid = max(cur.pzxid, stat.Pzxid)
 		if stat.Mzxid <= cur.node.Stat.Mzxid {
 			return nil // nothing new (never older: a read never goes back)
 		}
@@ -661,19 +667,39 @@ func (e *engine) apply(ctx context.Context, p string, data []byte, stat *zk.Stat
 		return e.emit(ctx, Event{Type: EventUpdated, Node: cloneNode(n)})
 	case cur != nil && stat.Czxid < cur.node.Stat.Czxid:
 		return nil // an older incarnation: cannot be newer than the view
-	case cur != nil:
+	}
+	var pe *entry
+	if p != e.root {
+		parent, _ := zkpath.Split(p)
+		if pe = e.get(parent); pe == nil {
+			return nil
+		}
+		if stat.Czxid > pe.pzxid {
+			// An incarnation created after the parent's last read: the
+			// parent we have may have been deleted and created again
+			// meanwhile, and this node be the new parent's child, which
+			// must not enter the view under the old one (its removal with
+			// the old parent, and its addition with the new one, would
+			// report it removed and added again, unchanged). A listing of
+			// the parent tells: its incarnation, and whether this node is
+			// still a child of it (the suspect mark has its data read
+			// again then).
+			if cur != nil {
+				cur.suspect = true
+			}
+			e.enqueue(kKids, parent, init, false)
+			return nil
+		}
+	}
+	if cur != nil {
 		// Deleted and created again: the node we had is gone, with its
 		// subtree.
 		if err := e.remove(ctx, p); err != nil {
 			return err
 		}
 	}
-	if p != e.root {
-		parent, name := zkpath.Split(p)
-		pe := e.get(parent)
-		if pe == nil {
-			return nil
-		}
+	if pe != nil {
+		_, name := zkpath.Split(p)
 		e.mu.Lock()
 		pe.kids[name] = struct{}{}
 		e.mu.Unlock()
@@ -681,7 +707,7 @@ func (e *engine) apply(ctx context.Context, p string, data []byte, stat *zk.Stat
 	n := Node{Path: p, Data: data, Stat: *stat}
 	d := e.depth(p)
 	e.mu.Lock()
-	e.nodes[p] = &entry{node: n, depth: d, kids: make(map[string]struct{})}
+	e.nodes[p] = &entry{node: n, depth: d, kids: make(map[string]struct{}), pzxid: stat.Pzxid}
 	e.mu.Unlock()
 	e.touch(p)
 	if d < e.cfg.maxDepth {
@@ -710,7 +736,7 @@ func (e *engine) applyKids(ctx context.Context, it *item, r result) error {
 		return nil
 	case cur == nil:
 		e.mu.Lock()
-		e.nodes[p] = &entry{node: Node{Path: p, Stat: *stat}, kids: make(map[string]struct{}), hidden: true}
+		e.nodes[p] = &entry{node: Node{Path: p, Stat: *stat}, kids: make(map[string]struct{}), hidden: true, pzxid: stat.Pzxid}
 		e.mu.Unlock()
 		cur = e.get(p)
 	case stat.Czxid < cur.node.Stat.Czxid:
@@ -729,6 +755,9 @@ func (e *engine) applyKids(ctx context.Context, it *item, r result) error {
 		e.mu.Lock()
 		cur.node.Stat = *stat
 		e.mu.Unlock()
+		cur.pzxid = stat.Pzxid
+	default:
+		cur.pzxid = max(cur.pzxid, stat.Pzxid)
 	}
 	want := make(map[string]struct{}, len(names))
 	for _, name := range names {
