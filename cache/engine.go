@@ -374,8 +374,14 @@ func (e *engine) takeEvents(evs []zk.Event) {
 				// The deletion also fires the parent's child watch: its
 				// listing says whether the node is gone, and if it is
 				// listed again (created again, or the event was an older
-				// incarnation's), a read of its data tells which.
+				// incarnation's), a read of its data tells which. That
+				// watch may not have been set at the deletion (a listing
+				// of the parent in flight then, applied before this event
+				// was taken): the parent is listed here, which the child
+				// watch's event would queue anyway.
 				e.get(p).suspect = true
+				parent, _ := zkpath.Split(p)
+				e.enqueue(kKids, parent, false, false)
 			}
 		}
 	}
@@ -639,13 +645,7 @@ func (e *engine) applyBatch(ctx context.Context, batch []*item, res []result) er
 func (e *engine) applyData(ctx context.Context, it *item, r result) error {
 	p := it.key.path
 	if r.err != nil { // the node is missing
-		if err := e.remove(ctx, p); err != nil {
-			return err
-		}
-		if p == e.root {
-			e.enqueue(kExists, p, it.init, false)
-		}
-		return nil
+		return e.missing(ctx, it)
 	}
 	return e.apply(ctx, p, r.data, r.stat, it.init)
 }
@@ -719,13 +719,7 @@ func (e *engine) apply(ctx context.Context, p string, data []byte, stat *zk.Stat
 func (e *engine) applyKids(ctx context.Context, it *item, r result) error {
 	p := it.key.path
 	if r.err != nil { // the node is missing
-		if err := e.remove(ctx, p); err != nil {
-			return err
-		}
-		if p == e.root {
-			e.enqueue(kExists, p, it.init, false)
-		}
-		return nil
+		return e.missing(ctx, it)
 	}
 	names, stat, cur := r.names, r.stat, e.get(p)
 	switch {
@@ -787,6 +781,29 @@ func (e *engine) applyKids(ctx context.Context, it *item, r result) error {
 	sort.Strings(added)
 	for _, name := range added {
 		e.enqueue(kData, zkpath.Join(p, name), it.init, false)
+	}
+	return nil
+}
+
+// missing handles a read that found no node: the node in the view, if
+// any, is gone, with its subtree. The root is then watched for its
+// creation. Another node may be back already: the parent's listing that
+// the batch applied before this answer (or in an earlier batch) may name
+// its new incarnation, read before this answer was (the order of a
+// batch's reads is unknown), and set the child watch after that
+// creation, so no event would tell: the parent is listed again.
+func (e *engine) missing(ctx context.Context, it *item) error {
+	p := it.key.path
+	cached := e.cached(p)
+	if err := e.remove(ctx, p); err != nil {
+		return err
+	}
+	if p == e.root {
+		e.enqueue(kExists, p, it.init, false)
+		return nil
+	}
+	if parent, _ := zkpath.Split(p); cached && e.cached(parent) {
+		e.enqueue(kKids, parent, it.init, false)
 	}
 	return nil
 }
