@@ -52,6 +52,7 @@ type engine struct {
 	queue        []*item
 	queued       map[itemKey]*item   // the queue's items by key
 	touched      map[string]struct{} // paths the batch being applied changed
+	listed       map[string]struct{} // nodes whose listing the last batch applied
 	initPending  int                 // queued items of the current load
 	initializing bool                // a load is under way: EventInitialized ends it
 	needLoad     bool                // read everything (after Start, or a session loss)
@@ -179,6 +180,7 @@ func (e *engine) loop(ctx context.Context) error {
 			return errStop
 		}
 		e.takeEvents(e.ws.Events())
+		e.listed = nil
 		state, suspended, lost := e.takeState()
 		if state == recipes.StateClosed {
 			return fmt.Errorf("cache %s: %w", e.root, recipes.ErrClosed)
@@ -375,16 +377,25 @@ func (e *engine) takeEvents(evs []zk.Event) {
 				// listing says whether the node is gone, and if it is
 				// listed again (created again, or the event was an older
 				// incarnation's), a read of its data tells which. That
-				// watch may not have been set at the deletion (a listing
-				// of the parent in flight then, applied before this event
-				// was taken): the parent is listed here, which the child
-				// watch's event would queue anyway.
+				// watch was not set at the deletion if the listing of the
+				// parent that the last batch applied was answered after
+				// it (the event, which came before that answer, is taken
+				// after the batch): that listing may have named a new
+				// incarnation, and no event will come: list it again.
 				e.get(p).suspect = true
-				parent, _ := zkpath.Split(p)
-				e.enqueue(kKids, parent, false, false)
+				if parent, _ := zkpath.Split(p); e.wasListed(parent) {
+					e.enqueue(kKids, parent, false, false)
+				}
 			}
 		}
 	}
+}
+
+// wasListed reports whether the batch being applied, or the last one
+// applied, applied a listing of p.
+func (e *engine) wasListed(p string) bool {
+	_, ok := e.listed[p]
+	return ok
 }
 
 // enqueueRoot queues the reads that find the root's state.
@@ -598,6 +609,7 @@ func (e *engine) process(ctx context.Context, batch []*item) error {
 // applyBatch applies the answers to a batch's reads in queue order.
 func (e *engine) applyBatch(ctx context.Context, batch []*item, res []result) error {
 	e.touched = make(map[string]struct{})
+	e.listed = make(map[string]struct{})
 	defer func() { e.touched = nil }()
 	var connErr error
 	for i, it := range batch {
@@ -753,6 +765,7 @@ func (e *engine) applyKids(ctx context.Context, it *item, r result) error {
 	default:
 		cur.pzxid = max(cur.pzxid, stat.Pzxid)
 	}
+	e.listed[p] = struct{}{}
 	want := make(map[string]struct{}, len(names))
 	for _, name := range names {
 		if c := zkpath.Join(p, name); e.cfg.filter == nil || e.cfg.filter(c) {
@@ -787,11 +800,13 @@ func (e *engine) applyKids(ctx context.Context, it *item, r result) error {
 
 // missing handles a read that found no node: the node in the view, if
 // any, is gone, with its subtree. The root is then watched for its
-// creation. Another node may be back already: the parent's listing that
-// the batch applied before this answer (or in an earlier batch) may name
-// its new incarnation, read before this answer was (the order of a
-// batch's reads is unknown), and set the child watch after that
-// creation, so no event would tell: the parent is listed again.
+// creation. Another node may be back already: a listing of its parent
+// that the batch applied before this answer may have been answered after
+// it (the order of a batch's reads is unknown) and after the node was
+// created again, so it named the new incarnation and set the child
+// watch after that creation: no event will tell, and the parent is
+// listed again. (A listing of an earlier batch was answered before this
+// read was sent: the node's deletion fires the child watch it set.)
 func (e *engine) missing(ctx context.Context, it *item) error {
 	p := it.key.path
 	cached := e.cached(p)
@@ -802,7 +817,7 @@ func (e *engine) missing(ctx context.Context, it *item) error {
 		e.enqueue(kExists, p, it.init, false)
 		return nil
 	}
-	if parent, _ := zkpath.Split(p); cached && e.cached(parent) {
+	if parent, _ := zkpath.Split(p); cached && e.wasListed(parent) && e.cached(parent) {
 		e.enqueue(kKids, parent, it.init, false)
 	}
 	return nil
