@@ -125,7 +125,11 @@
 // queued reads in batches of up to 16, each read on a goroutine of its own
 // until its answer is in (go-zookeeper pipelines them on the connection),
 // and applies the answers in queue order; an answer about a node that an
-// earlier answer of the batch changed is read again. The cache's
+// earlier answer of the batch changed is read again. A node's new
+// incarnation created after the last read of its parent is not applied:
+// the parent is listed again first, so that a child of a parent deleted
+// and created again never enters the view under the old parent (rare: it
+// takes a change between a listing and the reads it queues). The cache's
 // goroutine ends, and the cache leaves nothing behind, when the stream
 // ends; the watches it set stay with the Session until they fire, for the
 // next cache of the same nodes to use.

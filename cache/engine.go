@@ -52,6 +52,7 @@ type engine struct {
 	queue        []*item
 	queued       map[itemKey]*item   // the queue's items by key
 	touched      map[string]struct{} // paths the batch being applied changed
+	listed       map[string]struct{} // nodes whose listing the last batch applied
 	initPending  int                 // queued items of the current load
 	initializing bool                // a load is under way: EventInitialized ends it
 	needLoad     bool                // read everything (after Start, or a session loss)
@@ -70,6 +71,11 @@ type entry struct {
 	// suspect: a deletion of the path was reported, maybe of an older
 	// incarnation; the parent's next listing tells (run goroutine only).
 	suspect bool
+	// pzxid: the largest Stat.Pzxid read of this incarnation (data read
+	// or listing; run goroutine only). A child whose Czxid is not larger
+	// was created before that read, so under this incarnation: see
+	// apply.
+	pzxid int64
 }
 
 // stateIn is what the state hook leaves for the run goroutine.
@@ -174,6 +180,7 @@ func (e *engine) loop(ctx context.Context) error {
 			return errStop
 		}
 		e.takeEvents(e.ws.Events())
+		e.listed = nil
 		state, suspended, lost := e.takeState()
 		if state == recipes.StateClosed {
 			return fmt.Errorf("cache %s: %w", e.root, recipes.ErrClosed)
@@ -369,11 +376,26 @@ func (e *engine) takeEvents(evs []zk.Event) {
 				// The deletion also fires the parent's child watch: its
 				// listing says whether the node is gone, and if it is
 				// listed again (created again, or the event was an older
-				// incarnation's), a read of its data tells which.
+				// incarnation's), a read of its data tells which. That
+				// watch was not set at the deletion if the listing of the
+				// parent that the last batch applied was answered after
+				// it (the event, which came before that answer, is taken
+				// after the batch): that listing may have named a new
+				// incarnation, and no event will come: list it again.
 				e.get(p).suspect = true
+				if parent, _ := zkpath.Split(p); e.wasListed(parent) {
+					e.enqueue(kKids, parent, false, false)
+				}
 			}
 		}
 	}
+}
+
+// wasListed reports whether the batch being applied, or the last one
+// applied, applied a listing of p.
+func (e *engine) wasListed(p string) bool {
+	_, ok := e.listed[p]
+	return ok
 }
 
 // enqueueRoot queues the reads that find the root's state.
@@ -490,16 +512,23 @@ func (e *engine) popBatch() []*item {
 	return batch
 }
 
-// readBatch sends the batch's reads and waits for their answers.
-func (e *engine) readBatch(ctx context.Context, batch []*item) []result {
-	res := make([]result, len(batch))
-	todo := make([]int, 0, len(batch))
+// prepare returns the batch's results with what is known before sending
+// (skip, sent) and the indexes of the reads to send.
+func (e *engine) prepare(batch []*item) (res []result, todo []int) {
+	res = make([]result, len(batch))
+	todo = make([]int, 0, len(batch))
 	for i, it := range batch {
 		if res[i].skip = e.skip(it); !res[i].skip {
 			res[i].sent = e.czxid(it.key.path)
 			todo = append(todo, i)
 		}
 	}
+	return res, todo
+}
+
+// readBatch sends the batch's reads and waits for their answers.
+func (e *engine) readBatch(ctx context.Context, batch []*item) []result {
+	res, todo := e.prepare(batch)
 	if len(todo) == 1 {
 		e.read(ctx, batch[todo[0]], &res[todo[0]])
 		return res
@@ -574,7 +603,13 @@ func (e *engine) process(ctx context.Context, batch []*item) error {
 		}
 		return nil
 	}
+	return e.applyBatch(ctx, batch, res)
+}
+
+// applyBatch applies the answers to a batch's reads in queue order.
+func (e *engine) applyBatch(ctx context.Context, batch []*item, res []result) error {
 	e.touched = make(map[string]struct{})
+	e.listed = make(map[string]struct{})
 	defer func() { e.touched = nil }()
 	var connErr error
 	for i, it := range batch {
@@ -622,13 +657,7 @@ func (e *engine) process(ctx context.Context, batch []*item) error {
 func (e *engine) applyData(ctx context.Context, it *item, r result) error {
 	p := it.key.path
 	if r.err != nil { // the node is missing
-		if err := e.remove(ctx, p); err != nil {
-			return err
-		}
-		if p == e.root {
-			e.enqueue(kExists, p, it.init, false)
-		}
-		return nil
+		return e.missing(ctx, it)
 	}
 	return e.apply(ctx, p, r.data, r.stat, it.init)
 }
@@ -638,6 +667,7 @@ func (e *engine) apply(ctx context.Context, p string, data []byte, stat *zk.Stat
 	cur := e.get(p)
 	switch {
 	case cur != nil && stat.Czxid == cur.node.Stat.Czxid:
+		cur.pzxid = max(cur.pzxid, stat.Pzxid)
 		if stat.Mzxid <= cur.node.Stat.Mzxid {
 			return nil // nothing new (never older: a read never goes back)
 		}
@@ -649,19 +679,39 @@ func (e *engine) apply(ctx context.Context, p string, data []byte, stat *zk.Stat
 		return e.emit(ctx, Event{Type: EventUpdated, Node: cloneNode(n)})
 	case cur != nil && stat.Czxid < cur.node.Stat.Czxid:
 		return nil // an older incarnation: cannot be newer than the view
-	case cur != nil:
+	}
+	var pe *entry
+	if p != e.root {
+		parent, _ := zkpath.Split(p)
+		if pe = e.get(parent); pe == nil {
+			return nil
+		}
+		if stat.Czxid > pe.pzxid {
+			// An incarnation created after the parent's last read: the
+			// parent we have may have been deleted and created again
+			// meanwhile, and this node be the new parent's child, which
+			// must not enter the view under the old one (its removal with
+			// the old parent, and its addition with the new one, would
+			// report it removed and added again, unchanged). A listing of
+			// the parent tells: its incarnation, and whether this node is
+			// still a child of it (the suspect mark has its data read
+			// again then).
+			if cur != nil {
+				cur.suspect = true
+			}
+			e.enqueue(kKids, parent, init, false)
+			return nil
+		}
+	}
+	if cur != nil {
 		// Deleted and created again: the node we had is gone, with its
 		// subtree.
 		if err := e.remove(ctx, p); err != nil {
 			return err
 		}
 	}
-	if p != e.root {
-		parent, name := zkpath.Split(p)
-		pe := e.get(parent)
-		if pe == nil {
-			return nil
-		}
+	if pe != nil {
+		_, name := zkpath.Split(p)
 		e.mu.Lock()
 		pe.kids[name] = struct{}{}
 		e.mu.Unlock()
@@ -669,7 +719,7 @@ func (e *engine) apply(ctx context.Context, p string, data []byte, stat *zk.Stat
 	n := Node{Path: p, Data: data, Stat: *stat}
 	d := e.depth(p)
 	e.mu.Lock()
-	e.nodes[p] = &entry{node: n, depth: d, kids: make(map[string]struct{})}
+	e.nodes[p] = &entry{node: n, depth: d, kids: make(map[string]struct{}), pzxid: stat.Pzxid}
 	e.mu.Unlock()
 	e.touch(p)
 	if d < e.cfg.maxDepth {
@@ -681,13 +731,7 @@ func (e *engine) apply(ctx context.Context, p string, data []byte, stat *zk.Stat
 func (e *engine) applyKids(ctx context.Context, it *item, r result) error {
 	p := it.key.path
 	if r.err != nil { // the node is missing
-		if err := e.remove(ctx, p); err != nil {
-			return err
-		}
-		if p == e.root {
-			e.enqueue(kExists, p, it.init, false)
-		}
-		return nil
+		return e.missing(ctx, it)
 	}
 	names, stat, cur := r.names, r.stat, e.get(p)
 	switch {
@@ -698,7 +742,7 @@ func (e *engine) applyKids(ctx context.Context, it *item, r result) error {
 		return nil
 	case cur == nil:
 		e.mu.Lock()
-		e.nodes[p] = &entry{node: Node{Path: p, Stat: *stat}, kids: make(map[string]struct{}), hidden: true}
+		e.nodes[p] = &entry{node: Node{Path: p, Stat: *stat}, kids: make(map[string]struct{}), hidden: true, pzxid: stat.Pzxid}
 		e.mu.Unlock()
 		cur = e.get(p)
 	case stat.Czxid < cur.node.Stat.Czxid:
@@ -717,7 +761,11 @@ func (e *engine) applyKids(ctx context.Context, it *item, r result) error {
 		e.mu.Lock()
 		cur.node.Stat = *stat
 		e.mu.Unlock()
+		cur.pzxid = stat.Pzxid
+	default:
+		cur.pzxid = max(cur.pzxid, stat.Pzxid)
 	}
+	e.listed[p] = struct{}{}
 	want := make(map[string]struct{}, len(names))
 	for _, name := range names {
 		if c := zkpath.Join(p, name); e.cfg.filter == nil || e.cfg.filter(c) {
@@ -746,6 +794,31 @@ func (e *engine) applyKids(ctx context.Context, it *item, r result) error {
 	sort.Strings(added)
 	for _, name := range added {
 		e.enqueue(kData, zkpath.Join(p, name), it.init, false)
+	}
+	return nil
+}
+
+// missing handles a read that found no node: the node in the view, if
+// any, is gone, with its subtree. The root is then watched for its
+// creation. Another node may be back already: a listing of its parent
+// that the batch applied before this answer may have been answered after
+// it (the order of a batch's reads is unknown) and after the node was
+// created again, so it named the new incarnation and set the child
+// watch after that creation: no event will tell, and the parent is
+// listed again. (A listing of an earlier batch was answered before this
+// read was sent: the node's deletion fires the child watch it set.)
+func (e *engine) missing(ctx context.Context, it *item) error {
+	p := it.key.path
+	cached := e.cached(p)
+	if err := e.remove(ctx, p); err != nil {
+		return err
+	}
+	if p == e.root {
+		e.enqueue(kExists, p, it.init, false)
+		return nil
+	}
+	if parent, _ := zkpath.Split(p); cached && e.wasListed(parent) && e.cached(parent) {
+		e.enqueue(kKids, parent, it.init, false)
 	}
 	return nil
 }

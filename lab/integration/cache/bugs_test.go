@@ -326,9 +326,9 @@ func TestCacheNeverWrites(t *testing.T) {
 	mkdirs(t, w, base)
 	tree, kids, one := newTree(t, s, root), newChildren(t, s, root), newNode(t, s, root)
 	rs := []*recorder{
-		record(t, tree.Start(ctxT(t, time.Minute))),
-		record(t, kids.Start(ctxT(t, time.Minute))),
-		record(t, one.Start(ctxT(t, time.Minute))),
+		recordNamed(t, "tree", tree.Start(ctxT(t, time.Minute))),
+		recordNamed(t, "children", kids.Start(ctxT(t, time.Minute))),
+		recordNamed(t, "node", one.Start(ctxT(t, time.Minute))),
 	}
 	for _, r := range rs {
 		r.waitCount(t, 10*time.Second, cache.EventInitialized, 1)
@@ -383,9 +383,9 @@ func TestChurn(t *testing.T) {
 	mkdirs(t, w, root)
 	tree, kids, one := newTree(t, s, root), newChildren(t, s, root), newNode(t, s, root+"/g0")
 	rs := []*recorder{
-		record(t, tree.Start(ctxT(t, 2*time.Minute))),
-		record(t, kids.Start(ctxT(t, 2*time.Minute))),
-		record(t, one.Start(ctxT(t, 2*time.Minute))),
+		recordNamed(t, "tree", tree.Start(ctxT(t, 2*time.Minute))),
+		recordNamed(t, "children", kids.Start(ctxT(t, 2*time.Minute))),
+		recordNamed(t, "node", one.Start(ctxT(t, 2*time.Minute))),
 	}
 	for _, r := range rs {
 		r.waitCount(t, 10*time.Second, cache.EventInitialized, 1)

@@ -235,6 +235,7 @@ func converge(tb testing.TB, d time.Duration, s *recipes.Session, root string, s
 // all) and removed after its descendants.
 type recorder struct {
 	tb     testing.TB
+	name   string // which cache, in the failure message (recordNamed)
 	st     *recipes.Stream[cache.Event]
 	done   chan struct{}
 	mu     sync.Mutex
@@ -248,10 +249,20 @@ func record(tb testing.TB, st *recipes.Stream[cache.Event]) *recorder {
 	return recordFrom(tb, st, nil)
 }
 
+// recordNamed is record for a test with several caches: name says which
+// cache went wrong.
+func recordNamed(tb testing.TB, name string, st *recipes.Stream[cache.Event]) *recorder {
+	return recordAs(tb, name, st, nil)
+}
+
 // recordFrom is record for a stream whose events up to the view seen were
 // read already.
 func recordFrom(tb testing.TB, st *recipes.Stream[cache.Event], seen []cache.Node) *recorder {
-	r := &recorder{tb: tb, st: st, done: make(chan struct{}), last: make(map[string]cache.Node), in: make(map[string]bool)}
+	return recordAs(tb, "", st, seen)
+}
+
+func recordAs(tb testing.TB, name string, st *recipes.Stream[cache.Event], seen []cache.Node) *recorder {
+	r := &recorder{tb: tb, name: name, st: st, done: make(chan struct{}), last: make(map[string]cache.Node), in: make(map[string]bool)}
 	for _, n := range seen {
 		r.last[n.Path], r.in[n.Path] = n, true
 	}
@@ -266,7 +277,11 @@ func recordFrom(tb testing.TB, st *recipes.Stream[cache.Event], seen []cache.Nod
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if len(r.bad) > 0 {
-			tb.Errorf("the events went wrong:\n%s", strings.Join(r.bad, "\n"))
+			what := "the events"
+			if r.name != "" {
+				what = "the " + r.name + " cache's events"
+			}
+			tb.Errorf("%s went wrong:\n%s", what, strings.Join(r.bad, "\n"))
 		}
 	})
 	return r
