@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/cache"
 	"github.com/zkrecipes/zkrecipes/internal/hooks"
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
@@ -417,4 +418,35 @@ func TestChurn(t *testing.T) {
 	converge(t, 30*time.Second, w, root, treeShape, tree.Nodes)
 	converge(t, 30*time.Second, w, root, childrenShape, kids.Current)
 	converge(t, 30*time.Second, w, root+"/g0", nodeShape, nodeList(one))
+}
+
+// TestReplacedParentChildAddedOnce: in one transaction, a cached node's
+// data changes, it is deleted with its parent, and both are created
+// again. The data change makes the cache read the child while its view
+// still holds the parent's old incarnation: the child read then is the new
+// parent's. It must not be reported under the old parent (which would
+// report it removed with that parent, then added again, same node: back
+// in time); it is reported once, after the new parent (found by the
+// secured pass's TestChurn).
+func TestReplacedParentChildAddedOnce(t *testing.T) {
+	e := ensemble(t)
+	s, w := connect(t, e.Addrs()), connect(t, e.Addrs())
+	root := testPath(t)
+	mkdirs(t, w, root+"/g")
+	create(t, w, root+"/g/a", "a")
+	tree := newTree(t, s, root)
+	r := record(t, tree.Start(ctxT(t, time.Minute)))
+	r.waitCount(t, 10*time.Second, cache.EventInitialized, 1)
+	for i := range 10 {
+		if _, err := w.Conn().Multi(
+			&zk.SetDataRequest{Path: root + "/g/a", Data: []byte(fmt.Sprint("set", i)), Version: -1},
+			&zk.DeleteRequest{Path: root + "/g/a", Version: -1},
+			&zk.DeleteRequest{Path: root + "/g", Version: -1},
+			&zk.CreateRequest{Path: root + "/g", Acl: acl},
+			&zk.CreateRequest{Path: root + "/g/a", Data: []byte(fmt.Sprint("again", i)), Acl: acl},
+		); err != nil {
+			t.Fatal(err)
+		}
+		converge(t, 30*time.Second, w, root, treeShape, tree.Nodes)
+	}
 }
