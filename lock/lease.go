@@ -142,7 +142,7 @@ func (sem *Semaphore) Participants(ctx context.Context) ([]Participant, error) {
 		return nil, fmt.Errorf("lock: participants %s: %w", leases, err)
 	}
 	out := make([]Participant, 0, len(children))
-	for _, name := range orderLeases(children) {
+	for _, name := range LeaseOrder(children) {
 		p := zkpath.Join(leases, name)
 		r, err := zkcall.Do(ctx, sem.s, func(conn *zk.Conn, _ int64) (countRead, error) {
 			data, st, err := conn.Get(p)
@@ -159,10 +159,13 @@ func (sem *Semaphore) Participants(ctx context.Context) ([]Participant, error) {
 	return out, nil
 }
 
-// orderLeases returns the names of lease nodes in Curator's names first,
-// by sequence (serial arithmetic, as contenders are ordered), then the
-// others by name. Pure.
-func orderLeases(children []string) []string {
+// LeaseOrder returns the names of a semaphore's lease nodes (the children
+// of its leases node) in the order the semaphore counts them: Curator's
+// names ("_c_<uuid36>-lease-<seq>") first, by sequence (serial
+// arithmetic, as contenders are ordered), then the others by name (every
+// child counts as a lease, as in Curator). The inspection command shows
+// leases in this order. Pure.
+func LeaseOrder(children []string) []string {
 	var cs []recipes.Contender
 	var others []string
 	for _, c := range children {

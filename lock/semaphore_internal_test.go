@@ -25,8 +25,8 @@ func TestOrderLeases(t *testing.T) {
 			[]string{g1 + "lease-0000000005", g2 + "lock-0000000001", "alpha", "zeta"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := orderLeases(tt.children); !slices.Equal(got, tt.want) {
-				t.Errorf("orderLeases(%q) = %q, want %q", tt.children, got, tt.want)
+			if got := LeaseOrder(tt.children); !slices.Equal(got, tt.want) {
+				t.Errorf("LeaseOrder(%q) = %q, want %q", tt.children, got, tt.want)
 			}
 		})
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
+	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/queue"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -215,37 +216,13 @@ func (in *inspector) semaphore(rep *Report, path string, l Layout) error {
 	if err != nil {
 		return err
 	}
-	if rep.Leases, err = in.nodes(rep, leases, leaseOrder(names), "lease"); err != nil {
+	if rep.Leases, err = in.nodes(rep, leases, lock.LeaseOrder(names), "lease"); err != nil {
 		return err
 	}
 	if data, _, err := in.r.Get(leases); err == nil {
 		rep.Max, _ = strconv.Atoi(strings.TrimSpace(string(data)))
 	}
 	return in.mutexQueue(rep, zkpath.Join(path, locksChild), recipes.Curator)
-}
-
-// leaseOrder returns a Curator semaphore's lease names in creation order:
-// "_c_<uuid36>-lease-<seq>" nodes by sequence (recipes.SortBySeq), then any
-// other child (every child counts as a lease in Curator) by name. Pure.
-func leaseOrder(names []string) []string {
-	var cs []recipes.Contender
-	var rest []string
-	for _, n := range names {
-		if c, ok := recipes.Curator.Parse(n, recipes.RoleLease); ok {
-			cs = append(cs, c)
-		} else {
-			rest = append(rest, n)
-		}
-	}
-	if len(cs) > 0 {
-		recipes.SortBySeq(cs, cs[0].Seq)
-	}
-	out := make([]string, 0, len(names))
-	for _, c := range cs {
-		out = append(out, c.Name)
-	}
-	slices.Sort(rest)
-	return append(out, rest...)
 }
 
 // mutexQueue reads the contenders of a semaphore's guarding mutex.

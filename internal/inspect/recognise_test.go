@@ -326,14 +326,6 @@ func FuzzRecognise(f *testing.F) {
 	})
 }
 
-func TestLeaseOrder(t *testing.T) {
-	in := []string{"_c_" + g1 + "-lease-0000000007", "zz", "_c_" + g2 + "-lease-0000000003", "aa"}
-	want := []string{"_c_" + g2 + "-lease-0000000003", "_c_" + g1 + "-lease-0000000007", "aa", "zz"}
-	if got := leaseOrder(in); !slices.Equal(got, want) {
-		t.Errorf("leaseOrder = %v, want %v", got, want)
-	}
-}
-
 // FuzzParseCons: any server answer parses without panicking, and every id
 // found was written in it as "sid=0x<hex>".
 func FuzzParseCons(f *testing.F) {
