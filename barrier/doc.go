@@ -30,4 +30,11 @@
 // Wait, Enter and Leave on a nil receiver return ErrNilReceiver (Name
 // returns ""); Path may panic on one, as in package sync, and so may a nil
 // context, the same kind of programming error.
+//
+// # Permissions
+//
+// Barrier.Set and Remove need CREATE and DELETE on the barrier node's
+// parent; Wait needs nothing beyond an exists watch. DoubleBarrier's Enter
+// and Leave need CREATE and DELETE on the barrier's path (member nodes and
+// ready) and READ on it. See the README's "Running securely".
 package barrier

@@ -136,4 +136,9 @@
 //
 // Caches are safe for concurrent use: the view may be read from any
 // goroutine while the stream runs.
+//
+// # Permissions
+//
+// READ on the root and on every node cached; nothing else: a cache never
+// writes, not even its root's parents. See the README's "Running securely".
 package cache

@@ -98,4 +98,11 @@
 // for an instance too large for a request). A closed session is reported
 // as recipes.ErrClosed. A method on a nil receiver returns ErrNilReceiver;
 // a nil context may panic.
+//
+// # Permissions
+//
+// Register, Update and Unregister need CREATE and DELETE on
+// <base>/<service> and WRITE on the instance's node (Update); providers and
+// queries need READ on <base>, the services and the instances. See the
+// README's "Running securely".
 package discovery

@@ -70,4 +70,11 @@
 // a member node too large for the session's requests
 // (recipes.ErrDataTooLarge). Methods on a nil *Member return ErrNilMember.
 // A done ctx sends nothing.
+//
+// # Permissions
+//
+// Join, Update and Leave need what package persistent needs under the
+// group's path (a member is a persistent node there: CREATE, DELETE on the
+// path, WRITE on the member's node); Members and Watch need READ on the
+// path and the members. See the README's "Running securely".
 package group

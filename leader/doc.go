@@ -61,6 +61,14 @@
 // goroutine ends once the queue is drained, so a hook that never returns
 // keeps it (see WithEvents).
 //
+// # Permissions
+//
+// Campaign and Term.Release need CREATE and DELETE on the election's path;
+// Leader, Participants and Observe need READ on the path and on the
+// participants' nodes (an observer needs nothing else). With
+// recipes.DefaultAuthACL an outsider can read who leads but can neither
+// campaign nor remove a term's node. See the README's "Running securely".
+//
 // Bad input follows the convention of every zkrecipes package (see
 // package recipes): New validates its arguments once and returns an error
 // wrapping a sentinel (recipes.ErrNilSession, recipes.ErrInvalidPath,

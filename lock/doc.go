@@ -67,6 +67,24 @@
 //	a second Unlock or Release  nothing (recipes.ErrReleased)
 //	Revoke                      1 setData
 //
+// # Permissions
+//
+// ZooKeeper checks a create and a delete against the parent's ACL, a
+// setData against the node's, a read against the node's. A Mutex (and each
+// path of a MultiMutex) needs CREATE and DELETE on the lock's path (its
+// contender node; a failed TryLock deletes it) and READ on the path and on
+// the node ahead; Unlock needs DELETE on the path; Revoke needs WRITE on the
+// holder's node; Participants and observers need READ. A Semaphore needs
+// the same on <path>/locks (its guarding mutex), CREATE and DELETE on
+// <path>/leases, CREATE on <path> the first time, WRITE on <path>/leases
+// (the recorded maximum), READ on all three (and on the count node of
+// NewSemaphoreCount). With recipes.DefaultAuthACL (the default of an
+// authenticated Session) only the creator's principals can do all of this
+// and anyone can read; grant other principals with recipes.WithACLProvider.
+// An authenticated Session refuses a lock path that anyone may create or
+// delete under (recipes.ErrOpenParent). The README's "Running securely"
+// lists every package.
+//
 // Bad input follows the convention of every zkrecipes package (see
 // package recipes): New, NewMulti, NewSemaphore and NewSemaphoreCount
 // validate their arguments once and return an error wrapping a sentinel

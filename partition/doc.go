@@ -86,4 +86,10 @@
 // already closed, whose Err says why (recipes.ErrBadArgument,
 // ErrNilPartitioner). A done ctx sends nothing. Methods on a nil
 // *Partition return ErrNilPartition (Context: a context done with it).
+//
+// # Permissions
+//
+// Run needs what package group needs at <path>/party and what package
+// lock's Mutex needs at <path>/locks/<item> for every item. See the
+// README's "Running securely".
 package partition

@@ -77,4 +77,12 @@
 // request limit (recipes.ErrDataTooLarge). It never panics and sends
 // nothing. Methods on a nil *Node return ErrNilNode. A done ctx sends
 // nothing.
+//
+// # Permissions
+//
+// Start and every re-creation need CREATE on the parent and READ on the
+// node (its owner check); SetData needs WRITE on the node; Close needs
+// DELETE on the parent. An authenticated Session refuses a parent anyone
+// may create or delete under (recipes.ErrOpenParent). See the README's
+// "Running securely".
 package persistent

@@ -61,4 +61,14 @@
 // package (see package recipes), and queue also refuses a nil ctx with
 // recipes.ErrBadArgument. A done ctx sends nothing: every method returns
 // ctx's error (recipes.ContextError) before any request.
+//
+// # Permissions
+//
+// Put and PutAll need CREATE on the queue's path; Take, Poll and Claim.Ack
+// need DELETE there and READ on the path and the item; Claim and
+// Claim.Release need CREATE and DELETE on the claim path (default
+// <path>/taken, created under the queue's path the first time); Peek and
+// Len need READ. With recipes.DefaultAuthACL an outsider can list and read
+// items but can neither put, take, claim nor ack. See the README's
+// "Running securely".
 package queue

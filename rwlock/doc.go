@@ -88,6 +88,13 @@
 // nothing, sending nothing, or, after the holding was lost, an error that
 // also wraps the loss's cause.
 //
+// # Permissions
+//
+// As package lock's Mutex, readers and writers alike (they queue in one
+// path): CREATE and DELETE on the lock's path, READ on the path and on the
+// node watched; WRITE on a holder's node to revoke it. See package lock
+// and the README's "Running securely".
+//
 // Bad input follows the convention of every zkrecipes package (see
 // package recipes): New validates its arguments once and returns an error
 // wrapping a sentinel (recipes.ErrNilSession, recipes.ErrInvalidPath,

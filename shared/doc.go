@@ -47,4 +47,12 @@
 // Values, Counts and Longs are safe for concurrent use and hold no goroutine of
 // their own; each Watch runs one goroutine until its ctx ends or it is
 // stopped.
+//
+// # Permissions
+//
+// Get and Watch on a missing node need CREATE on its parent (the seed is
+// created); TrySet, Set and a Long's changes need WRITE on the node (a
+// fenced set also READ on the holding's node, for the multi's check); Get
+// and Watch need READ. A Long promoted to a lock needs what package lock's
+// Mutex needs on its lock path. See the README's "Running securely".
 package shared

@@ -87,4 +87,14 @@
 // anything is sent. Methods on nil receivers return ErrNilReceiver. A nil
 // context is a programming error and may panic, like a nil receiver in
 // package sync.
+//
+// # Permissions
+//
+// Coordinator.Begin needs CREATE on the root and under <root>/<tx> (one
+// multi); a Participant needs CREATE under <root>/<tx>/<site> (alive, vote,
+// done) and DELETE there (its alive node), and may CREATE the decision (an
+// abort at its deadline); Collect needs DELETE on every level of a
+// finished transaction. Begin's site nodes carry the coordinator's ACL, so
+// participants need its principal (or a grant from an ACL provider) to
+// vote. Everything else reads. See the README's "Running securely".
 package twophase
