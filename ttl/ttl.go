@@ -26,6 +26,11 @@
 // Cost: Once is 1 createTTL when the period is free (1 createContainer more
 // per missing parent level), 1 createTTL and 1 getData when it is claimed.
 // Nothing is sent when ctx is done.
+//
+// # Permissions
+//
+// Once needs CREATE on the parent (a TTL node per period) and READ on the
+// node (to see who claimed a period). See the README's "Running securely".
 package ttl
 
 import (
