@@ -32,11 +32,13 @@ import (
 // before creating anything; with WithAllowOpenParents it logs a warning
 // (once per parent and Session) and goes on. A parent that does not exist
 // yet is not checked (the Session creates it with its own ACL) and is
-// checked on the next create. A Session without credentials checks
+// checked on the next create; nor is a parent whose ACL the Session may
+// not read (getACL needs READ or ADMIN, and a least-privilege producer
+// may hold CREATE alone). A Session without credentials checks
 // nothing: its own nodes are world-open by default anyway.
 //
 // Invariant: a parent is in parentChecks.seen only after its ACL was read
-// and found closed, or open and warned about; the set holds at most
+// and found closed, or open and warned about, or refused to us (unread); the set holds at most
 // maxCheckedParents paths, beyond which parents are read again on every
 // create (and warned about again).
 
@@ -107,9 +109,9 @@ func worldChildPerms(acl []zk.ACL) int32 {
 // above): nil at once for a Session without credentials or a parent
 // already checked; else ctx's error, sending nothing, for a done ctx, or
 // 1 getACL (sent again after a connection error).
-// It fails with ErrOpenParent (unless WithAllowOpenParents), with an
-// error wrapping ErrNoAuth when the parent's ACL lets us not even read
-// it, or with ctx's error.
+// It fails with ErrOpenParent (unless WithAllowOpenParents), or with
+// ctx's error. A parent whose ACL the Session may not read (getACL needs
+// READ or ADMIN; a producer may hold CREATE alone) is not checked.
 func (s *Session) checkParent(ctx context.Context, parent string) error {
 	if len(s.opts.auth) == 0 || s.parents.done(parent) {
 		return nil
@@ -132,6 +134,15 @@ func (s *Session) checkParent(ctx context.Context, parent string) error {
 				return err
 			}
 			continue
+		case errors.Is(err, zk.ErrNoAuth):
+			// getACL needs READ or ADMIN: a parent that grants the
+			// Session CREATE alone (a producer's least privilege) cannot
+			// be read. It is not checked; the create itself gets the
+			// server's own answer.
+			if s.parents.add(parent) {
+				s.log.Debug("recipes: cannot read a parent's ACL; not checked for openness", "parent", parent)
+			}
+			return nil
 		case err != nil:
 			return fmt.Errorf("recipes: read the ACL of %s: %w", abridge(parent), serverErr(err))
 		}

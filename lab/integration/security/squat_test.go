@@ -26,6 +26,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/group"
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/leader"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/queue"
@@ -267,5 +268,35 @@ func TestSquatOpenParentGroup(t *testing.T) {
 	}
 	if err := m.Leave(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWriteOnlyParent: an administrator gave producer A CREATE alone on a
+// queue's path (anyone else nothing, not even read), the least privilege
+// queue.Put needs. A's Put must work: the open-parent check cannot read
+// such a parent's ACL (getACL needs READ or ADMIN), and a parent nobody
+// but A may read cannot be squatted through. It failed with ErrNoAuth
+// before (the check took its own refused getACL for the Put's refusal).
+func TestWriteOnlyParent(t *testing.T) {
+	e := ensemble(t)
+	addrs := e.Addrs()
+	admin := connect(t, addrs, recipes.WithDigestAuth(userB, passB))
+	a := connect(t, addrs, recipes.WithDigestAuth(userA, passA))
+	p := base(t, addrs) + "/queue"
+	acl := append(zk.DigestACL(zk.PermAll, userB, passB), zk.DigestACL(zk.PermCreate, userA, passA)...)
+	if _, err := admin.Conn().Create(p, nil, 0, acl); err != nil {
+		t.Fatal(err)
+	}
+	q, err := queue.New(a, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := q.Put(ctx, []byte("item")); err != nil {
+		t.Fatalf("Put by a producer with CREATE alone: %v", err)
+	}
+	if names := testutil.Children(t, admin, p); len(names) != 1 {
+		t.Fatalf("the queue holds %v, want the one item", names)
 	}
 }
