@@ -9,12 +9,14 @@ import (
 
 // Observer sees what a Session does, for metrics and logs (WithObserver):
 // every ZooKeeper request it answers, every holding acquired and ended,
-// every state change and every movement of the lease. The methods run on
-// the Session's own goroutines (go-zookeeper's receiving goroutine for
-// calls and lease renewals, the lease timer, the goroutine that acquires
-// or cancels a holding), never with a lock of the Session held: they may
-// read the Session (State, ID, LeaseDeadline), but must not block or send
-// requests. Embed BaseObserver to implement only some of them.
+// every state change, and the lease's renewals by replies and its expiry
+// (a connect handshake also renews the lease, without an event). The
+// methods are called concurrently, from go-zookeeper's goroutines (calls
+// and lease renewals), the lease timer, the goroutine that acquires a
+// holding or whose cancellation ends it, and the caller of Close (the
+// last state changes), never with a lock of the Session held: they must
+// be safe for concurrent use; they may read the Session (State, ID,
+// LeaseDeadline), but must not block or send requests. Embed BaseObserver to implement only some of them.
 //
 // Invariant: without an observer (the default) the Session takes none of
 // these measurements: each site costs a nil check, no clock read and no
@@ -44,8 +46,9 @@ func (BaseObserver) ObserveLease(LeaseEvent)     {}
 
 // CallEvent is one ZooKeeper request seen on the wire: every request the
 // Session's connections send (the recipes', go-zookeeper's own auth and
-// watch re-registration, and raw calls through Session.Conn), except pings
-// and the connect handshake, which renew the lease instead (LeaseEvent).
+// watch re-registration, and raw calls through Session.Conn), except pings,
+// whose replies renew the lease instead (LeaseEvent), and the connect
+// handshake, which renews it without an event.
 // A call that go-zookeeper fails without sending it (no connection) is
 // not a request and is not seen.
 type CallEvent struct {
