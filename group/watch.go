@@ -27,8 +27,10 @@ import (
 // C is closed once ctx is done or the reader calls Stop (after the request
 // in flight, if any), or the session is closed; at once for bad input.
 // Then the Stream's Err says why: nil after Stop, ctx's error, an error
-// wrapping recipes.ErrClosed, or the input's (recipes.ErrNilSession,
-// recipes.ErrInvalidPath, recipes.ErrBadArgument for a nil ctx). A done
+// wrapping recipes.ErrClosed, one wrapping recipes.ErrNoAuth (the server
+// refused to list the group, or refuses a Session without credentials),
+// or the input's (recipes.ErrNilSession, recipes.ErrInvalidPath,
+// recipes.ErrBadArgument for a nil ctx). A done
 // ctx sends nothing. Through a session loss, Watch lists the group again
 // once a new session is established.
 //
@@ -103,12 +105,14 @@ func (l *lister) follow(ctx context.Context, mb *mailbox) error {
 		case errors.Is(err, zk.ErrNoNode):
 			f.dropAll()
 			publish()
-			if err := f.waitCreated(ctx); err != nil && !f.retry(ctx, err) {
-				return f.stopped(ctx, err)
+			if err := f.waitCreated(ctx); err != nil {
+				if err := f.retry(ctx, err); err != nil {
+					return f.stopped(ctx, err)
+				}
 			}
 			continue
 		case err != nil:
-			if !f.retry(ctx, err) {
+			if err := f.retry(ctx, err); err != nil {
 				return f.stopped(ctx, err)
 			}
 			continue
@@ -117,7 +121,7 @@ func (l *lister) follow(ctx context.Context, mb *mailbox) error {
 		publish()
 		if err != nil {
 			cw.Close()
-			if !f.retry(ctx, err) {
+			if err := f.retry(ctx, err); err != nil {
 				return f.stopped(ctx, err)
 			}
 			continue
@@ -250,24 +254,30 @@ func (f *follower) stopped(ctx context.Context, err error) error {
 	return fmt.Errorf("group: watch %s: %w", f.path, err)
 }
 
-// retry pauses after a failed request and reports whether to go on: false
-// once ctx is done or the session is closed. An error that is not about
-// the connection is logged, and retried after 100 ms.
-func (f *follower) retry(ctx context.Context, err error) bool {
+// retry pauses after a failed request and returns nil to go on, or the
+// error to stop with: err once ctx is done or the session is closed; an
+// error wrapping recipes.ErrNoAuth when the server refused the request or
+// refuses the Session for missing authentication (a refusal is final, as
+// everywhere in the recipes). Another error that is not about the
+// connection is logged, and retried after 100 ms.
+func (f *follower) retry(ctx context.Context, err error) error {
 	if ctx.Err() != nil || errors.Is(err, recipes.ErrClosed) || f.s.State() == recipes.StateClosed {
-		return false
+		return err
+	}
+	if err := zkcall.Answer(err); errors.Is(err, recipes.ErrNoAuth) {
+		return err
 	}
 	if zkcall.IsConnErr(err) {
-		return zkcall.Pause(ctx, f.s) == nil
+		return zkcall.Pause(ctx, f.s)
 	}
 	f.s.Logger().Warn("group: watch", "path", f.path, "err", err)
 	t := time.NewTimer(100 * time.Millisecond)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
-		return false
+		return ctx.Err()
 	case <-t.C:
-		return true
+		return nil
 	}
 }
 
