@@ -48,9 +48,10 @@ const Signature = "zk.(*Conn).sendSetWatches"
 // follow it.
 const Attest = "raceretry: none of this test's own checks failed"
 
-// seedLine is the one line a test binary may print outside its tests: the
-// chaos end-to-end test's announcement of its seed.
-var seedLine = regexp.MustCompile(`^chaos: TestEndToEnd seed \d+ `)
+// seedLine is the one kind of line a test binary may print outside its
+// tests: a chaos test's announcement of its seed (TestEndToEnd,
+// TestSecuredQuickTier, TestExternalServers: "chaos: TestX seed N (...").
+var seedLine = regexp.MustCompile(`^chaos: Test\w+ seed \d+ \(`)
 
 // Package is the verdict on one failed package.
 type Package struct {

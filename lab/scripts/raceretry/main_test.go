@@ -33,6 +33,10 @@ func TestAnalyze(t *testing.T) {
 		// outside the tests, verdicts logged, each test's attestation,
 		// the parent's after the ensemble's close.
 		{"attested_race.log", []verdict{{mod + "lab/chaos", true, "TestEndToEnd/quick_tier_passes failed only"}}},
+		// The same with the seed lines of lab/chaos's other tests
+		// (TestExternalServers, TestSecuredQuickTier), which passed:
+		// refused as "output outside any failing test" before.
+		{"attested_race_seeds.log", []verdict{{mod + "lab/chaos", true, "TestEndToEnd/quick_tier_passes failed only"}}},
 		{"attested_then_error.log", []verdict{{mod + "lab/chaos", false, `TestEndToEnd failed with more than its subtests: "testenv.go:40: close ensemble`}}},
 		{"log_without_attestation.log", []verdict{{mod + "lab/chaos", false, `something else than a race: "e2e_test.go:57: [1/39] PASS`}}},
 	}
