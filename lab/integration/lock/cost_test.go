@@ -318,6 +318,9 @@ func TestSemaphoreCountWaitCost(t *testing.T) {
 	}()
 	reached := func(what string, since zkcount.Counts, want map[zkcount.Op]int64) {
 		t.Helper()
+		// Replies too: a request is counted when sent, and the watch
+		// it sets is armed only once the server processed it; a change
+		// made before that would wake nobody (the secured pass saw it).
 		waitFor(t, 10*time.Second, what, func() bool {
 			d := c.Snapshot().Sub(since)
 			for op, n := range want {
@@ -325,7 +328,7 @@ func TestSemaphoreCountWaitCost(t *testing.T) {
 					return false
 				}
 			}
-			return true
+			return d.Replies >= d.Total()
 		})
 		wantOps(t, what, c.Snapshot().Sub(since), want)
 	}
