@@ -54,10 +54,10 @@ func TestMutexCost(t *testing.T) {
 	bDone, cDone := make(chan error, 1), make(chan error, 1)
 	bStart := cb.Snapshot()
 	go func() { bDone <- mb.Lock(ctx) }()
-	waitFor(t, 10*time.Second, "b watching a", func() bool { return cb.Snapshot().Sub(bStart).Req(zkcount.OpGetData) == 1 })
+	waitFor(t, 10*time.Second, "b watching a", func() bool { return answered(cb.Snapshot().Sub(bStart), zkcount.OpGetData, 1) })
 	go func() { cDone <- mc.Lock(ctx) }()
 	cStart := cc.Snapshot()
-	waitFor(t, 10*time.Second, "c watching b", func() bool { return cc.Snapshot().Sub(cStart).Req(zkcount.OpGetData) == 1 })
+	waitFor(t, 10*time.Second, "c watching b", func() bool { return answered(cc.Snapshot().Sub(cStart), zkcount.OpGetData, 1) })
 	// b's first create under path (its TryLock created nothing): its
 	// open-parent check in the secured pass.
 	wantOps(t, "Lock entering the queue", cb.Snapshot().Sub(bStart), testutil.FirstCreateUnder(1, map[zkcount.Op]int64{zkcount.OpCreate: 1, zkcount.OpGetChildren2: 1, zkcount.OpGetData: 1}))
@@ -402,9 +402,17 @@ func TestMultiMutexCost(t *testing.T) {
 	if m.Context().Err() != nil {
 		t.Fatal("context done while held")
 	}
-	waitFor(t, 10*time.Second, "the 3 watches armed", func() bool { return c.Snapshot().Sub(before).Req(zkcount.OpGetData) == 3 })
+	waitFor(t, 10*time.Second, "the 3 watches armed", func() bool { return answered(c.Snapshot().Sub(before), zkcount.OpGetData, 3) })
 	wantOps(t, "first Context", c.Snapshot().Sub(before), map[zkcount.Op]int64{zkcount.OpGetData: 3})
 	if err := m.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// answered reports whether d counts n requests of op and a reply to every
+// request it counts: a request is counted when sent, and the watch it sets
+// is armed only once the server has processed it, so a test that changes
+// a node next must wait for the replies too.
+func answered(d zkcount.Counts, op zkcount.Op, n int64) bool {
+	return d.Req(op) == n && d.Replies >= d.Total()
 }
