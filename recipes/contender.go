@@ -32,6 +32,9 @@ func (sp *Spec) normalize(s *Session) error {
 	if err := s.check(); err != nil {
 		return err
 	}
+	if err := s.checkLease(); err != nil {
+		return err
+	}
 	if err := ValidateParentPath(sp.Path); err != nil {
 		return err
 	}

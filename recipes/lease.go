@@ -1,25 +1,98 @@
 package recipes
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
 
 // The lease is the Session's own bound on its session's life, on the
-// client's monotonic clock. The server expires a session no earlier than
-// one negotiated timeout after the last frame it received from us. A reply
-// to a request (or a ping) proves the server received that request, so the
-// session cannot expire before the request's send time plus the timeout.
-// The tap (tap.go) reports, for every reply, when its request was sent, and
-// the negotiated timeout from every connect response; watch events prove
-// nothing about our sends and renew nothing. The lease adds no request: it
-// rides on the replies and on go-zookeeper's pings (every third of the
-// timeout) that flow anyway.
+// client's monotonic clock. The tap (tap.go) reports, for every reply, when
+// its request was sent, and the negotiated timeout from every connect
+// response; watch events prove nothing about our sends and renew nothing.
 //
-// At renewed + timeout - margin every holding is cancelled (ErrLeaseExpired);
-// at renewed + timeout, if nothing was renewed meanwhile, the Session
-// reports StateLost itself (preceded by StateSuspended while go-zookeeper
-// still believed the connection alive). One timer per Session drives both.
+// What the bound rests on (ZooKeeper 3.8 and 3.9 alike; docs/design.md
+// derives it term by term from the server's code):
+//   - Only the leader expires global sessions (every session that can own
+//     an ephemeral node). It expires a session in the first tick bucket
+//     after its last touch plus the timeout T, never earlier.
+//   - A follower touches our session in a table of its own; the leader
+//     touches it only when it reads the follower's answer to one of its
+//     pings, which it sends every tick/2 (Q).
+//   - A follower cut off from its leader goes on answering our requests
+//     and pings until it has heard nothing from the leader for syncLimit x
+//     tickTime (S), then closes its clients' connections; the leader drops
+//     a follower it has not heard from for S the same way.
+//   - Our requests reach the server at least every P: the Session pings
+//     every P itself when go-zookeeper's pings (every T/3) are too rare.
+//
+// So the newest reply we have, to a request sent at r, proves only that
+// the leader touched the session at r - Λ or later, Λ = S + Q + P: the
+// lag (LeaseBudget.Lag). The leader cannot expire the session before r - Λ
+// + T. At r + T - Λ - m (m: the margin) every holding is cancelled
+// (ErrLeaseExpired); at r + T - Λ, if nothing was renewed meanwhile, the
+// Session reports StateLost itself (preceded by StateSuspended while
+// go-zookeeper still believed the connection alive). One timer per Session
+// drives both. On a standalone server (syncLimit 0), the server that
+// answers is the one that expires, Λ is 0 and go-zookeeper's pings suffice.
+
+// ErrLeaseTooShort is returned (wrapped with ErrBadArgument) by every
+// attempt to acquire a holding on a Session whose negotiated timeout
+// leaves no lease (see LeaseBudget): a holding could never be kept, so
+// none is attempted and nothing is sent.
+var ErrLeaseTooShort = errors.New("recipes: session timeout too short for a lease")
+
+// minLeasePing is the shortest ping interval the lease will ask for; a
+// budget that needs more frequent pings is refused.
+const minLeasePing = 50 * time.Millisecond
+
+// LeaseBudget is how the lease divides a negotiated session timeout
+// (see Session.LeaseDeadline). Every duration is on the client's clock.
+type LeaseBudget struct {
+	Timeout time.Duration // T: the negotiated session timeout
+	Margin  time.Duration // m: ends holdings this long before the earliest expiry
+	// Lag (Λ) is how much older than the send time of our newest answered
+	// request the leader's last touch of the session can be: S + Q + Ping
+	// on an ensemble, 0 on a standalone server.
+	Lag time.Duration
+	// Ping (P) is the interval of the Session's own pings, 0 when
+	// go-zookeeper's (every T/3) are used alone.
+	Ping time.Duration
+	// Hold is how long a holding lasts after the send time of the newest
+	// answered request: T - Λ - m.
+	Hold time.Duration
+}
+
+// NewLeaseBudget returns the budget for a negotiated timeout, a margin and
+// the ensemble's tickTime and syncLimit (0: standalone). On an ensemble
+// the slack T - S - Q - m is split into five: one part is P, the rest is
+// Hold, so a reply may come up to 3P late before holdings end. It fails
+// with an error wrapping ErrBadArgument and ErrLeaseTooShort when no
+// holding could be kept: Hold is not longer than the interval between
+// renewals, or P would be below 50ms. Pure.
+func NewLeaseBudget(timeout, margin, tickTime time.Duration, syncLimit int) (LeaseBudget, error) {
+	b := LeaseBudget{Timeout: timeout, Margin: margin}
+	renewEvery := timeout / 3 // go-zookeeper's ping interval
+	if syncLimit > 0 {
+		s := tickTime * time.Duration(syncLimit)
+		q := tickTime / 2
+		slack := timeout - s - q - margin
+		b.Ping = slack / 5
+		b.Lag = s + q + b.Ping
+		renewEvery = b.Ping
+		if b.Ping < minLeasePing {
+			return b, fmt.Errorf("%w: %w: timeout %v, margin %v, ensemble tickTime %v x syncLimit %d: "+
+				"a server cut off from its leader may answer for %v, and the timeout must exceed that plus tickTime/2 plus the margin",
+				ErrBadArgument, ErrLeaseTooShort, timeout, margin, tickTime, syncLimit, s)
+		}
+	}
+	b.Hold = timeout - b.Lag - margin
+	if b.Hold <= renewEvery {
+		return b, fmt.Errorf("%w: %w: timeout %v, margin %v: a holding would last %v after each renewal, renewed every %v",
+			ErrBadArgument, ErrLeaseTooShort, timeout, margin, b.Hold, renewEvery)
+	}
+	return b, nil
+}
 
 // minLeaseMargin is the floor of DefaultLeaseMargin.
 const minLeaseMargin = 100 * time.Millisecond
@@ -46,16 +119,18 @@ func DefaultLeaseMargin(timeout time.Duration) time.Duration {
 
 // lease is the Session's lease state, guarded by Session.mu.
 type lease struct {
-	timeout time.Duration // negotiated; 0 until the first handshake was read
-	sid     int64         // the session of the last handshake
-	renewed time.Time     // send time of the newest frame whose reply came back
-	timer   *time.Timer   // one per Session, created at the first handshake
-	armedAt time.Time     // when timer fires; zero when not armed
-	expired bool          // holdings were cancelled; cleared by a renewal in time
-	down    bool          // the lease reported Suspended while go-zookeeper had the session
-	cause   error         // what holdings were cancelled with at the last expiry
-	subs    map[uint64]func(error)
-	nextSub uint64
+	timeout   time.Duration // negotiated; 0 until the first handshake was read
+	budget    LeaseBudget   // of timeout; valid when budgetErr is nil
+	budgetErr error         // the timeout leaves no lease (ErrLeaseTooShort)
+	sid       int64         // the session of the last handshake
+	renewed   time.Time     // send time of the newest frame whose reply came back
+	timer     *time.Timer   // one per Session, created at the first handshake
+	armedAt   time.Time     // when timer fires; zero when not armed
+	expired   bool          // holdings were cancelled; cleared by a renewal in time
+	down      bool          // the lease reported Suspended while go-zookeeper had the session
+	cause     error         // what holdings were cancelled with at the last expiry
+	subs      map[uint64]func(error)
+	nextSub   uint64
 }
 
 // margin returns the lease margin for the negotiated timeout.
@@ -66,18 +141,77 @@ func (s *Session) margin() time.Duration {
 	return DefaultLeaseMargin(s.lease.timeout)
 }
 
-// leaseEndLocked returns the lease deadline: renewed + timeout - margin.
+// leaseEndLocked returns the lease deadline: renewed + T - Λ - margin.
+// With no lease possible (budgetErr), it is renewed itself: holdings end at
+// once.
 func (s *Session) leaseEndLocked() time.Time {
-	return s.lease.renewed.Add(s.lease.timeout - s.margin())
+	if s.lease.budgetErr != nil {
+		return s.lease.renewed
+	}
+	return s.lease.renewed.Add(s.lease.budget.Hold)
+}
+
+// leaseLostLocked returns the earliest moment the leader may have expired
+// the session: renewed + T - Λ.
+func (s *Session) leaseLostLocked() time.Time {
+	return s.lease.renewed.Add(s.lease.timeout - s.lease.budget.Lag)
+}
+
+// setTimeoutLocked records a newly negotiated timeout and its budget.
+func (s *Session) setTimeoutLocked(timeout time.Duration) {
+	s.lease.timeout = timeout
+	s.lease.budget, s.lease.budgetErr = NewLeaseBudget(timeout, s.margin(), s.opts.tick, s.opts.syncLimit)
+	if s.lease.budgetErr != nil {
+		s.log.Warn("recipes: no holding can be kept on this session", "err", s.lease.budgetErr)
+	}
+}
+
+// LeaseBudget returns the lease's division of the negotiated timeout, or
+// an error wrapping ErrLeaseTooShort (and ErrBadArgument) when the timeout
+// leaves no lease, in which case every acquisition fails at once. Before
+// the first session it returns the zero budget and ErrClosed if the
+// Session is closed, nil otherwise. It costs no request.
+func (s *Session) LeaseBudget() (LeaseBudget, error) {
+	if s == nil {
+		return LeaseBudget{}, ErrNilSession
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lease.budget, s.lease.budgetErr
+}
+
+// checkLease fails with the budget's error when no holding can be kept.
+func (s *Session) checkLease() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lease.timeout > 0 && s.lease.budgetErr != nil {
+		return s.lease.budgetErr
+	}
+	return nil
+}
+
+// leasePing returns the interval at which the tap must ping on its own, 0
+// when go-zookeeper's pings suffice.
+func (s *Session) leasePing() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lease.budgetErr != nil {
+		return 0
+	}
+	return s.lease.budget.Ping
 }
 
 // LeaseDeadline returns the moment, on this process's monotonic clock (use
 // time.Until), at which every holding of the session is cancelled with
 // ErrLeaseExpired unless a reply renews the lease before: the send time of
 // the newest request or ping the server has answered, plus the negotiated
-// session timeout, minus the lease margin. The server cannot expire the
-// session before that moment plus the margin. It returns the zero Time
-// before the first session was established. It costs no request.
+// session timeout, minus the lag and the lease margin (LeaseBudget). The
+// lag covers a server that answers while cut off from the leader, which
+// alone expires sessions (see WithEnsembleTiming); so the ensemble cannot
+// expire the session before that moment plus the margin, as long as the
+// ensemble's timing is no longer than WithEnsembleTiming says. It returns
+// the zero Time before the first session was established. It costs no
+// request.
 func (s *Session) LeaseDeadline() time.Time {
 	if s == nil {
 		return time.Time{}
@@ -138,8 +272,11 @@ func (s *Session) OnLeaseExpired(f func(cause error)) (stop func()) {
 }
 
 func (s *Session) expiryCauseLocked(now time.Time) error {
-	return fmt.Errorf("%w: session 0x%x: nothing sent in the last %v was answered (negotiated timeout %v, margin %v)",
-		ErrLeaseExpired, s.lease.sid, now.Sub(s.lease.renewed).Round(time.Millisecond), s.lease.timeout, s.margin())
+	if err := s.lease.budgetErr; err != nil {
+		return fmt.Errorf("%w: %w", ErrLeaseExpired, err)
+	}
+	return fmt.Errorf("%w: session 0x%x: nothing sent in the last %v was answered (negotiated timeout %v, lag %v, margin %v)",
+		ErrLeaseExpired, s.lease.sid, now.Sub(s.lease.renewed).Round(time.Millisecond), s.lease.timeout, s.lease.budget.Lag, s.margin())
 }
 
 // leaseHandshake is called by the tap with a connect response that granted
@@ -154,13 +291,22 @@ func (s *Session) leaseHandshake(sent time.Time, timeout time.Duration, sid int6
 		// A new session: the old one's renewals say nothing about it.
 		s.lease.sid, s.lease.renewed = sid, sent
 	}
+	var subs []func(error)
 	if timeout != s.lease.timeout {
-		s.lease.timeout = timeout
+		s.setTimeoutLocked(timeout)
 		s.lease.armedAt = time.Time{} // the deadline may have moved earlier
+		if s.lease.budgetErr != nil {
+			// No lease at this timeout: holdings end now.
+			subs = s.takeSubsLocked()
+		}
 	}
 	out := s.renewLocked(time.Now(), sent)
 	hooks := s.applyLocked(out)
+	cause := s.expiryCauseLocked(time.Now())
 	s.mu.Unlock()
+	for _, f := range subs {
+		f(cause)
+	}
 	s.runHooks(hooks, out)
 }
 
@@ -195,7 +341,7 @@ func (s *Session) renewLocked(now, sent time.Time) []StateChange {
 		l.renewed = sent
 	}
 	var out []StateChange
-	if now.Before(s.leaseEndLocked()) {
+	if l.budgetErr != nil || now.Before(s.leaseEndLocked()) {
 		l.expired = false
 		if l.down && (s.state == StateSuspended || s.state == StateLost) {
 			out = append(out, StateChange{State: StateReconnected, SessionID: s.id, At: now})
@@ -212,15 +358,15 @@ func (s *Session) renewLocked(now, sent time.Time) []StateChange {
 // re-arms it, so renewals (one per reply) cost no timer operation.
 func (s *Session) armLocked(now time.Time) {
 	l := &s.lease
-	if l.timeout == 0 || s.closing {
-		return
+	if l.timeout == 0 || s.closing || l.budgetErr != nil {
+		return // no lease (budgetErr): go-zookeeper alone reports the session's state
 	}
 	var at time.Time
 	switch {
 	case !l.expired:
 		at = s.leaseEndLocked()
 	case s.state == StateConnected || s.state == StateReconnected || s.state == StateSuspended:
-		at = l.renewed.Add(l.timeout)
+		at = s.leaseLostLocked()
 	default:
 		return
 	}
@@ -247,6 +393,10 @@ func (s *Session) leaseTick() {
 	l := &s.lease
 	now := time.Now()
 	l.armedAt = time.Time{}
+	if l.budgetErr != nil {
+		s.mu.Unlock()
+		return
+	}
 	var subs []func(error)
 	var out []StateChange
 	var ev LeaseEvent
@@ -254,13 +404,10 @@ func (s *Session) leaseTick() {
 		ev = s.leaseEventLocked(now, s.leaseEndLocked(), true)
 		l.expired = true
 		l.cause = s.expiryCauseLocked(now)
-		for k, f := range l.subs {
-			subs = append(subs, f)
-			delete(l.subs, k)
-		}
+		subs = s.takeSubsLocked()
 		s.log.Warn("recipes: lease expired, holdings cancelled", "session", fmt.Sprintf("0x%x", l.sid), "err", l.cause)
 	}
-	if l.expired && !now.Before(l.renewed.Add(l.timeout)) {
+	if l.expired && !now.Before(s.leaseLostLocked()) {
 		switch s.state {
 		case StateConnected, StateReconnected:
 			// go-zookeeper has not noticed (a blocked write, or frames
@@ -281,6 +428,16 @@ func (s *Session) leaseTick() {
 		f(cause)
 	}
 	s.runHooks(hooks, out)
+}
+
+// takeSubsLocked removes and returns every OnLeaseExpired registration.
+func (s *Session) takeSubsLocked() []func(error) {
+	subs := make([]func(error), 0, len(s.lease.subs))
+	for k, f := range s.lease.subs {
+		subs = append(subs, f)
+		delete(s.lease.subs, k)
+	}
+	return subs
 }
 
 // stopLeaseLocked stops the timer; called by Close.

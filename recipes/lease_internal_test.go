@@ -23,7 +23,10 @@ type sinkCall struct {
 type fakeSink struct {
 	mu    sync.Mutex
 	calls []sinkCall
+	ping  time.Duration // what leasePing answers
 }
+
+func (f *fakeSink) leasePing() time.Duration { return f.ping }
 
 func (f *fakeSink) leaseHandshake(sent time.Time, timeout time.Duration, sid int64) {
 	f.mu.Lock()
@@ -170,6 +173,7 @@ func leaseSession(margin time.Duration) *Session {
 		lastID:  7,
 	}
 	s.opts.leaseMargin, s.opts.leaseMarginSet = margin, true
+	s.opts.syncLimit = 0 // a standalone server: no lag (TestLeaseLag has one)
 	return s
 }
 
@@ -289,5 +293,234 @@ func TestLeaseStates(t *testing.T) {
 	case <-after:
 	default:
 		t.Fatal("stale renewal revived the lease")
+	}
+}
+
+// TestNewLeaseBudget: the budget's terms, and the settings that leave no
+// lease.
+func TestNewLeaseBudget(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		name                  string
+		timeout, margin, tick time.Duration
+		syncLimit             int
+		want                  LeaseBudget
+		short                 bool
+	}{
+		{name: "standalone", timeout: 3000 * ms, margin: 300 * ms, tick: 200 * ms,
+			want: LeaseBudget{Timeout: 3000 * ms, Margin: 300 * ms, Hold: 2700 * ms}},
+		{name: "testenv", timeout: 3000 * ms, margin: 300 * ms, tick: 200 * ms, syncLimit: 5,
+			// S 1000, Q 100, slack 1600, P 320
+			want: LeaseBudget{Timeout: 3000 * ms, Margin: 300 * ms, Lag: 1420 * ms, Ping: 320 * ms, Hold: 1280 * ms}},
+		{name: "zookeeper defaults", timeout: 20 * time.Second, margin: 2 * time.Second, tick: 2 * time.Second, syncLimit: 5,
+			// S 10 s, Q 1 s, slack 7 s, P 1.4 s
+			want: LeaseBudget{Timeout: 20 * time.Second, Margin: 2 * time.Second, Lag: 12400 * ms, Ping: 1400 * ms, Hold: 5600 * ms}},
+		{name: "zookeeper defaults, 10 s timeout", timeout: 10 * time.Second, margin: time.Second, tick: 2 * time.Second, syncLimit: 5, short: true},
+		{name: "S plus margin below T is not enough", timeout: 2400 * ms, margin: 240 * ms, tick: 200 * ms, syncLimit: 10, short: true},
+		{name: "ping below the floor", timeout: 1000 * ms, margin: 100 * ms, tick: 100 * ms, syncLimit: 8, short: true},
+		{name: "margin of an hour", timeout: 3000 * ms, margin: time.Hour, tick: 200 * ms, short: true},
+		{name: "margin past two thirds, standalone", timeout: 3000 * ms, margin: 2000 * ms, tick: 200 * ms, short: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b, err := NewLeaseBudget(c.timeout, c.margin, c.tick, c.syncLimit)
+			if c.short {
+				if !errors.Is(err, ErrLeaseTooShort) || !errors.Is(err, ErrBadArgument) {
+					t.Fatalf("NewLeaseBudget = %+v, %v; want ErrLeaseTooShort and ErrBadArgument", b, err)
+				}
+				return
+			}
+			if err != nil || b != c.want {
+				t.Fatalf("NewLeaseBudget = %+v, %v; want %+v", b, err, c.want)
+			}
+			if b.Hold+b.Lag+b.Margin != b.Timeout {
+				t.Fatalf("Hold + Lag + Margin = %v, want the timeout %v", b.Hold+b.Lag+b.Margin, b.Timeout)
+			}
+		})
+	}
+}
+
+// FuzzNewLeaseBudget: a budget it grants always divides the timeout into
+// Hold + Lag + Margin, with Hold longer than the renewal interval, and Lag
+// at least syncLimit x tickTime + tickTime/2 + Ping on an ensemble.
+func FuzzNewLeaseBudget(f *testing.F) {
+	f.Add(int64(3000), int64(300), int64(200), 5)
+	f.Add(int64(20000), int64(2000), int64(2000), 5)
+	f.Add(int64(10000), int64(1000), int64(2000), 0)
+	f.Fuzz(func(t *testing.T, timeoutMs, marginMs, tickMs int64, syncLimit int) {
+		if timeoutMs <= 0 || timeoutMs > 1e7 || marginMs < 0 || marginMs > 1e7 || tickMs <= 0 || tickMs > 1e6 || syncLimit < 0 || syncLimit > 1000 {
+			t.Skip()
+		}
+		ms := time.Millisecond
+		timeout, margin, tick := time.Duration(timeoutMs)*ms, time.Duration(marginMs)*ms, time.Duration(tickMs)*ms
+		b, err := NewLeaseBudget(timeout, margin, tick, syncLimit)
+		if err != nil {
+			if !errors.Is(err, ErrLeaseTooShort) {
+				t.Fatalf("error %v does not wrap ErrLeaseTooShort", err)
+			}
+			return
+		}
+		if b.Hold+b.Lag+b.Margin != timeout {
+			t.Fatalf("%+v does not add up to the timeout", b)
+		}
+		renew := timeout / 3
+		if syncLimit > 0 {
+			renew = b.Ping
+			if b.Lag < tick*time.Duration(syncLimit)+tick/2+b.Ping || b.Ping < minLeasePing {
+				t.Fatalf("%+v: lag short of S + Q + P, or ping below the floor", b)
+			}
+		} else if b.Lag != 0 || b.Ping != 0 {
+			t.Fatalf("%+v: a standalone server has no lag", b)
+		}
+		if b.Hold <= renew {
+			t.Fatalf("%+v: a holding would end between renewals every %v", b, renew)
+		}
+	})
+}
+
+// TestLeaseLag: on an ensemble the deadline allows for the lag, the
+// session is reported lost at renewed + T - lag, and the Session asks the
+// tap to ping at the budget's interval.
+func TestLeaseLag(t *testing.T) {
+	const timeout, margin = 3000 * time.Millisecond, 300 * time.Millisecond
+	s := leaseSession(margin)
+	defer stopLease(s)
+	s.opts.tick, s.opts.syncLimit = 200*time.Millisecond, 5
+	sub := s.Subscribe()
+	defer sub.Close()
+	renewed := time.Now()
+	s.leaseHandshake(renewed, timeout, 7)
+	b, err := s.LeaseBudget()
+	if err != nil || b.Lag != 1420*time.Millisecond || s.leasePing() != 320*time.Millisecond {
+		t.Fatalf("budget %+v, %v; ping %v", b, err, s.leasePing())
+	}
+	if got := s.LeaseDeadline().Sub(renewed); got != timeout-b.Lag-margin {
+		t.Fatalf("deadline %v after renewal, want %v", got, timeout-b.Lag-margin)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for {
+		c, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.State != StateLost {
+			continue
+		}
+		if at := c.At.Sub(renewed); at < timeout-b.Lag || at > timeout {
+			t.Fatalf("lost %v after renewal, want %v (T - lag) and before T", at, timeout-b.Lag)
+		}
+		return
+	}
+}
+
+// TestLeaseTooShort: a handshake whose timeout leaves no lease ends the
+// holdings at once and makes acquisitions fail, without reporting the
+// session lost (go-zookeeper alone reports its state then).
+func TestLeaseTooShort(t *testing.T) {
+	s := leaseSession(240 * time.Millisecond)
+	defer stopLease(s)
+	s.opts.tick, s.opts.syncLimit = 200*time.Millisecond, 10
+	renewed := time.Now()
+	s.leaseHandshake(renewed, 2400*time.Millisecond, 7) // S + margin < T, but no room for Q and pings
+	ended := make(chan error, 1)
+	s.OnLeaseExpired(func(cause error) { ended <- cause })
+	if err := <-ended; !errors.Is(err, ErrLeaseExpired) || !errors.Is(err, ErrLeaseTooShort) {
+		t.Fatalf("holding ended with %v", err)
+	}
+	if err := s.checkLease(); !errors.Is(err, ErrLeaseTooShort) {
+		t.Fatalf("checkLease = %v", err)
+	}
+	if s.leasePing() != 0 {
+		t.Fatal("a session with no lease pings")
+	}
+	s.mu.Lock()
+	armed := !s.lease.armedAt.IsZero()
+	s.mu.Unlock()
+	if armed {
+		t.Fatal("lease timer armed on a session with no lease")
+	}
+}
+
+// TestTapPings: after the handshake, with a lease ping interval, the tap
+// writes a ping whenever the connection was idle for that long (and not
+// while frames flow), each reply renews the lease with that ping's send
+// time, and Close ends the pinger.
+func TestTapPings(t *testing.T) {
+	const every = 40 * time.Millisecond
+	sink := &fakeSink{ping: every}
+	tap := newCreateTap()
+	tap.lease = sink
+	client, server := net.Pipe()
+	defer server.Close()
+	dial := tap.dialer(func(string, string, time.Duration) (net.Conn, error) { return client, nil })
+	c, err := dial("tcp", "x", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = server.Read(make([]byte, 64)) }()
+	if _, err := c.Write(frame(make([]byte, 40))); err != nil { // the connect request
+		t.Fatal(err)
+	}
+	go func() { _, _ = server.Write(connectResponse(3000, 7)) }()
+	if _, err := c.Read(make([]byte, 64)); err != nil {
+		t.Fatal(err)
+	}
+	// The server reads what the tap writes and answers pings; the client
+	// side reads the answers as go-zookeeper would.
+	got := make(chan []byte, 16)
+	go func() {
+		for {
+			b := make([]byte, len(pingFrame))
+			if _, err := io.ReadFull(server, b); err != nil {
+				close(got)
+				return
+			}
+			got <- b
+		}
+	}()
+	go func() { _, _ = io.Copy(io.Discard, c) }()
+	began := time.Now()
+	for i := 0; i < 3; i++ {
+		select {
+		case b, ok := <-got:
+			if !ok || string(b) != string(pingFrame) {
+				t.Fatalf("server read %x, want a ping", b)
+			}
+			if _, err := server.Write(reply(-2, 0, 0)); err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("no ping within 5s")
+		}
+	}
+	if el := time.Since(began); el < 3*every {
+		t.Fatalf("3 pings in %v, want at least %v apart", el, every)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		sink.mu.Lock()
+		renewals := 0
+		for _, call := range sink.calls {
+			if !call.handshake && !call.sent.Before(began) {
+				renewals++
+			}
+		}
+		sink.mu.Unlock()
+		if renewals >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d renewals from ping replies, want 3", renewals)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	c.Close()
+	select {
+	case _, ok := <-got:
+		for ok {
+			_, ok = <-got
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the tap went on after Close")
 	}
 }

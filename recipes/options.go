@@ -2,6 +2,7 @@ package recipes
 
 import (
 	"crypto/tls"
+	"fmt"
 	"log/slog"
 	"net"
 	"time"
@@ -37,7 +38,20 @@ func (p LossPolicy) String() string {
 }
 
 // DefaultSessionTimeout is the session timeout requested when none is set.
-const DefaultSessionTimeout = 10 * time.Second
+// It is the shortest round figure whose lease survives an ensemble with
+// ZooKeeper's shipped timing (DefaultTickTime, DefaultSyncLimit): there the
+// lease must allow for a server cut off from its leader answering for up to
+// 11 s (see Session.LeaseDeadline), which a 10 s timeout cannot.
+const DefaultSessionTimeout = 20 * time.Second
+
+// DefaultTickTime and DefaultSyncLimit are the ensemble timing the lease
+// assumes unless WithEnsembleTiming says otherwise: those of the sample
+// configuration ZooKeeper ships (conf/zoo_sample.cfg, and Debian's
+// /etc/zookeeper/conf/zoo.cfg).
+const (
+	DefaultTickTime  = 2 * time.Second
+	DefaultSyncLimit = 5
+)
 
 // Option configures Connect.
 type Option func(*options)
@@ -62,6 +76,9 @@ type options struct {
 
 	leaseMargin    time.Duration
 	leaseMarginSet bool
+
+	tick      time.Duration // the ensemble's tickTime (WithEnsembleTiming)
+	syncLimit int           // the ensemble's syncLimit; 0: a standalone server
 }
 
 func defaultOptions() options {
@@ -70,11 +87,17 @@ func defaultOptions() options {
 		logger:  slog.Default(),
 		acl:     zk.WorldACL(zk.PermAll),
 		maxData: DefaultMaxData,
+
+		tick:      DefaultTickTime,
+		syncLimit: DefaultSyncLimit,
 	}
 }
 
 // WithSessionTimeout requests a session timeout (the server clamps it to its
-// min/max; values <= 0 keep the default of 10s).
+// min/max; values <= 0 keep the default, DefaultSessionTimeout). Holdings
+// need a timeout long enough for the lease (see Session.LeaseDeadline and
+// LeaseBudget): on an ensemble, more than syncLimit x tickTime plus half a
+// tick plus the margin, with room for the Session's own pings.
 func WithSessionTimeout(d time.Duration) Option {
 	return func(o *options) {
 		if d > 0 {
@@ -145,5 +168,25 @@ func WithLeaseMargin(d time.Duration) Option {
 		if d >= 0 {
 			o.leaseMargin, o.leaseMarginSet = d, true
 		}
+	}
+}
+
+// WithEnsembleTiming tells the Session the tickTime and syncLimit of the
+// ensemble it connects to (zoo.cfg's tickTime and syncLimit), which the
+// lease needs (see Session.LeaseDeadline): a server cut off from its leader
+// goes on answering its clients for up to syncLimit x tickTime, while the
+// leader, which alone expires sessions, hears of our requests only through
+// that server. The default is ZooKeeper's shipped timing, DefaultTickTime
+// and DefaultSyncLimit. A syncLimit of 0 declares a standalone server,
+// which expires its sessions itself. A tickTime of 0 or less, or a
+// negative syncLimit, makes Connect fail with ErrBadArgument. Telling the
+// Session less than the ensemble's real timing voids the lease's guarantee.
+func WithEnsembleTiming(tickTime time.Duration, syncLimit int) Option {
+	return func(o *options) {
+		if tickTime <= 0 || syncLimit < 0 {
+			o.fail(fmt.Errorf("%w: ensemble timing: tickTime %v, syncLimit %d", ErrBadArgument, tickTime, syncLimit))
+			return
+		}
+		o.tick, o.syncLimit = tickTime, syncLimit
 	}
 }

@@ -45,6 +45,10 @@ type leaseSink interface {
 	leaseHandshake(sent time.Time, timeout time.Duration, sid int64)
 	// leaseRenew: a request or ping sent at sent was answered.
 	leaseRenew(sent time.Time)
+	// leasePing: the interval at which the connection must carry a frame
+	// for the lease (the tap then pings on its own when go-zookeeper has
+	// written nothing for that long); 0: go-zookeeper's pings suffice.
+	leasePing() time.Duration
 }
 
 func newCreateTap() *createTap {
@@ -98,7 +102,7 @@ func (t *createTap) dialer(base func(network, address string, timeout time.Durat
 			return nil, err
 		}
 		return &tapConn{Conn: c, t: t, out: zkframe.New(maxTapHead), in: zkframe.New(16),
-			pending: make(map[int32]string), sent: make(map[int32][]time.Time)}, nil
+			pending: make(map[int32]string), sent: make(map[int32][]time.Time), closed: make(chan struct{})}, nil
 	}
 }
 
@@ -125,6 +129,7 @@ const maxUnanswered = 1 << 16
 type tapConn struct {
 	net.Conn
 	t       *createTap
+	wmu     sync.Mutex // held across parsing and writing a frame: the wire order is the parse order
 	mu      sync.Mutex
 	out, in *zkframe.Splitter
 	pending map[int32]string      // xid -> requested path of a wanted create
@@ -143,19 +148,75 @@ type tapConn struct {
 	hasCode     bool
 
 	calls tapCalls // with an observer only (tapcall.go)
+
+	lastWrite time.Time     // when the last frame was written (guarded by mu)
+	pinging   bool          // the lease pinger runs (guarded by mu)
+	closed    chan struct{} // closed by Close; ends the pinger
+	closeOnce sync.Once
 }
 
 // Write parses the frames before sending them, with the time the write
 // began: a reply can then never arrive before its request is known, and the
 // server cannot have received a frame before that time.
 func (c *tapConn) Write(b []byte) (int, error) {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	c.mu.Lock()
 	c.now = time.Now()
+	c.lastWrite = c.now
 	_ = c.out.Feed(b, func(f zkframe.Frame) error { c.request(f.Head, f.First); return nil })
 	calls := c.calls.take()
 	c.mu.Unlock()
 	c.t.observe(calls)
 	return c.Conn.Write(b)
+}
+
+// Close ends the lease pinger, then closes the connection.
+func (c *tapConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return c.Conn.Close()
+}
+
+// pingFrame is a ping request: length 8, xid -2, op 11 (ZooKeeper answers
+// it in order with xid -2; go-zookeeper ignores ping replies).
+var pingFrame = []byte{0, 0, 0, 8, 0xff, 0xff, 0xff, 0xfe, 0, 0, 0, 11}
+
+// startPinger starts the lease pinger once per connection, after the
+// handshake: it writes a ping whenever nothing was written for every, so
+// that the server (and through it the leader) hears from us at least that
+// often (see lease.go). The ping goes through the tap like any frame, so
+// its reply renews the lease.
+func (c *tapConn) startPinger(every time.Duration) {
+	c.mu.Lock()
+	start := !c.pinging
+	c.pinging = true
+	c.mu.Unlock()
+	if start {
+		go c.pinger(every)
+	}
+}
+
+func (c *tapConn) pinger(every time.Duration) {
+	t := time.NewTimer(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.closed:
+			return
+		case <-t.C:
+		}
+		c.mu.Lock()
+		idle := time.Since(c.lastWrite)
+		c.mu.Unlock()
+		if idle < every {
+			t.Reset(every - idle)
+			continue
+		}
+		if _, err := c.Write(pingFrame); err != nil {
+			return
+		}
+		t.Reset(every)
+	}
 }
 
 func (c *tapConn) Read(b []byte) (int, error) {
@@ -183,6 +244,9 @@ func (c *tapConn) Read(b []byte) (int, error) {
 		if l := c.t.lease; l != nil {
 			if hs {
 				l.leaseHandshake(sent, timeout, sid)
+				if p := l.leasePing(); p > 0 {
+					c.startPinger(p)
+				}
 			}
 			if some {
 				l.leaseRenew(renewed)

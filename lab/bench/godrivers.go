@@ -14,6 +14,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/barrier"
 	"github.com/zkrecipes/zkrecipes/cache"
+	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/leader"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/queue"
@@ -151,7 +152,7 @@ func NewZkrecipes(ctx context.Context, connect string, sessionTimeout time.Durat
 func (d *zkrecipesDriver) Open(ctx context.Context, n int) error {
 	for len(d.ss) < n {
 		s, err := recipes.Connect(ctx, d.addrs, recipes.WithSessionTimeout(d.timeout),
-			recipes.WithLogger(slog.New(slog.DiscardHandler)))
+			recipes.WithLogger(slog.New(slog.DiscardHandler)), recipes.WithEnsembleTiming(testenv.DefaultTickTime, testenv.SyncLimit))
 		if err != nil {
 			return fmt.Errorf("bench: zkrecipes connect: %w", err)
 		}

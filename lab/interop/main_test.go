@@ -79,7 +79,7 @@ func startPeer(t *testing.T, kind peers.Kind, addrs string) *peers.Peer {
 // session connects a Go session through addrs and closes it at cleanup.
 func session(t *testing.T, addrs []string) *recipes.Session {
 	t.Helper()
-	s, err := recipes.Connect(ctxFor(t, time.Minute), addrs, recipes.WithSessionTimeout(sessionTimeout))
+	s, err := recipes.Connect(ctxFor(t, time.Minute), addrs, recipes.WithSessionTimeout(sessionTimeout), recipes.WithEnsembleTiming(testenv.DefaultTickTime, testenv.SyncLimit))
 	if err != nil {
 		t.Fatal(err)
 	}

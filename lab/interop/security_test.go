@@ -60,7 +60,7 @@ func securePeer(t *testing.T, e *testenv.Ensemble, user, password string) *peers
 func secureSession(t *testing.T, e *testenv.Ensemble, user, password string) *recipes.Session {
 	t.Helper()
 	s, err := recipes.Connect(ctxFor(t, time.Minute), e.Addrs(), recipes.WithSessionTimeout(sessionTimeout),
-		recipes.WithTLS(e.ClientTLS()), recipes.WithDigestAuth(user, password))
+		recipes.WithTLS(e.ClientTLS()), recipes.WithDigestAuth(user, password), recipes.WithEnsembleTiming(testenv.DefaultTickTime, testenv.SyncLimit))
 	if err != nil {
 		t.Fatal(err)
 	}

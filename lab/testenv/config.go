@@ -32,7 +32,7 @@ const (
 )
 
 // Config describes an ensemble. The zero value is a 3-server ensemble with a
-// 200 ms tick on the backend the machine supports.
+// 200 ms tick (DefaultTickTime) on the backend the machine supports.
 type Config struct {
 	// Servers is the number of ZooKeeper servers: 1 (standalone) to 5.
 	// Default 3.
@@ -110,7 +110,7 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: %d servers (want 1 to 5)", ErrConfig, c.Servers)
 	}
 	if c.TickTime == 0 {
-		c.TickTime = 200 * time.Millisecond
+		c.TickTime = DefaultTickTime
 	}
 	if c.TickTime < 10*time.Millisecond {
 		return c, fmt.Errorf("%w: tickTime %v is below 10ms", ErrConfig, c.TickTime)
@@ -166,3 +166,6 @@ func (c Config) serverProps() []string {
 	}
 	return props
 }
+
+// DefaultTickTime is the tickTime of an ensemble whose Config sets none.
+const DefaultTickTime = 200 * time.Millisecond

@@ -180,6 +180,16 @@ func (e *Ensemble) Servers() int { return e.cfg.Servers }
 // Config returns the ensemble's configuration with defaults filled in.
 func (e *Ensemble) Config() Config { return e.cfg }
 
+// Timing returns the ensemble's tickTime and syncLimit, for
+// recipes.WithEnsembleTiming: SyncLimit, or 0 for a single server, which
+// runs standalone.
+func (e *Ensemble) Timing() (tickTime time.Duration, syncLimit int) {
+	if e.cfg.Servers == 1 {
+		return e.cfg.TickTime, 0
+	}
+	return e.cfg.TickTime, SyncLimit
+}
+
 // DirectAddrs returns the servers' client addresses without any proxy.
 func (e *Ensemble) DirectAddrs() []string {
 	out := make([]string, e.cfg.Servers)

@@ -32,16 +32,23 @@ type zooCfg struct {
 	listenAll bool
 }
 
+// SyncLimit is the ensembles' syncLimit, in ticks: a follower that hears
+// nothing from its leader for SyncLimit ticks (1 s at the default 200 ms
+// tick) leaves it and closes its clients' connections, and the leader drops
+// a follower as silent. Sessions must tell the library (see
+// Ensemble.Timing and recipes.WithEnsembleTiming): their lease allows for
+// it. 5 ticks survive a loaded 2-core machine and keep the lease of a 3 s
+// session comfortable; 10 left a 3 s session almost no lease.
+const SyncLimit = 5
+
 // render returns the zoo.cfg text. Limits are in ticks: a follower has 50
-// ticks to sync at start and 10 ticks per request afterwards, which at the
-// default 200 ms tick survives a loaded 2-core machine and still notices a
-// lost follower in 2 s.
+// ticks to sync at start and SyncLimit ticks per request afterwards.
 func (z zooCfg) render() string {
 	var b strings.Builder
 	w := func(k string, v any) { fmt.Fprintf(&b, "%s=%v\n", k, v) }
 	w("tickTime", z.tick.Milliseconds())
 	w("initLimit", 50)
-	w("syncLimit", 10)
+	w("syncLimit", SyncLimit)
 	w("dataDir", z.dataDir)
 	port, addr := "clientPort", "clientPortAddress"
 	if z.secure {

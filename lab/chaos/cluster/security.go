@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -47,8 +48,13 @@ func (s Security) ACL() []zk.ACL {
 
 // RecipeOptions returns the recipes.Session options of a session with
 // security s: WithTLS and WithDigestAuth as set (none for the zero value).
+//
+// They begin with the ensembles' timing (testenv's default tickTime and
+// SyncLimit, which the chaos ensembles use), which every recipes.Session
+// needs for its lease, so that every session of the suite, in process or in
+// a worker process, carries it.
 func (s Security) RecipeOptions() []recipes.Option {
-	var out []recipes.Option
+	out := []recipes.Option{recipes.WithEnsembleTiming(testenv.DefaultTickTime, testenv.SyncLimit)}
 	if s.TLS != nil {
 		out = append(out, recipes.WithTLS(s.TLS))
 	}

@@ -76,6 +76,7 @@ func connectWith(tb testing.TB, addrs []string, opts []recipes.Option) *recipes.
 	tb.Helper()
 	opts = append([]recipes.Option{
 		recipes.WithSessionTimeout(3 * time.Second),
+		testutil.Timing(),
 		recipes.WithLogger(slog.New(slog.DiscardHandler)),
 	}, opts...)
 	s, err := recipes.Connect(ctxT(tb, time.Minute), addrs, opts...)

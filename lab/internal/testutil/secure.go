@@ -97,11 +97,22 @@ func NewEnsemble(tb testing.TB, cfg testenv.Config) *testenv.Ensemble {
 // recipes.WithDigestAuth(User, Password), nothing in plain mode. Before
 // any secured ensemble started, WithTLS gets a nil configuration, which
 // makes recipes.Connect fail with ErrBadArgument.
+//
+// Either way they begin with Timing.
 func SessionOptions() []recipes.Option {
 	if !Secure() {
-		return nil
+		return []recipes.Option{Timing()}
 	}
-	return []recipes.Option{recipes.WithTLS(tlsConfig()), recipes.WithDigestAuth(User, Password)}
+	return []recipes.Option{Timing(), recipes.WithTLS(tlsConfig()), recipes.WithDigestAuth(User, Password)}
+}
+
+// Timing is recipes.WithEnsembleTiming for the harness's ensembles
+// (testenv's default tickTime and SyncLimit), which every session the
+// harness opens carries: the lease must know how long a follower cut off
+// from its leader goes on answering. On a single-server ensemble it only
+// makes the lease more cautious than it needs to be.
+func Timing() recipes.Option {
+	return recipes.WithEnsembleTiming(testenv.DefaultTickTime, testenv.SyncLimit)
 }
 
 // WrappedOptions returns the options of a session whose connections pass

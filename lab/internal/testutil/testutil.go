@@ -155,7 +155,7 @@ func connect(tb testing.TB, addrs []string, opts []recipes.Option) *recipes.Sess
 	tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	opts = append([]recipes.Option{recipes.WithSessionTimeout(SessionTimeout), recipes.WithLogger(Logger())}, opts...)
+	opts = append([]recipes.Option{recipes.WithSessionTimeout(SessionTimeout), recipes.WithLogger(Logger()), Timing()}, opts...)
 	s, err := recipes.Connect(ctx, addrs, opts...)
 	if err != nil {
 		tb.Fatalf("connect: %v", err)

@@ -25,7 +25,7 @@ func connectAnonymous(t *testing.T, ctx context.Context, e *testenv.Ensemble) *r
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	s, err := recipes.Connect(cctx, e.Addrs(), recipes.WithTLS(e.ClientTLS()),
-		recipes.WithSessionTimeout(testutil.SessionTimeout), recipes.WithLogger(testutil.Logger()))
+		recipes.WithSessionTimeout(testutil.SessionTimeout), recipes.WithLogger(testutil.Logger()), testutil.Timing())
 	if err != nil {
 		t.Fatalf("Connect without credentials: %v", err)
 	}
