@@ -13,7 +13,7 @@ import (
 // parallel, so the goroutine check sees only its own test.
 var shared = testutil.NewShared(testenv.Config{Servers: 1})
 
-func TestMain(m *testing.M) { testutil.Main(m, shared) }
+func TestMain(m *testing.M) { testutil.Main(m, shared, quorum) }
 
 // ensemble returns the shared ensemble and fails the test if goroutines
 // running go-zookeeper or recipe code outlive it (after every
