@@ -110,9 +110,9 @@ const minLeaseMargin = 100 * time.Millisecond
 //   - the holder's own reaction: a holder that checks its Context and then
 //     acts has the margin for the action to take effect.
 //
-// The margin costs nothing while replies flow: pings renew the lease every
-// third of the timeout, so holdings end early only when no reply came for
-// most of the timeout.
+// The margin costs nothing while replies flow: pings renew the lease
+// often (see LeaseBudget), so holdings end early only when no reply came
+// for most of the lease.
 func DefaultLeaseMargin(timeout time.Duration) time.Duration {
 	return min(max(timeout/10, minLeaseMargin), timeout/2)
 }

@@ -23,29 +23,28 @@ import (
 // as StateConnected.
 //
 // Lease: the Session keeps its own bound on its session's life, on this
-// process's monotonic clock (see LeaseDeadline). The server cannot expire
-// the session before the send time of the newest request or ping it
-// answered plus the negotiated timeout; every holding is cancelled
-// (ErrLeaseExpired, which errors.Is ErrSuspended) the lease margin before
-// that moment (WithLeaseMargin, DefaultLeaseMargin), whatever go-zookeeper
-// has noticed, and after a whole negotiated timeout without a reply the
-// Session reports StateLost itself, as Curator does. If the same session
-// then comes back (the server was only slow), StateReconnected follows;
-// holdings cancelled meanwhile stay cancelled. The lease sends nothing: it
-// rides on replies and on go-zookeeper's pings, sent every third of the
-// timeout. What this guarantees: a holder that checks its holding's
-// Context before each action stops before the server can expire its
-// session, and so before any other client can acquire what it held, as
-// long as the action takes effect within the margin. A paused process
-// checks nothing; only a fenced write (FencedMulti) is a guarantee against
-// it. In an ensemble, the bound assumes the server that answered is in
-// touch with the leader: a follower cut from its leader answers pings
-// until it notices (ZooKeeper's syncLimit x tickTime, S below) and then
-// closes its clients' connections, while the leader expires sessions on
-// its own clock. So on an ensemble the guarantee holds under
-// StepDownOnSuspend when S plus the margin is below the negotiated timeout
-// (the follower's close suspends the holding in time), and under either
-// policy when WithLeaseMargin is at least S plus the default margin.
+// process's monotonic clock (see LeaseDeadline and LeaseBudget). The
+// ensemble cannot expire the session before the send time of the newest
+// request or ping answered, plus the negotiated timeout, minus the lag: how
+// long a server cut off from its leader may go on answering while the
+// leader, which alone expires sessions, no longer hears of us
+// (syncLimit x tickTime + tickTime/2 + the Session's ping interval; see
+// WithEnsembleTiming). Every holding is cancelled (ErrLeaseExpired, which
+// errors.Is ErrSuspended) the lease margin before that moment
+// (WithLeaseMargin, DefaultLeaseMargin), whatever go-zookeeper has noticed,
+// under either loss policy; at that moment itself, without a reply, the
+// Session reports StateLost, as Curator does. If the same session then
+// comes back (the server was only slow), StateReconnected follows;
+// holdings cancelled meanwhile stay cancelled. The lease sends only pings,
+// when nothing else was sent for the budget's ping interval. What this
+// guarantees: a holder that checks its holding's Context before each
+// action stops before the ensemble can expire its session, and so before
+// any other client can acquire what it held, as long as the action takes
+// effect within the margin and the ensemble's timing is no longer than
+// WithEnsembleTiming says. A paused process checks nothing; only a fenced
+// write (FencedMulti) is a guarantee against it. A negotiated timeout too
+// short for any lease makes every acquisition fail with ErrLeaseTooShort.
+// docs/design.md derives the bound from ZooKeeper's server code.
 //
 // A Session is safe for concurrent use.
 type Session struct {
