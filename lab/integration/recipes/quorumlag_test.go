@@ -2,6 +2,7 @@ package recipes_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -198,5 +199,31 @@ func TestLeaseQuorumLagOutside(t *testing.T) {
 	t.Logf("%v", r)
 	if r.gap() >= 0 {
 		t.Fatalf("%v: want the waiter to acquire while the holder still held (the lag is needed)", r)
+	}
+}
+
+// TestLeaseTooShortRefusesAtOnce: on a Session whose timeout leaves no
+// lease (here a margin of an hour), an acquisition fails at once with
+// ErrLeaseTooShort (an ErrBadArgument) and sends nothing, where it used to
+// create, find its holding already expired, and start over until its ctx
+// ended (4,352 requests in 2 s).
+func TestLeaseTooShortRefusesAtOnce(t *testing.T) {
+	e := ensemble(t)
+	s, counter := testutil.CountedSession(t, e.Addrs(), recipes.WithLeaseMargin(time.Hour))
+	if _, err := s.LeaseBudget(); !errors.Is(err, recipes.ErrLeaseTooShort) {
+		t.Fatalf("LeaseBudget: %v, want ErrLeaseTooShort", err)
+	}
+	before := counter.Snapshot()
+	ctx := testutil.Ctx(t, 10*time.Second)
+	for _, try := range []func() error{
+		func() error { _, err := recipes.Acquire(ctx, s, recipes.Spec{Path: testPath(t)}); return err },
+		func() error { _, err := recipes.TryAcquire(ctx, s, recipes.Spec{Path: testPath(t)}); return err },
+	} {
+		if err := try(); !errors.Is(err, recipes.ErrLeaseTooShort) || !errors.Is(err, recipes.ErrBadArgument) {
+			t.Fatalf("acquire: %v, want ErrLeaseTooShort and ErrBadArgument", err)
+		}
+	}
+	if d := counter.Snapshot().Sub(before); d.Total() != 0 {
+		t.Fatalf("refused acquisitions sent %v", d.Requests)
 	}
 }
