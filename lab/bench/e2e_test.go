@@ -49,7 +49,7 @@ func TestRunEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	lrep, err := Run(ctx, e, Config{Impls: []string{ImplZkrecipes, ImplGoZK}, Workloads: []string{WLeader},
-		ResignRounds: 1, ExpiryRounds: 1, SessionTimeout: time.Second, Progress: &progress})
+		ResignRounds: 1, ExpiryRounds: 1, SessionTimeout: 2 * time.Second, Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func TestWorkerSecurity(t *testing.T) {
 		t.Errorf("a CA PEM without a certificate: %v, want ErrWorkerSpec", err)
 	}
 	digestOnly := specSecurity(cluster.Security{User: "u", Password: "p"})
-	if opts, err := digestOnly.options(); err != nil || len(opts) != 1 {
-		t.Errorf("digest only: %d options, %v (want WithDigestAuth alone)", len(opts), err)
+	if opts, err := digestOnly.options(); err != nil || len(opts) != 2 {
+		t.Errorf("digest only: %d options, %v (want the ensemble timing and WithDigestAuth)", len(opts), err)
 	}
 }

@@ -154,8 +154,9 @@ func TestLostReadIsReadAgain(t *testing.T) {
 			}
 			defer link.Close()
 			// Long enough for the lease to outlast the silent link
-			// (go-zookeeper gives up at 2/3 of it) and the reconnection.
-			s := connect(t, link.Addrs(), recipes.WithSessionTimeout(10*time.Second))
+			// (go-zookeeper gives up at 2/3 of it) and the reconnection;
+			// the ensemble's own timing (a single server: no lag).
+			s := connect(t, link.Addrs(), recipes.WithSessionTimeout(10*time.Second), recipes.WithEnsembleTiming(e.Timing()))
 			root := testPath(t)
 			mkdirs(t, w, root)
 			x, y := root+"/x", root+"/y"
