@@ -10,6 +10,8 @@
 // Every change is a compare-and-set on the node's data version: TrySet
 // writes only if the node is still at the version the caller read, and
 // otherwise reports false with what is there now, for the caller to retry.
+// It never turns into a blind set: version -1, which ZooKeeper reads as
+// "any version", is refused with recipes.ErrBadArgument, nothing sent.
 // FencedTrySet does the same inside one multi with a holding's fence check
 // (any recipes.Held, or a lock.Mutex or rwlock.RWMutex that holds), so it commits only while that holding is held.
 //
