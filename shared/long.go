@@ -55,6 +55,7 @@ type LongOption func(*longConfig)
 
 type longConfig struct {
 	attempts int
+	promote  bool
 	lockPath string
 	lockOpts []lock.Option
 }
@@ -68,16 +69,19 @@ func WithAttempts(n int) LongOption {
 
 // WithPromotion makes a change that ran out of optimistic attempts take the
 // lock at lockPath (a lock.Mutex with opts) and try the same number of
-// attempts again while holding it.
+// attempts again while holding it. NewLong refuses a lockPath or opts that
+// lock.New refuses, the empty path included.
 func WithPromotion(lockPath string, opts ...lock.Option) LongOption {
-	return func(c *longConfig) { c.lockPath, c.lockOpts = lockPath, opts }
+	return func(c *longConfig) { c.promote, c.lockPath, c.lockOpts = true, lockPath, opts }
 }
 
 // NewLong returns the counter at path. Nothing is sent to ZooKeeper. It
 // fails, wrapping a sentinel, on a nil session (recipes.ErrNilSession), an
 // invalid path (recipes.ErrInvalidPath), a path too long for a request
 // (recipes.ErrDataTooLarge), attempts below 1 (recipes.ErrBadArgument), or
-// what lock.New refuses for the promotion lock.
+// what lock.New refuses for the promotion lock (its error, which also
+// wraps recipes.ErrBadArgument: an empty or invalid path is
+// recipes.ErrInvalidPath too).
 func NewLong(s *recipes.Session, path string, opts ...LongOption) (*Long, error) {
 	if s == nil {
 		return nil, fmt.Errorf("shared: %w", recipes.ErrNilSession)
@@ -98,10 +102,10 @@ func NewLong(s *recipes.Session, path string, opts ...LongOption) (*Long, error)
 		return nil, fmt.Errorf("shared: %w: %d attempts", recipes.ErrBadArgument, cfg.attempts)
 	}
 	l := &Long{s: s, path: path, attempts: cfg.attempts}
-	if cfg.lockPath != "" {
+	if cfg.promote {
 		m, err := lock.New(s, cfg.lockPath, cfg.lockOpts...)
 		if err != nil {
-			return nil, fmt.Errorf("shared: promotion lock: %w", err)
+			return nil, fmt.Errorf("shared: %w: promotion lock: %w", recipes.ErrBadArgument, err)
 		}
 		l.promoted = m
 	}

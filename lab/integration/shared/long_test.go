@@ -235,8 +235,16 @@ func TestLongDoneCtxAndBadInput(t *testing.T) {
 	if _, err := shared.NewLong(s, path, shared.WithAttempts(0)); !errors.Is(err, recipes.ErrBadArgument) {
 		t.Errorf("NewLong(0 attempts) = %v", err)
 	}
-	if _, err := shared.NewLong(s, path, shared.WithPromotion("bad")); !errors.Is(err, recipes.ErrInvalidPath) {
-		t.Errorf("NewLong(bad promotion path) = %v", err)
+	// The promotion path is validated as lock.New validates its path (and
+	// refused as a bad argument of NewLong): an empty one does not turn
+	// promotion off.
+	for _, bad := range []string{"", "bad", "/a//b", "/zookeeper/lock"} {
+		if _, err := shared.NewLong(s, path, shared.WithPromotion(bad)); !errors.Is(err, recipes.ErrInvalidPath) || !errors.Is(err, recipes.ErrBadArgument) {
+			t.Errorf("NewLong(promotion path %q) = %v, want recipes.ErrInvalidPath and recipes.ErrBadArgument", bad, err)
+		}
+	}
+	if _, err := shared.NewLong(s, path, shared.WithPromotion(path+"-lock"), shared.WithPromotion("")); !errors.Is(err, recipes.ErrBadArgument) {
+		t.Errorf("NewLong(promotion path replaced by \"\") = %v, want recipes.ErrBadArgument", err)
 	}
 	if _, err := shared.NewLong(nil, path); !errors.Is(err, recipes.ErrNilSession) {
 		t.Errorf("NewLong(nil) = %v", err)
