@@ -41,7 +41,8 @@
 //   - Long: 1 getData per read; per change, 1 getData and 1 setData (or
 //     create) per optimistic attempt, and with promotion the lock's cost
 //     (1 create + 1 getChildren uncontended, 1 delete to release) and the
-//     attempts again.
+//     attempts again. A Long's promotions take its lock one at a time: a
+//     change waits in the process, sending nothing, for the one under way.
 //
 // Nothing is sent when ctx is already done; calls wait for a usable session
 // and retry reads after connection errors, as every zkrecipes call does.

@@ -34,12 +34,20 @@ import (
 // ErrUncertain instead, because ZooKeeper may still apply it. A write is
 // never sent twice.
 //
-// A Long is safe for concurrent use; it keeps no state but its options.
+// A Long is safe for concurrent use. Its promotions take one lock.Mutex,
+// so they take it one at a time: a change that needs the lock while
+// another change of the same Long is promoted waits for that one to
+// release it, in the process (nothing sent), until its ctx ends. Besides
+// that wait, a Long keeps no state but its options.
 type Long struct {
 	s        *recipes.Session
 	path     string
 	attempts int
 	promoted *lock.Mutex
+	// promoting holds one token while a change of this Long is promoted
+	// (takes, holds or releases promoted): promoted is one Mutex, which
+	// refuses a second Lock while it holds (lock.ErrAlreadyHeld).
+	promoting chan struct{}
 }
 
 // Result is the outcome of a change to a Long. When Succeeded, Pre is the
@@ -107,7 +115,7 @@ func NewLong(s *recipes.Session, path string, opts ...LongOption) (*Long, error)
 		if err != nil {
 			return nil, fmt.Errorf("shared: %w: promotion lock: %w", recipes.ErrBadArgument, err)
 		}
-		l.promoted = m
+		l.promoted, l.promoting = m, make(chan struct{}, 1)
 	}
 	return l, nil
 }
@@ -147,7 +155,8 @@ func (l *Long) Get(ctx context.Context) (int64, error) {
 
 // Add adds delta. Cost per attempt: 1 getData and 1 setData (1 create
 // instead when the node is missing); with promotion, the lock's cost and
-// up to as many attempts again.
+// up to as many attempts again (after the wait, sending nothing, for
+// another promotion of this Long under way).
 func (l *Long) Add(ctx context.Context, delta int64) (Result, error) {
 	return l.change(ctx, func(cur int64) (int64, bool) { return cur + delta, true })
 }
@@ -205,6 +214,13 @@ func (l *Long) change(ctx context.Context, f func(cur int64) (int64, bool)) (Res
 	if err != nil || done || l.promoted == nil {
 		return r, err
 	}
+	// One promotion of this Long at a time: wait for the one under way.
+	select {
+	case l.promoting <- struct{}{}:
+	case <-ctx.Done():
+		return r, fmt.Errorf("shared %s: promotion: %w", l.path, recipes.ContextError(ctx))
+	}
+	defer func() { <-l.promoting }()
 	if err := l.promoted.Lock(ctx); err != nil {
 		return r, fmt.Errorf("shared %s: promotion: %w", l.path, err)
 	}
