@@ -51,6 +51,15 @@
 // their own; each Watch runs one goroutine until its ctx ends or it is
 // stopped.
 //
+// # Errors
+//
+// Bad input is refused before anything is sent, with an error wrapping
+// recipes.ErrBadArgument (or recipes.ErrInvalidPath, recipes.ErrNilSession,
+// recipes.ErrDataTooLarge): a compare-and-set against version -1, a nil
+// holding, attempts below 1, a promotion lock that lock.New refuses. A
+// Long's Add whose sum would overflow an int64 is refused once the value is
+// read, nothing written (ErrOverflow, also recipes.ErrBadArgument).
+//
 // # Permissions
 //
 // Get and Watch on a missing node need CREATE on its parent (the seed is

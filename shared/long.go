@@ -153,18 +153,39 @@ func (l *Long) Get(ctx context.Context) (int64, error) {
 	return n, err
 }
 
-// Add adds delta. Cost per attempt: 1 getData and 1 setData (1 create
-// instead when the node is missing); with promotion, the lock's cost and
-// up to as many attempts again (after the wait, sending nothing, for
-// another promotion of this Long under way).
+// Add adds delta. A sum that does not fit in an int64 is not written (nor
+// wrapped): once the value is read, the change ends with an error wrapping
+// ErrOverflow and recipes.ErrBadArgument, and a Result not Succeeded whose
+// Pre is the value read. Cost per attempt: 1 getData and 1 setData (1
+// create instead when the node is missing); with promotion, the lock's
+// cost and up to as many attempts again (after the wait, sending nothing,
+// for another promotion of this Long under way).
 func (l *Long) Add(ctx context.Context, delta int64) (Result, error) {
-	return l.change(ctx, func(cur int64) (int64, bool) { return cur + delta, true })
+	return l.change(ctx, func(cur int64) (int64, bool, error) {
+		next, ok := addExact(cur, delta)
+		if !ok {
+			return 0, false, fmt.Errorf("%w (%w): %d%+d at %s", ErrOverflow, recipes.ErrBadArgument, cur, delta, l.path)
+		}
+		return next, true, nil
+	})
 }
 
-// Increment adds 1; Decrement subtracts 1. Costs as Add.
+// addExact returns a+b and true, or false when the sum does not fit in an
+// int64. Pure.
+func addExact(a, b int64) (int64, bool) {
+	sum := a + b
+	// Only operands of the same sign overflow, and then the sum's sign
+	// differs from theirs.
+	if (a < 0) == (b < 0) && (sum < 0) != (a < 0) {
+		return 0, false
+	}
+	return sum, true
+}
+
+// Increment adds 1 (ErrOverflow at math.MaxInt64); costs as Add.
 func (l *Long) Increment(ctx context.Context) (Result, error) { return l.Add(ctx, 1) }
 
-// Decrement subtracts 1; costs as Add.
+// Decrement subtracts 1 (ErrOverflow at math.MinInt64); costs as Add.
 func (l *Long) Decrement(ctx context.Context) (Result, error) { return l.Add(ctx, -1) }
 
 // CompareAndSet writes next only if the value is expected; Succeeded says
@@ -172,13 +193,13 @@ func (l *Long) Decrement(ctx context.Context) (Result, error) { return l.Add(ctx
 // attempts); attempts are spent only on writers that changed the node
 // between our read and our write.
 func (l *Long) CompareAndSet(ctx context.Context, expected, next int64) (Result, error) {
-	return l.change(ctx, func(cur int64) (int64, bool) { return next, cur == expected })
+	return l.change(ctx, func(cur int64) (int64, bool, error) { return next, cur == expected, nil })
 }
 
 // TrySet writes next whatever the value is, as long as no writer comes
 // between our read and our write within the attempts.
 func (l *Long) TrySet(ctx context.Context, next int64) (Result, error) {
-	return l.change(ctx, func(int64) (int64, bool) { return next, true })
+	return l.change(ctx, func(int64) (int64, bool, error) { return next, true, nil })
 }
 
 // read returns the value and the version to compare against (-1: the node
@@ -203,7 +224,9 @@ func (l *Long) read(ctx context.Context) (int64, int32, error) {
 	return n, r.stat.Version, nil
 }
 
-func (l *Long) change(ctx context.Context, f func(cur int64) (int64, bool)) (Result, error) {
+// change applies f to the value: f returns the value to write and whether
+// to write it, or an error that ends the change before anything is written.
+func (l *Long) change(ctx context.Context, f func(cur int64) (int64, bool, error)) (Result, error) {
 	if l == nil {
 		return Result{}, ErrNilReceiver
 	}
@@ -235,16 +258,16 @@ func (l *Long) change(ctx context.Context, f func(cur int64) (int64, bool)) (Res
 
 // optimistic runs up to l.attempts compare-and-sets. done reports an
 // outcome that more attempts would not change (success, or f refusing).
-func (l *Long) optimistic(ctx context.Context, f func(cur int64) (int64, bool)) (r Result, done bool, err error) {
+func (l *Long) optimistic(ctx context.Context, f func(cur int64) (int64, bool, error)) (r Result, done bool, err error) {
 	parent, _ := zkpath.Split(l.path)
 	for tried := 0; tried < l.attempts; {
 		cur, version, err := l.read(ctx)
 		if err != nil {
 			return Result{}, true, err
 		}
-		next, ok := f(cur)
-		if !ok {
-			return Result{Pre: cur}, true, nil
+		next, ok, err := f(cur)
+		if err != nil || !ok {
+			return Result{Pre: cur}, true, err
 		}
 		r = Result{Pre: cur}
 		hooks.BeforeWrite(l.path)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -419,4 +420,65 @@ func TestLongPromotionWaitHonoursCtx(t *testing.T) {
 	waitFor(t, 10*time.Second, "the promotion lock released", func() bool {
 		return len(testutil.Children(t, s, path+"/lock")) == 0
 	})
+}
+
+// TestLongOverflow: a change whose result does not fit in an int64 is
+// refused after the read (an error wrapping shared.ErrOverflow and
+// recipes.ErrBadArgument, the Result's Pre the value read), is
+// not promoted and writes nothing: the node keeps its value and version.
+// Results at the very ends of the range are written.
+func TestLongOverflow(t *testing.T) {
+	e := ensemble(t)
+	ctx := ctxT(t, time.Minute)
+	path := testPath(t)
+	s, counter := testutil.CountedSession(t, e.Addrs())
+	l := newLong(t, s, path+"/n", shared.WithPromotion(path+"/lock"))
+	add := func(d int64) func() (shared.Result, error) {
+		return func() (shared.Result, error) { return l.Add(ctx, d) }
+	}
+	for _, tc := range []struct {
+		name   string
+		start  int64
+		change func() (shared.Result, error)
+		post   int64 // when it fits
+		fits   bool
+	}{
+		{"Add(MaxInt64) to 1", 1, add(math.MaxInt64), 0, false},
+		{"Add(2) to MaxInt64-1", math.MaxInt64 - 1, add(2), 0, false},
+		{"Increment of MaxInt64", math.MaxInt64, func() (shared.Result, error) { return l.Increment(ctx) }, 0, false},
+		{"Add(MinInt64) to -1", -1, add(math.MinInt64), 0, false},
+		{"Add(-MaxInt64) to -2", -2, add(-math.MaxInt64), 0, false},
+		{"Decrement of MinInt64", math.MinInt64, func() (shared.Result, error) { return l.Decrement(ctx) }, 0, false},
+		{"Add(MaxInt64) to 0", 0, add(math.MaxInt64), math.MaxInt64, true},
+		{"Add(MinInt64) to 0", 0, add(math.MinInt64), math.MinInt64, true},
+		{"Add(MinInt64) to MaxInt64", math.MaxInt64, add(math.MinInt64), -1, true},
+		{"Increment of MaxInt64-1", math.MaxInt64 - 1, func() (shared.Result, error) { return l.Increment(ctx) }, math.MaxInt64, true},
+	} {
+		if r, err := l.TrySet(ctx, tc.start); err != nil || !r.Succeeded {
+			t.Fatalf("%s: TrySet(%d) = %+v, %v", tc.name, tc.start, r, err)
+		}
+		_, st, err := s.Conn().Get(path + "/n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := counter.Snapshot()
+		r, err := tc.change()
+		diff := counter.Snapshot().Sub(before)
+		if tc.fits {
+			if err != nil || r != (shared.Result{Succeeded: true, Pre: tc.start, Post: tc.post}) {
+				t.Errorf("%s = %+v, %v; want %d -> %d", tc.name, r, err, tc.start, tc.post)
+			}
+			continue
+		}
+		if !errors.Is(err, shared.ErrOverflow) || !errors.Is(err, recipes.ErrBadArgument) || r != (shared.Result{Pre: tc.start}) {
+			t.Errorf("%s = %+v, %v; want shared.ErrOverflow and recipes.ErrBadArgument, Pre %d", tc.name, r, err, tc.start)
+		}
+		if diff.Total() != diff.Req(zkcount.OpGetData) || diff.Req(zkcount.OpGetData) != 1 {
+			t.Errorf("%s sent %v; want 1 getData only", tc.name, diff.Requests)
+		}
+		data, st2, err := s.Conn().Get(path + "/n")
+		if err != nil || !bytes.Equal(data, shared.EncodeLong(tc.start)) || st2.Version != st.Version {
+			t.Errorf("%s: node = %x at version %d, %v; want %d at version %d", tc.name, data, st2.Version, err, tc.start, st.Version)
+		}
+	}
 }
