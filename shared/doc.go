@@ -10,6 +10,8 @@
 // Every change is a compare-and-set on the node's data version: TrySet
 // writes only if the node is still at the version the caller read, and
 // otherwise reports false with what is there now, for the caller to retry.
+// It never turns into a blind set: version -1, which ZooKeeper reads as
+// "any version", is refused with recipes.ErrBadArgument, nothing sent.
 // FencedTrySet does the same inside one multi with a holding's fence check
 // (any recipes.Held, or a lock.Mutex or rwlock.RWMutex that holds), so it commits only while that holding is held.
 //
@@ -39,7 +41,8 @@
 //   - Long: 1 getData per read; per change, 1 getData and 1 setData (or
 //     create) per optimistic attempt, and with promotion the lock's cost
 //     (1 create + 1 getChildren uncontended, 1 delete to release) and the
-//     attempts again.
+//     attempts again. A Long's promotions take its lock one at a time: a
+//     change waits in the process, sending nothing, for the one under way.
 //
 // Nothing is sent when ctx is already done; calls wait for a usable session
 // and retry reads after connection errors, as every zkrecipes call does.
@@ -47,6 +50,15 @@
 // Values, Counts and Longs are safe for concurrent use and hold no goroutine of
 // their own; each Watch runs one goroutine until its ctx ends or it is
 // stopped.
+//
+// # Errors
+//
+// Bad input is refused before anything is sent, with an error wrapping
+// recipes.ErrBadArgument (or recipes.ErrInvalidPath, recipes.ErrNilSession,
+// recipes.ErrDataTooLarge): a compare-and-set against version -1, a nil
+// holding, attempts below 1, a promotion lock that lock.New refuses. A
+// Long's Add whose sum would overflow an int64 is refused once the value is
+// read, nothing written (ErrOverflow, also recipes.ErrBadArgument).
 //
 // # Permissions
 //

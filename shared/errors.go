@@ -13,6 +13,10 @@ var (
 	ErrUncertain = errors.New("shared: outcome unknown after connection loss")
 	// ErrCorrupt: a Count's node holds data that is not 4 bytes long.
 	ErrCorrupt = errors.New("shared: node data is not a count")
-	// ErrNilReceiver: a method was called on a nil *Value or *Count.
+	// ErrOverflow: a Long's Add (Increment, Decrement) whose sum does not
+	// fit in an int64; nothing was written. The error also wraps
+	// recipes.ErrBadArgument.
+	ErrOverflow = errors.New("shared: long overflow")
+	// ErrNilReceiver: a method was called on a nil *Value, *Count or *Long.
 	ErrNilReceiver = errors.New("shared: nil receiver")
 )

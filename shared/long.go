@@ -34,12 +34,20 @@ import (
 // ErrUncertain instead, because ZooKeeper may still apply it. A write is
 // never sent twice.
 //
-// A Long is safe for concurrent use; it keeps no state but its options.
+// A Long is safe for concurrent use. Its promotions take one lock.Mutex,
+// so they take it one at a time: a change that needs the lock while
+// another change of the same Long is promoted waits for that one to
+// release it, in the process (nothing sent), until its ctx ends. Besides
+// that wait, a Long keeps no state but its options.
 type Long struct {
 	s        *recipes.Session
 	path     string
 	attempts int
 	promoted *lock.Mutex
+	// promoting holds one token while a change of this Long is promoted
+	// (takes, holds or releases promoted): promoted is one Mutex, which
+	// refuses a second Lock while it holds (lock.ErrAlreadyHeld).
+	promoting chan struct{}
 }
 
 // Result is the outcome of a change to a Long. When Succeeded, Pre is the
@@ -55,6 +63,7 @@ type LongOption func(*longConfig)
 
 type longConfig struct {
 	attempts int
+	promote  bool
 	lockPath string
 	lockOpts []lock.Option
 }
@@ -68,16 +77,19 @@ func WithAttempts(n int) LongOption {
 
 // WithPromotion makes a change that ran out of optimistic attempts take the
 // lock at lockPath (a lock.Mutex with opts) and try the same number of
-// attempts again while holding it.
+// attempts again while holding it. NewLong refuses a lockPath or opts that
+// lock.New refuses, the empty path included.
 func WithPromotion(lockPath string, opts ...lock.Option) LongOption {
-	return func(c *longConfig) { c.lockPath, c.lockOpts = lockPath, opts }
+	return func(c *longConfig) { c.promote, c.lockPath, c.lockOpts = true, lockPath, opts }
 }
 
 // NewLong returns the counter at path. Nothing is sent to ZooKeeper. It
 // fails, wrapping a sentinel, on a nil session (recipes.ErrNilSession), an
 // invalid path (recipes.ErrInvalidPath), a path too long for a request
 // (recipes.ErrDataTooLarge), attempts below 1 (recipes.ErrBadArgument), or
-// what lock.New refuses for the promotion lock.
+// what lock.New refuses for the promotion lock (its error, which also
+// wraps recipes.ErrBadArgument: an empty or invalid path is
+// recipes.ErrInvalidPath too).
 func NewLong(s *recipes.Session, path string, opts ...LongOption) (*Long, error) {
 	if s == nil {
 		return nil, fmt.Errorf("shared: %w", recipes.ErrNilSession)
@@ -98,12 +110,12 @@ func NewLong(s *recipes.Session, path string, opts ...LongOption) (*Long, error)
 		return nil, fmt.Errorf("shared: %w: %d attempts", recipes.ErrBadArgument, cfg.attempts)
 	}
 	l := &Long{s: s, path: path, attempts: cfg.attempts}
-	if cfg.lockPath != "" {
+	if cfg.promote {
 		m, err := lock.New(s, cfg.lockPath, cfg.lockOpts...)
 		if err != nil {
-			return nil, fmt.Errorf("shared: promotion lock: %w", err)
+			return nil, fmt.Errorf("shared: %w: promotion lock: %w", recipes.ErrBadArgument, err)
 		}
-		l.promoted = m
+		l.promoted, l.promoting = m, make(chan struct{}, 1)
 	}
 	return l, nil
 }
@@ -141,17 +153,39 @@ func (l *Long) Get(ctx context.Context) (int64, error) {
 	return n, err
 }
 
-// Add adds delta. Cost per attempt: 1 getData and 1 setData (1 create
-// instead when the node is missing); with promotion, the lock's cost and
-// up to as many attempts again.
+// Add adds delta. A sum that does not fit in an int64 is not written (nor
+// wrapped): once the value is read, the change ends with an error wrapping
+// ErrOverflow and recipes.ErrBadArgument, and a Result not Succeeded whose
+// Pre is the value read. Cost per attempt: 1 getData and 1 setData (1
+// create instead when the node is missing); with promotion, the lock's
+// cost and up to as many attempts again (after the wait, sending nothing,
+// for another promotion of this Long under way).
 func (l *Long) Add(ctx context.Context, delta int64) (Result, error) {
-	return l.change(ctx, func(cur int64) (int64, bool) { return cur + delta, true })
+	return l.change(ctx, func(cur int64) (int64, bool, error) {
+		next, ok := addExact(cur, delta)
+		if !ok {
+			return 0, false, fmt.Errorf("%w (%w): %d%+d at %s", ErrOverflow, recipes.ErrBadArgument, cur, delta, l.path)
+		}
+		return next, true, nil
+	})
 }
 
-// Increment adds 1; Decrement subtracts 1. Costs as Add.
+// addExact returns a+b and true, or false when the sum does not fit in an
+// int64. Pure.
+func addExact(a, b int64) (int64, bool) {
+	sum := a + b
+	// Only operands of the same sign overflow, and then the sum's sign
+	// differs from theirs.
+	if (a < 0) == (b < 0) && (sum < 0) != (a < 0) {
+		return 0, false
+	}
+	return sum, true
+}
+
+// Increment adds 1 (ErrOverflow at math.MaxInt64); costs as Add.
 func (l *Long) Increment(ctx context.Context) (Result, error) { return l.Add(ctx, 1) }
 
-// Decrement subtracts 1; costs as Add.
+// Decrement subtracts 1 (ErrOverflow at math.MinInt64); costs as Add.
 func (l *Long) Decrement(ctx context.Context) (Result, error) { return l.Add(ctx, -1) }
 
 // CompareAndSet writes next only if the value is expected; Succeeded says
@@ -159,13 +193,13 @@ func (l *Long) Decrement(ctx context.Context) (Result, error) { return l.Add(ctx
 // attempts); attempts are spent only on writers that changed the node
 // between our read and our write.
 func (l *Long) CompareAndSet(ctx context.Context, expected, next int64) (Result, error) {
-	return l.change(ctx, func(cur int64) (int64, bool) { return next, cur == expected })
+	return l.change(ctx, func(cur int64) (int64, bool, error) { return next, cur == expected, nil })
 }
 
 // TrySet writes next whatever the value is, as long as no writer comes
 // between our read and our write within the attempts.
 func (l *Long) TrySet(ctx context.Context, next int64) (Result, error) {
-	return l.change(ctx, func(int64) (int64, bool) { return next, true })
+	return l.change(ctx, func(int64) (int64, bool, error) { return next, true, nil })
 }
 
 // read returns the value and the version to compare against (-1: the node
@@ -190,7 +224,9 @@ func (l *Long) read(ctx context.Context) (int64, int32, error) {
 	return n, r.stat.Version, nil
 }
 
-func (l *Long) change(ctx context.Context, f func(cur int64) (int64, bool)) (Result, error) {
+// change applies f to the value: f returns the value to write and whether
+// to write it, or an error that ends the change before anything is written.
+func (l *Long) change(ctx context.Context, f func(cur int64) (int64, bool, error)) (Result, error) {
 	if l == nil {
 		return Result{}, ErrNilReceiver
 	}
@@ -201,6 +237,13 @@ func (l *Long) change(ctx context.Context, f func(cur int64) (int64, bool)) (Res
 	if err != nil || done || l.promoted == nil {
 		return r, err
 	}
+	// One promotion of this Long at a time: wait for the one under way.
+	select {
+	case l.promoting <- struct{}{}:
+	case <-ctx.Done():
+		return r, fmt.Errorf("shared %s: promotion: %w", l.path, recipes.ContextError(ctx))
+	}
+	defer func() { <-l.promoting }()
 	if err := l.promoted.Lock(ctx); err != nil {
 		return r, fmt.Errorf("shared %s: promotion: %w", l.path, err)
 	}
@@ -215,16 +258,16 @@ func (l *Long) change(ctx context.Context, f func(cur int64) (int64, bool)) (Res
 
 // optimistic runs up to l.attempts compare-and-sets. done reports an
 // outcome that more attempts would not change (success, or f refusing).
-func (l *Long) optimistic(ctx context.Context, f func(cur int64) (int64, bool)) (r Result, done bool, err error) {
+func (l *Long) optimistic(ctx context.Context, f func(cur int64) (int64, bool, error)) (r Result, done bool, err error) {
 	parent, _ := zkpath.Split(l.path)
 	for tried := 0; tried < l.attempts; {
 		cur, version, err := l.read(ctx)
 		if err != nil {
 			return Result{}, true, err
 		}
-		next, ok := f(cur)
-		if !ok {
-			return Result{Pre: cur}, true, nil
+		next, ok, err := f(cur)
+		if err != nil || !ok {
+			return Result{Pre: cur}, true, err
 		}
 		r = Result{Pre: cur}
 		hooks.BeforeWrite(l.path)

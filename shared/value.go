@@ -21,6 +21,13 @@ import (
 // with a version read before such a re-creation may succeed against the new
 // node. The recipes never delete the node; whoever does takes that risk.
 //
+// A compare-and-set never uses version -1: ZooKeeper reads it as "any
+// version", which would make it a blind set, so TrySet and FencedTrySet
+// refuse it (recipes.ErrBadArgument). Other versions, negative ones
+// included, are compared as they are: ZooKeeper's version is an int32 that
+// goes negative after 2^31 writes to the node, and a node that is at
+// version -1 then cannot be compared against until it is written again.
+//
 // Zxid is the node's modification zxid: ZooKeeper's id of the write that
 // set the value. It grows with every change, across re-creations too.
 type Versioned[T any] struct {
@@ -138,22 +145,43 @@ func (v *Value) create(ctx context.Context) error {
 // write came first), the current value and false. Cost: 1 setData, plus
 // what a Get costs when it fails. A write whose outcome the connection's
 // failure hid returns an error wrapping ErrUncertain (it may still be
-// applied): it is never sent twice. Nothing is sent when ctx is done.
+// applied): it is never sent twice. A prev.Version of -1 is refused
+// (recipes.ErrBadArgument, see Versioned). Nothing is sent when ctx is done
+// or the arguments are refused.
 func (v *Value) TrySet(ctx context.Context, prev Versioned[[]byte], next []byte) (Versioned[[]byte], bool, error) {
-	return v.set(ctx, prev.Version, next)
+	return v.set(ctx, prev.Version, true, next)
+}
+
+// anyVersion is ZooKeeper's version for "whatever the version": a set with
+// it is blind. Only Set sends it.
+const anyVersion = -1
+
+// checkVersion refuses a compare-and-set against anyVersion.
+func (v *Value) checkVersion(version int32) error {
+	if version == anyVersion {
+		return fmt.Errorf("shared: %w: compare-and-set of %s against version -1 (ZooKeeper's \"any version\")", recipes.ErrBadArgument, v.path)
+	}
+	return nil
 }
 
 // Set writes next whatever the current version. Cost: 1 setData (and what a
 // Get costs when the node is missing: it is created with the seed, then
 // set). ErrUncertain as for TrySet.
 func (v *Value) Set(ctx context.Context, next []byte) (Versioned[[]byte], error) {
-	r, _, err := v.set(ctx, -1, next)
+	r, _, err := v.set(ctx, anyVersion, false, next)
 	return r, err
 }
 
-func (v *Value) set(ctx context.Context, version int32, next []byte) (Versioned[[]byte], bool, error) {
+// set writes next at version, a compare-and-set when cas (anyVersion is
+// refused then), a blind set otherwise (version is anyVersion).
+func (v *Value) set(ctx context.Context, version int32, cas bool, next []byte) (Versioned[[]byte], bool, error) {
 	if err := v.check(ctx); err != nil {
 		return Versioned[[]byte]{}, false, err
+	}
+	if cas {
+		if err := v.checkVersion(version); err != nil {
+			return Versioned[[]byte]{}, false, err
+		}
 	}
 	if err := recipes.CheckRequest(v.s.MaxData(), &zk.SetDataRequest{Path: v.path, Data: next, Version: version}); err != nil {
 		return Versioned[[]byte]{}, false, fmt.Errorf("shared: set %s: %w", v.path, err)
@@ -179,7 +207,7 @@ func (v *Value) set(ctx context.Context, version int32, next []byte) (Versioned[
 		case errors.Is(err, zk.ErrBadVersion):
 			cur, err := v.get(ctx)
 			return cur, false, err
-		case errors.Is(err, zk.ErrNoNode) && version == -1:
+		case errors.Is(err, zk.ErrNoNode) && !cas:
 			if err := v.create(ctx); err != nil {
 				return Versioned[[]byte]{}, false, err
 			}
@@ -205,13 +233,17 @@ type Fencer interface {
 // version check of h's node go in one multi, so ZooKeeper rejects it (an
 // error wrapping recipes.ErrFenced) once h is lost, however late the
 // request arrives. Cost: 1 multi, plus what a Get costs when the version
-// had moved on (false, nil). ErrUncertain as for TrySet.
+// had moved on (false, nil). ErrUncertain, and the refusal of version -1,
+// as for TrySet.
 func (v *Value) FencedTrySet(ctx context.Context, h Fencer, prev Versioned[[]byte], next []byte) (Versioned[[]byte], bool, error) {
 	if err := v.check(ctx); err != nil {
 		return Versioned[[]byte]{}, false, err
 	}
 	if h == nil {
 		return Versioned[[]byte]{}, false, fmt.Errorf("shared: %w: nil holding", recipes.ErrBadArgument)
+	}
+	if err := v.checkVersion(prev.Version); err != nil {
+		return Versioned[[]byte]{}, false, err
 	}
 	if _, err := zkcall.Usable(ctx, v.s); err != nil {
 		return Versioned[[]byte]{}, false, fmt.Errorf("shared %s: %w", v.path, err)

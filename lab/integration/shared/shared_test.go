@@ -437,3 +437,81 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("Watch on a closed session: Err = %v", w.Err())
 	}
 }
+
+// TestTrySetRefusesAnyVersion: ZooKeeper reads version -1 as "any
+// version", so a compare-and-set against it would be a blind set. Every
+// compare-and-set of Value and Count, fenced or not, refuses it with
+// recipes.ErrBadArgument and sends nothing; the node keeps its value. Other
+// negative versions are compared as they are (a node's version goes
+// negative after 2^31 writes), so a stale one fails as any stale version.
+func TestTrySetRefusesAnyVersion(t *testing.T) {
+	e := ensemble(t)
+	ctx := ctxT(t, time.Minute)
+	s, counter := testutil.CountedSession(t, e.Addrs())
+	admin := connect(t, e.Addrs())
+	path := testPath(t)
+	v := newValue(t, s, path+"/value", []byte("a"))
+	c := newCount(t, s, path+"/count", 1)
+	if _, err := v.Get(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Get(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Both nodes moved on from their seeds: version 1.
+	if _, err := admin.Conn().Set(path+"/value", []byte("b"), -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.Conn().Set(path+"/count", shared.EncodeCount(2), -1); err != nil {
+		t.Fatal(err)
+	}
+	m, err := lock.New(s, path+"/lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer m.Unlock(ctx)
+
+	anyValue := shared.Versioned[[]byte]{Value: []byte("b"), Version: -1}
+	anyCount := shared.Versioned[int32]{Value: 2, Version: -1}
+	for _, call := range []struct {
+		name string
+		f    func() (bool, error)
+	}{
+		{"Value.TrySet", func() (bool, error) { _, ok, err := v.TrySet(ctx, anyValue, []byte("x")); return ok, err }},
+		{"Value.FencedTrySet", func() (bool, error) { _, ok, err := v.FencedTrySet(ctx, m, anyValue, []byte("x")); return ok, err }},
+		{"Count.TrySet", func() (bool, error) { _, ok, err := c.TrySet(ctx, anyCount, 9); return ok, err }},
+		{"Count.FencedTrySet", func() (bool, error) { _, ok, err := c.FencedTrySet(ctx, m, anyCount, 9); return ok, err }},
+	} {
+		before := counter.Snapshot()
+		ok, err := call.f()
+		if ok || !errors.Is(err, recipes.ErrBadArgument) {
+			t.Errorf("%s at version -1 = %v, %v; want recipes.ErrBadArgument", call.name, ok, err)
+		}
+		if diff := counter.Snapshot().Sub(before); diff.Total() != 0 {
+			t.Errorf("%s at version -1 sent %v", call.name, diff.Requests)
+		}
+	}
+	if data, st, err := admin.Conn().Get(path + "/value"); err != nil || string(data) != "b" || st.Version != 1 {
+		t.Fatalf("value node = %q, %+v, %v; want %q at version 1", data, st, err, "b")
+	}
+	if data, st, err := admin.Conn().Get(path + "/count"); err != nil || !bytes.Equal(data, shared.EncodeCount(2)) || st.Version != 1 {
+		t.Fatalf("count node = %x, %+v, %v; want 2 at version 1", data, st, err)
+	}
+
+	// -2 is a version like any other: stale here, so false and the value.
+	if got, ok, err := v.TrySet(ctx, shared.Versioned[[]byte]{Version: -2}, []byte("x")); err != nil || ok || string(got.Value) != "b" {
+		t.Errorf("Value.TrySet at version -2 = %q, %v, %v; want false and %q", got.Value, ok, err, "b")
+	}
+	if got, ok, err := v.FencedTrySet(ctx, m, shared.Versioned[[]byte]{Version: -2}, []byte("x")); err != nil || ok || string(got.Value) != "b" {
+		t.Errorf("Value.FencedTrySet at version -2 = %q, %v, %v; want false and %q", got.Value, ok, err, "b")
+	}
+	if got, ok, err := c.TrySet(ctx, shared.Versioned[int32]{Version: -2}, 9); err != nil || ok || got.Value != 2 {
+		t.Errorf("Count.TrySet at version -2 = %+v, %v, %v; want false and 2", got, ok, err)
+	}
+	if data, _, err := admin.Conn().Get(path + "/value"); err != nil || string(data) != "b" {
+		t.Fatalf("value node = %q, %v; want %q", data, err, "b")
+	}
+}
