@@ -102,6 +102,12 @@ func MultiSize(ops ...any) (int, error) {
 	return n, nil
 }
 
+// authRequestSize is the size of a setAuth request on the wire: header,
+// type, scheme, and the auth bytes (n of them). Pure.
+func authRequestSize(scheme string, n int) int {
+	return reqHeaderSize + 4 + strSize(scheme) + 4 + n
+}
+
 // ReadSize returns the size of an exists, getData or getChildren request of
 // path on the wire (watch or not). Pure.
 func ReadSize(path string) int { return reqHeaderSize + strSize(path) + readTail }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -55,5 +57,38 @@ func TestFencedMultiTypedNilOp(t *testing.T) {
 	}
 	if d := counter.Snapshot().Sub(before); d.Total() != 0 {
 		t.Errorf("refused calls sent %v", d.Requests)
+	}
+}
+
+// TestDigestAuthOverLimit: WithDigestAuth credentials whose setAuth request
+// is over the session's request limit make Connect fail at once with
+// recipes.ErrDataTooLarge (and recipes.ErrBadArgument), nothing dialed;
+// before, Connect sent the setAuth, the server dropped the connection, and
+// go-zookeeper sent it again after every new connection until ctx ended.
+// A setAuth of exactly the limit is accepted by the server: the check
+// refuses nothing the server would take.
+func TestDigestAuthOverLimit(t *testing.T) {
+	e := ensemble(t)
+	const fixed = 8 + 4 + 10 + 4 // setAuth: header, type, "digest", length of "user:password"
+	for _, user := range []string{"alice", strings.Repeat("u", 1100*1024)} {
+		password := "p"
+		if len(user) < 10 {
+			password = strings.Repeat("p", 1100*1024)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		start := time.Now()
+		s, err := recipes.Connect(ctx, e.Addrs(), append(testutil.SessionOptions(), recipes.WithDigestAuth(user, password))...)
+		cancel()
+		if s != nil {
+			_ = s.Close()
+		}
+		if !errors.Is(err, recipes.ErrDataTooLarge) || !errors.Is(err, recipes.ErrBadArgument) || time.Since(start) > time.Second {
+			t.Errorf("Connect with a %d-byte user and a %d-byte password = %.200v after %v; want ErrDataTooLarge at once",
+				len(user), len(password), err, time.Since(start))
+		}
+	}
+	at := testutil.ConnectAs(t, e.Addrs(), "a", strings.Repeat("p", recipes.DefaultMaxData-fixed-len("a:")))
+	if _, _, err := at.Conn().Exists("/"); err != nil {
+		t.Fatalf("a session whose setAuth is at the limit: %v", err)
 	}
 }
