@@ -24,7 +24,8 @@ var (
 	ErrNilReceiver = errors.New("lock: nil receiver")
 	// ErrLeases: a number of leases out of range: NewSemaphore was asked
 	// for fewer than 1 lease, or AcquireN (TryAcquireN) for fewer than 1 or
-	// more than a fixed maximum. The error also wraps
+	// more than a fixed maximum, more than math.MaxInt32, or (count-based,
+	// more than 1) more than the count it read. The error also wraps
 	// recipes.ErrBadArgument.
 	ErrLeases = errors.New("lock: number of leases out of range")
 	// ErrNoLease: TryAcquire (TryAcquireN) found no lease free, or another

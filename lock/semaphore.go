@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"sync"
@@ -154,10 +155,20 @@ func (sem *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
 // and wait forever, which this cannot). Until then no other acquirer is
 // served (the mutex is held), so a large qty is not overtaken by small
 // ones. The leases may be released together (Leases.Release) or one by one.
-// Cost: Acquire's, with qty creates instead of 1. qty < 1, or above a
-// fixed n (it would wait forever), fails with ErrLeases (and
-// recipes.ErrBadArgument) without sending anything; count-based, qty above
-// the count waits for the count to grow.
+// Cost: Acquire's, with qty creates instead of 1; count-based, qty > 1:
+// +1 getData of the count before anything else.
+//
+// A qty that cannot be granted fails at once with ErrLeases (and
+// recipes.ErrBadArgument), writing nothing: qty < 1, or above a fixed n,
+// or above math.MaxInt32 (no count reaches it), sending nothing at all;
+// count-based, qty > 1 above the count read first (that getData, and
+// nothing else, is sent; a missing count node reads as its seed and is not
+// created). A count lowered below such a qty while AcquireN waits makes it
+// fail the same way once it reads the count, its nodes deleted: AcquireN
+// never waits for a count to grow past what it was when asked, since
+// creating qty leases that cannot count would hold the mutex, and every
+// other acquirer, behind them. qty 1 (Acquire) waits for a count below 1
+// to grow, as documented at NewSemaphoreCount.
 func (sem *Semaphore) AcquireN(ctx context.Context, qty int) (Leases, error) {
 	return sem.take(ctx, qty, false)
 }
@@ -181,6 +192,8 @@ func (sem *Semaphore) TryAcquire(ctx context.Context) (*Lease, error) {
 }
 
 // TryAcquireN is TryAcquire for qty leases, all or nothing (see AcquireN).
+// A qty AcquireN refuses fails with ErrLeases in the same way; count-based,
+// after TryAcquire's reads (1 getChildren + 1 getData), nothing written.
 func (sem *Semaphore) TryAcquireN(ctx context.Context, qty int) (Leases, error) {
 	return sem.take(ctx, qty, true)
 }
@@ -189,11 +202,22 @@ func (sem *Semaphore) take(ctx context.Context, qty int, try bool) (Leases, erro
 	if sem == nil {
 		return nil, ErrNilReceiver
 	}
-	if qty < 1 || (sem.count == nil && qty > sem.n) {
+	if qty < 1 || (sem.count == nil && qty > sem.n) || qty > math.MaxInt32 {
 		return nil, fmt.Errorf("%w (%w): %d asked of semaphore %s", ErrLeases, recipes.ErrBadArgument, qty, sem.path)
 	}
 	if err := recipes.ContextError(ctx); err != nil {
 		return nil, fmt.Errorf("lock: semaphore %s: %w", sem.path, err)
+	}
+	if sem.count != nil && qty > 1 && !try {
+		// Read the count before writing anything (TryAcquireN's attempt
+		// reads it first anyway).
+		limit, _, err := sem.max(ctx, false)
+		if err != nil {
+			return nil, fmt.Errorf("lock: semaphore %s: %w", sem.path, err)
+		}
+		if err := tooMany(qty, limit); err != nil {
+			return nil, fmt.Errorf("lock: semaphore %s: %w", sem.path, err)
+		}
 	}
 	for {
 		hs, err := sem.attempt(ctx, qty, try)
@@ -219,6 +243,15 @@ func retryable(err error) bool {
 		errors.Is(err, recipes.ErrNodeDeleted))
 }
 
+// tooMany returns the error of an acquisition of qty leases that the
+// maximum limit can never grant (qty > 1 and above limit), or nil. Pure.
+func tooMany(qty, limit int) error {
+	if qty > 1 && qty > limit {
+		return fmt.Errorf("%w (%w): %d asked, maximum %d", ErrLeases, recipes.ErrBadArgument, qty, limit)
+	}
+	return nil
+}
+
 // noLease is the error of a try that found no lease free.
 func noLease(format string, args ...any) error {
 	return fmt.Errorf("%w (%w): %s", ErrNoLease, recipes.ErrWouldBlock, fmt.Sprintf(format, args...))
@@ -236,6 +269,9 @@ func (sem *Semaphore) attempt(ctx context.Context, qty int, try bool) ([]*recipe
 		}
 		limit, _, err := sem.max(ctx, false)
 		if err != nil {
+			return nil, err
+		}
+		if err := tooMany(qty, limit); err != nil {
 			return nil, err
 		}
 		if n+qty > limit {
@@ -265,7 +301,7 @@ func (sem *Semaphore) attempt(ctx context.Context, qty int, try bool) ([]*recipe
 		Path: sem.leasesPath(), Dialect: recipes.Curator, Role: recipes.RoleLease,
 		Data: sem.cfg.Data, Policy: policy, Revocable: sem.cfg.Revocable,
 	}
-	hs := make([]*recipes.Holding, 0, qty)
+	hs := make([]*recipes.Holding, 0, min(qty, 64))
 	giveUp := func(err error) ([]*recipes.Holding, error) {
 		for _, h := range hs {
 			_ = h.Release(context.WithoutCancel(ctx))
@@ -394,6 +430,9 @@ func (sem *Semaphore) await(ctx context.Context, mu *recipes.Holding, hs []*reci
 		}
 		if len(l.children) <= limit {
 			return guard() // a holding may have ended after the listing
+		}
+		if err := tooMany(len(hs), limit); err != nil {
+			return err // the count was lowered below qty: never granted
 		}
 		if try {
 			return noLease("%d leases with ours, maximum %d", len(l.children), limit)

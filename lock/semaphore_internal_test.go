@@ -4,6 +4,8 @@ import (
 	"errors"
 	"slices"
 	"testing"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // TestOrderLeases: Curator lease names in creation order (serial order of
@@ -47,6 +49,23 @@ func TestDecodeCount(t *testing.T) {
 	for _, b := range [][]byte{nil, {1}, {0, 0, 0}, {0, 0, 0, 0, 1}, []byte("3")} {
 		if _, err := decodeCount(b); !errors.Is(err, ErrBadCount) {
 			t.Errorf("decodeCount(%x) = %v, want ErrBadCount", b, err)
+		}
+	}
+}
+
+// TestTooMany: an acquisition of more than one lease above the maximum can
+// never be granted; one lease waits for the maximum to grow (a count of 0).
+func TestTooMany(t *testing.T) {
+	for _, tc := range []struct {
+		qty, limit int
+		refused    bool
+	}{
+		{1, 0, false}, {1, -5, false}, {1, 1, false}, {2, 2, false}, {2, 3, false},
+		{2, 1, true}, {2, 0, true}, {3, 2, true}, {100000, 2, true},
+	} {
+		err := tooMany(tc.qty, tc.limit)
+		if refused := err != nil; refused != tc.refused || (refused && (!errors.Is(err, ErrLeases) || !errors.Is(err, recipes.ErrBadArgument))) {
+			t.Errorf("tooMany(%d, %d) = %v, want refused %v", tc.qty, tc.limit, err, tc.refused)
 		}
 	}
 }

@@ -244,9 +244,18 @@ func (c *Claim) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse
 // server's), Claim pauses (100 ms, or until the session's state changes)
 // before trying it again. While waiting, child watches on the queue path and on the
 // claims path are pending: a put, an ack, a release or a claimant's death
-// wakes every consumer blocked in Claim. A done ctx sends nothing.
+// wakes every consumer blocked in Claim. A done ctx sends nothing, and
+// neither does a Session whose claim node create is over its request limit
+// (the ACL its ACL provider gives claim nodes fills the limit): that is
+// recipes.ErrDataTooLarge.
 func (q *Queue) Claim(ctx context.Context) (*Claim, error) {
 	if err := q.check(ctx); err != nil {
+		return nil, err
+	}
+	// Before anything is sent: a claim node's create of the longest item
+	// name must fit (the ACL the session's provider gives claim nodes may
+	// fill the limit; the server would drop the connection on every try).
+	if err := q.checkClaim(itemPrefix(q.cfg.dialect, MaxPriority, true) + "-2147483648"); err != nil {
 		return nil, err
 	}
 	var refused string // the item whose claim the server's answer just refused
@@ -295,8 +304,24 @@ func (q *Queue) again(ctx context.Context, e entry, refused string) error {
 	return nil
 }
 
+// checkClaim refuses, with an error wrapping recipes.ErrDataTooLarge, the
+// create of the claim node of item name when it exceeds the session's
+// request limit. It sends nothing.
+func (q *Queue) checkClaim(name string) error {
+	cpath := zkpath.Join(q.cfg.claimPath, name)
+	req := &zk.CreateRequest{Path: cpath, Data: q.cfg.data, Acl: q.s.ACLFor(cpath), Flags: zk.FlagEphemeral}
+	if err := recipes.CheckRequest(q.s.MaxData(), req); err != nil {
+		return fmt.Errorf("queue %s: claim: %w", q.path, err)
+	}
+	return nil
+}
+
 // claim tries to claim one item; nil, nil when someone else has it.
 func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
+	if err := q.checkClaim(e.name); err != nil {
+		q.unread(e)
+		return nil, err
+	}
 	conn := q.s.Conn()
 	cpath := zkpath.Join(q.cfg.claimPath, e.name)
 	ipath := zkpath.Join(q.path, e.name)

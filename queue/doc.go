@@ -60,7 +60,10 @@
 // handed to New) ever panics: this is the convention of every zkrecipes
 // package (see package recipes), and queue also refuses a nil ctx with
 // recipes.ErrBadArgument. A done ctx sends nothing: every method returns
-// ctx's error (recipes.ContextError) before any request.
+// ctx's error (recipes.ContextError) before any request. Nor does a write
+// that cannot fit the session's request limit, even one that would fit
+// were it not for the ACL the session's ACL provider gives the node: Put,
+// PutAll and Claim fail with recipes.ErrDataTooLarge first.
 //
 // # Permissions
 //

@@ -158,3 +158,30 @@ func TestItemNames(t *testing.T) {
 		t.Errorf("ItemNames = %+v, want %+v", got, want)
 	}
 }
+
+// FuzzParseNameCanonical: the queue takes a child only if its name is one
+// ZooKeeper could have made for an item: whatever text parses re-formats
+// to itself (ZooKeeper's "%010d" of the parent's signed 32-bit counter, so
+// "qn--2147483648", the first name after the counter wraps, is an item,
+// and "qn--0000000005", "qn-+000000005" or "qn-2147483648" are not).
+func FuzzParseNameCanonical(f *testing.F) {
+	for _, s := range []string{"qn--2147483648", "qn--0000000005", "qn-+000000005", "qn-2147483648", "qn-007-0000000003", "entry-100--000000001", "qn-0000000001\x00"} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, name string, kazoo bool) {
+		d := recipes.Curator
+		if kazoo {
+			d = recipes.Kazoo
+		}
+		e, ok := parseName(d, name)
+		if !ok {
+			return
+		}
+		plain := itemPrefix(d, e.priority, false) + zkseq.Format(e.seq)
+		ranked := itemPrefix(d, e.priority, true) + zkseq.Format(e.seq)
+		if name != plain && name != ranked {
+			t.Fatalf("parseName(%q) = %+v: not a name ZooKeeper makes (%q, %q)", name, e, plain, ranked)
+		}
+	})
+}

@@ -127,7 +127,9 @@ func (q *Queue) Path() string { return q.path }
 // is full). Wakes every consumer blocked on an empty queue. Data larger than
 // MaxData (the session's request limit, recipes.WithMaxData, less the
 // request's own size) fails with recipes.ErrDataTooLarge before anything is
-// sent. If the connection is lost
+// sent, and so does a create too large with any data (the ACL the
+// session's ACL provider gives items fills the session's limit). If the
+// connection is lost
 // with the create in flight the result wraps ErrUncertain: the item may or
 // may not have been added (sequential names carry no identity to look for);
 // on a server that refused the Session for missing authentication the
@@ -155,10 +157,13 @@ func (q *Queue) put(ctx context.Context, data []byte, priority int, explicit boo
 	if err := q.checkPut(data, priority); err != nil {
 		return "", err
 	}
+	req := q.createReq(data, priority, explicit)
+	if err := recipes.CheckRequest(q.s.MaxData(), req); err != nil {
+		return "", fmt.Errorf("queue %s: put: %w", q.path, err)
+	}
 	if err := q.room(ctx, 1); err != nil {
 		return "", err
 	}
-	req := q.createReq(data, priority, explicit)
 	resp, err := q.multi(ctx, []any{req})
 	if err != nil {
 		return "", err
@@ -171,8 +176,10 @@ func (q *Queue) checkPut(data []byte, priority int) error {
 	if priority < MinPriority || priority > MaxPriority {
 		return fmt.Errorf("%w: %d (want %d..%d)", ErrPriority, priority, MinPriority, MaxPriority)
 	}
-	if err := zkcall.CheckData(data, q.MaxData()); err != nil {
-		return fmt.Errorf("queue %s: %w", q.path, err)
+	// Not zkcall.CheckData: a limit of 0 means the default there.
+	if limit := q.MaxData(); len(data) > limit {
+		return fmt.Errorf("queue %s: %w: %d bytes of data, an item's create leaves room for %d (the session's limit %d less the request's own size)",
+			q.path, recipes.ErrDataTooLarge, len(data), limit, q.s.MaxData())
 	}
 	return nil
 }
@@ -181,11 +188,14 @@ func (q *Queue) checkPut(data []byte, priority int) error {
 // (the server's jute.maxbuffer, recipes.DefaultMaxData by default) minus
 // what the rest of a create request takes, since the server's limit applies
 // to the whole request (a larger one makes the server drop the connection).
+// It is 0 when the ACL the session's ACL provider gives items leaves no
+// room for any data; if it leaves no room for a create at all, Put fails
+// with recipes.ErrDataTooLarge whatever the data.
 func (q *Queue) MaxData() int {
 	if q == nil || q.s == nil {
 		return 0
 	}
-	return q.s.MaxData() - q.createOverhead()
+	return max(0, q.s.MaxData()-q.createOverhead())
 }
 
 // createOverhead is what a create request of an item adds to its data on

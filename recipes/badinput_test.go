@@ -3,6 +3,7 @@ package recipes_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -212,5 +213,34 @@ func TestConnectBadServers(t *testing.T) {
 	}
 	if n := dials.Load(); n != 0 {
 		t.Errorf("%d dials", n)
+	}
+}
+
+// TestTypedNilOps: a typed nil request ((*zk.CreateRequest)(nil), ...) is
+// refused with ErrBadArgument by every pure size check, alone or in a
+// multi, never dereferenced (it panicked before).
+func TestTypedNilOps(t *testing.T) {
+	for _, op := range []any{
+		(*zk.CreateRequest)(nil), (*zk.SetDataRequest)(nil), (*zk.DeleteRequest)(nil), (*zk.CheckVersionRequest)(nil),
+	} {
+		calls := map[string]func() error{
+			"RequestSize":  func() error { _, err := recipes.RequestSize(op); return err },
+			"CheckRequest": func() error { return recipes.CheckRequest(0, op) },
+			"MultiSize":    func() error { _, err := recipes.MultiSize(&zk.DeleteRequest{Path: "/a"}, op); return err },
+			"CheckMulti":   func() error { return recipes.CheckMulti(0, op, &zk.DeleteRequest{Path: "/a"}) },
+		}
+		for name, call := range calls {
+			err := func() (err error) {
+				defer func() {
+					if r := recover(); r != nil {
+						err = fmt.Errorf("panic: %v", r)
+					}
+				}()
+				return call()
+			}()
+			if !errors.Is(err, recipes.ErrBadArgument) {
+				t.Errorf("%s(%T(nil)) = %v, want ErrBadArgument", name, op, err)
+			}
+		}
 	}
 }

@@ -39,7 +39,9 @@ func (f Fence) Check() *zk.CheckVersionRequest {
 // node was written (revoked). A rejection wraps ErrFenced and the check's
 // error (zk.ErrNoNode or zk.ErrBadVersion). Paths, data sizes and the size
 // of the whole multi (MultiSize, against Session.MaxData) are validated
-// before anything is sent (ErrInvalidPath, ErrDataTooLarge, ErrBadArgument). The returned responses are those of
+// before anything is sent (ErrInvalidPath, ErrDataTooLarge, ErrBadArgument:
+// a nil op, typed nils such as (*zk.SetDataRequest)(nil) included, or one
+// of another type). The returned responses are those of
 // ops (the check's own is dropped). Cost: 1 multi; nothing is sent when the
 // fence's session is already known to be lost.
 func FencedMulti(ctx context.Context, s *Session, f Fence, ops ...any) ([]zk.MultiResponse, error) {
@@ -84,6 +86,9 @@ func FencedMulti(ctx context.Context, s *Session, f Fence, ops ...any) ([]zk.Mul
 }
 
 func validateOp(op any, maxData int) error {
+	if nilOp(op) {
+		return fmt.Errorf("%w: nil op (%T)", ErrBadArgument, op)
+	}
 	switch o := op.(type) {
 	case *zk.CreateRequest:
 		if o.Flags&zk.FlagSequence != 0 {
@@ -108,8 +113,6 @@ func validateOp(op any, maxData int) error {
 		return ValidateWritePath(o.Path)
 	case *zk.CheckVersionRequest:
 		return ValidatePath(o.Path)
-	case nil:
-		return fmt.Errorf("%w: nil op", ErrBadArgument)
 	}
 	return fmt.Errorf("%w: unsupported multi op %T", ErrBadArgument, op)
 }

@@ -59,7 +59,10 @@ func DefaultAuthACL() []zk.ACL {
 // anyone read) instead of world:anyone all.
 //
 // An empty user, or one containing ':' (the server splits "user:password"
-// at the first colon), makes Connect fail with ErrBadArgument. The password
+// at the first colon), makes Connect fail with ErrBadArgument; a user and
+// password whose setAuth request is larger than the session's request
+// limit (WithMaxData) make it fail with an error wrapping ErrDataTooLarge
+// and ErrBadArgument, before anything is dialed. The password
 // is never logged nor printed by the Session (see Session.LogValue).
 func WithDigestAuth(user, password string) Option {
 	return func(o *options) {
@@ -129,6 +132,14 @@ func buildOptions(opts []Option) (options, error) {
 	}
 	if o.err != nil {
 		return options{}, o.err
+	}
+	for _, a := range o.auth {
+		// The server drops the connection on a setAuth over its limit, and
+		// go-zookeeper sends it again on every new connection.
+		if n := authRequestSize("digest", len(a.user)+1+len(a.password)); n > o.maxData {
+			return options{}, fmt.Errorf("%w (%w): WithDigestAuth: a user of %d bytes and a password of %d make a setAuth of %d bytes on the wire, server limit %d",
+				ErrDataTooLarge, ErrBadArgument, len(a.user), len(a.password), n, o.maxData)
+		}
 	}
 	if len(o.auth) > 0 && !o.aclSet {
 		o.acl = DefaultAuthACL()

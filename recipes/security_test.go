@@ -63,6 +63,57 @@ func TestOptionValidation(t *testing.T) {
 	}
 }
 
+// TestDigestAuthOverLimit: credentials whose setAuth request is larger
+// than the session's request limit (WithMaxData, in either order) make
+// Connect fail with ErrDataTooLarge and ErrBadArgument before anything is
+// dialed; a setAuth of exactly the limit passes. Before, Connect sent it,
+// the server dropped the connection, and go-zookeeper sent it again on
+// every new connection.
+func TestDigestAuthOverLimit(t *testing.T) {
+	// setAuth: header 8, type 4, "digest" 4+6, "user:password" 4+n.
+	const fixed = 8 + 4 + 10 + 4
+	big := strings.Repeat("x", 1100*1024) // 1.1 MiB
+	for _, tc := range []struct {
+		name string
+		opts []Option
+		ok   bool
+	}{
+		{"1.1 MiB user", []Option{WithDigestAuth(big, testPassword)}, false},
+		{"1.1 MiB password", []Option{WithDigestAuth("alice", big)}, false},
+		{"one byte over the default limit", []Option{WithDigestAuth("a", strings.Repeat("p", DefaultMaxData-fixed-2+1))}, false},
+		{"at the default limit", []Option{WithDigestAuth("a", strings.Repeat("p", DefaultMaxData-fixed-2))}, true},
+		{"over WithMaxData, set after", []Option{WithDigestAuth("alice", strings.Repeat("p", 100)), WithMaxData(100)}, false},
+		{"over WithMaxData, set before", []Option{WithMaxData(100), WithDigestAuth("alice", strings.Repeat("p", 100))}, false},
+		{"the second identity over", []Option{WithDigestAuth("alice", "p"), WithDigestAuth("bob", big)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := buildOptions(tc.opts)
+			if tc.ok {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrDataTooLarge) || !errors.Is(err, ErrBadArgument) {
+				t.Fatalf("buildOptions = %v; want ErrDataTooLarge and ErrBadArgument", err)
+			}
+			if len(err.Error()) > 300 || strings.Contains(err.Error(), testPassword) {
+				t.Fatalf("error shows the credentials: %.300s", err)
+			}
+		})
+	}
+	var dials atomic.Int32
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s, err := Connect(ctx, []string{"127.0.0.1:1"}, WithDigestAuth("alice", big), WithDialer(func(string, string, time.Duration) (net.Conn, error) {
+		dials.Add(1)
+		return nil, errors.New("no dialing in this test")
+	}))
+	if s != nil || !errors.Is(err, ErrDataTooLarge) || dials.Load() != 0 {
+		t.Fatalf("Connect = %v, %v after %d dials; want ErrDataTooLarge, no dial", s, err, dials.Load())
+	}
+}
+
 // TestACLForDefaults: the ACL of a created node by option set and path.
 func TestACLForDefaults(t *testing.T) {
 	world := zk.WorldACL(zk.PermAll)

@@ -36,8 +36,30 @@ func aclSize(acl []zk.ACL) int {
 	return n
 }
 
+// nilOp reports whether op is nil or a nil pointer to a request type
+// (a typed nil, such as (*zk.CreateRequest)(nil)): not a request to size or
+// send. Pure.
+func nilOp(op any) bool {
+	switch o := op.(type) {
+	case nil:
+		return true
+	case *zk.CreateRequest:
+		return o == nil
+	case *zk.SetDataRequest:
+		return o == nil
+	case *zk.DeleteRequest:
+		return o == nil
+	case *zk.CheckVersionRequest:
+		return o == nil
+	}
+	return false
+}
+
 // opBodySize is the encoded size of one write request's body.
 func opBodySize(op any) (int, error) {
+	if nilOp(op) {
+		return 0, fmt.Errorf("%w: nil op (%T)", ErrBadArgument, op)
+	}
 	switch o := op.(type) {
 	case *zk.CreateRequest:
 		return strSize(o.Path) + bufSize(o.Data) + aclSize(o.Acl) + 4, nil
@@ -47,8 +69,6 @@ func opBodySize(op any) (int, error) {
 		return strSize(o.Path) + 4, nil
 	case *zk.CheckVersionRequest:
 		return strSize(o.Path) + 4, nil
-	case nil:
-		return 0, fmt.Errorf("%w: nil op", ErrBadArgument)
 	}
 	return 0, fmt.Errorf("%w: unsupported op %T", ErrBadArgument, op)
 }
@@ -57,7 +77,8 @@ func opBodySize(op any) (int, error) {
 // setData, delete or check) on the wire, which is what the server compares
 // with its limit: request header, path, data, ACLs, flags or version. op is
 // a *zk.CreateRequest, *zk.SetDataRequest, *zk.DeleteRequest or
-// *zk.CheckVersionRequest; anything else is ErrBadArgument. Pure.
+// *zk.CheckVersionRequest; anything else, nil or a typed nil such as
+// (*zk.CreateRequest)(nil) included, is ErrBadArgument. Pure.
 func RequestSize(op any) (int, error) {
 	n, err := opBodySize(op)
 	if err != nil {
@@ -79,6 +100,12 @@ func MultiSize(ops ...any) (int, error) {
 		n += multiHeaderSize + b
 	}
 	return n, nil
+}
+
+// authRequestSize is the size of a setAuth request on the wire: header,
+// type, scheme, and the auth bytes (n of them). Pure.
+func authRequestSize(scheme string, n int) int {
+	return reqHeaderSize + 4 + strSize(scheme) + 4 + n
 }
 
 // ReadSize returns the size of an exists, getData or getChildren request of

@@ -167,4 +167,12 @@ func TestStream(t *testing.T) {
 		}
 		s.Stop()
 	})
+	t.Run("nil produce", func(t *testing.T) {
+		// It panicked on the stream's goroutine, killing the process.
+		s := recipes.StartStream[int](context.Background(), nil)
+		if got := drain(t, s); len(got) != 0 || !errors.Is(s.Err(), recipes.ErrBadArgument) {
+			t.Fatalf("values %v, Err %v", got, s.Err())
+		}
+		s.Stop()
+	})
 }

@@ -29,6 +29,8 @@ import (
 // ErrUnknownTx; transaction ids must not be reused within the retention.
 //
 // Collect empties the root node's data: the package keeps nothing there.
+// It leaves alone the other children of the root, those Pending leaves
+// out (no site node under them, or a name that is not a transaction id).
 //
 // Cost: 1 setData on the root (its mtime is the servers' "now"), 1
 // getChildren of the root, then per transaction 1 getChildren and, when
@@ -78,6 +80,9 @@ func (c *Coordinator) Collect(ctx context.Context) (int, error) {
 		}
 		if err != nil {
 			return deleted, fmt.Errorf("twophase: list %s: %w", txPath, err)
+		}
+		if !isTx(tx, kids) {
+			continue // not made by Begin: not ours to abort or delete
 		}
 		if !slices.Contains(kids, decisionNode) {
 			if st.Ctime+retention <= now.Mtime {

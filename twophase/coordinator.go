@@ -273,8 +273,10 @@ func (c *Coordinator) Resume(ctx context.Context, txID string) (*Tx, error) {
 }
 
 // Pending lists the ids of the transactions under the root that have no
-// decision yet, sorted: what a restarted coordinator should Resume. Cost:
-// 1 getChildren of the root + 1 getChildren per transaction.
+// decision yet, sorted: what a restarted coordinator should Resume. Other
+// children of the root (a node with no site node under it, or whose name
+// is not a valid transaction id: not made by Begin) are left out. Cost:
+// 1 getChildren of the root + 1 getChildren per child of the root.
 func (c *Coordinator) Pending(ctx context.Context) ([]string, error) {
 	if err := c.check(ctx); err != nil {
 		return nil, err
@@ -296,11 +298,23 @@ func (c *Coordinator) Pending(ctx context.Context) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("twophase: list %s: %w", tx, err)
 		}
-		if !slices.Contains(kids, decisionNode) {
+		if isTx(tx, kids) && !slices.Contains(kids, decisionNode) {
 			out = append(out, tx)
 		}
 	}
 	return out, nil
+}
+
+// isTx reports whether a child of the root named tx, whose children are
+// kids, is a transaction: Begin creates a transaction together with its
+// site nodes (at least one) in one multi, and Collect deletes them
+// together, so a node without a site node (a node named "decision" planted
+// at the root, for one) is not one. Pure.
+func isTx(tx string, kids []string) bool {
+	if validateTxID(tx) != nil {
+		return false
+	}
+	return slices.ContainsFunc(kids, func(k string) bool { return validateSite(k) == nil })
 }
 
 // siteWatch is Decide's knowledge of one site.

@@ -303,3 +303,24 @@ func TestBeginAndCollectOps(t *testing.T) {
 		t.Fatalf("collect multi %d <= begin multi %d", c, b)
 	}
 }
+
+// TestIsTx: a child of the root is a transaction only with a valid id and
+// at least one site node under it (Begin creates them together).
+func TestIsTx(t *testing.T) {
+	for _, tc := range []struct {
+		tx   string
+		kids []string
+		want bool
+	}{
+		{"t1", []string{"a"}, true},
+		{"t1", []string{"a", "b", decisionNode}, true},
+		{decisionNode, []string{"a"}, true}, // a transaction may be called "decision"
+		{decisionNode, nil, false},          // a planted node
+		{"t1", nil, false},
+		{"t1", []string{decisionNode}, false},
+	} {
+		if got := isTx(tc.tx, tc.kids); got != tc.want {
+			t.Errorf("isTx(%q, %q) = %v, want %v", tc.tx, tc.kids, got, tc.want)
+		}
+	}
+}

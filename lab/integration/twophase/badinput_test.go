@@ -3,10 +3,12 @@ package twophase_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/twophase"
 )
@@ -121,5 +123,47 @@ func TestBadInput(t *testing.T) {
 	stream := p.Transactions(ctx)
 	if _, ok := <-stream.C; ok || !errors.Is(stream.Err(), recipes.ErrClosed) {
 		t.Errorf("Transactions on a closed session: delivered, or Err %v", stream.Err())
+	}
+}
+
+// TestPlantedRootChildren: Pending lists only transactions made by Begin,
+// not a node planted at the root without site nodes (one named
+// "decision", as the layout's decision node, and one named like a
+// transaction): before, Pending listed both. Collect aborts and deletes
+// the real undecided transaction and leaves the planted nodes alone
+// (before, it wrote a decision under them and then deleted them).
+func TestPlantedRootChildren(t *testing.T) {
+	e := ensemble(t)
+	s := connect(t, e.Addrs())
+	ctx := testCtx(t, 30*time.Second)
+	root := testRoot(t)
+	c := newCoordinator(t, s, root, twophase.WithRetention(time.Millisecond))
+	if _, err := c.Begin(ctx, "t1", []string{"a"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	planted := []string{"decision", "t0"}
+	for _, name := range planted {
+		if _, err := s.Conn().Create(root+"/"+name, []byte("commit"), 0, testutil.ACL()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := c.Pending(ctx); err != nil || !slices.Equal(got, []string{"t1"}) {
+		t.Fatalf("Pending = %q, %v; want [t1]", got, err)
+	}
+	// Collect aborts t1 once it is a retention period old, and deletes it
+	// a retention period after that.
+	waitFor(t, 10*time.Second, "t1 collected", func() bool {
+		if _, err := c.Collect(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return !exists(t, s, root+"/t1")
+	})
+	for _, name := range planted {
+		if kids, _, err := s.Conn().Children(root + "/" + name); err != nil || len(kids) != 0 {
+			t.Errorf("planted %s: children %q, %v; want left alone", name, kids, err)
+		}
+	}
+	if got, err := c.Pending(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("Pending after Collect = %q, %v; want none", got, err)
 	}
 }
