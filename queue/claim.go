@@ -247,10 +247,14 @@ func (c *Claim) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse
 // wakes every consumer blocked in Claim. A done ctx sends nothing, and
 // neither does a Session whose claim node create is over its request limit
 // (the ACL its ACL provider gives claim nodes fills the limit): that is
-// recipes.ErrDataTooLarge.
+// recipes.ErrDataTooLarge, nor one whose session timeout leaves no lease
+// (recipes.ErrLeaseTooShort: a claim could never be kept).
 func (q *Queue) Claim(ctx context.Context) (*Claim, error) {
 	if err := q.check(ctx); err != nil {
 		return nil, err
+	}
+	if _, err := q.s.LeaseBudget(); errors.Is(err, recipes.ErrLeaseTooShort) {
+		return nil, fmt.Errorf("queue %s: claim: %w", q.path, err)
 	}
 	// Before anything is sent: a claim node's create of the longest item
 	// name must fit (the ACL the session's provider gives claim nodes may

@@ -11,6 +11,8 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/lab/testenv"
+	"github.com/zkrecipes/zkrecipes/lock"
+	"github.com/zkrecipes/zkrecipes/queue"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -215,9 +217,19 @@ func TestLeaseTooShortRefusesAtOnce(t *testing.T) {
 	}
 	before := counter.Snapshot()
 	ctx := testutil.Ctx(t, 10*time.Second)
+	m, err := lock.New(s, testPath(t)+"-lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := queue.New(s, testPath(t)+"-queue")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, try := range []func() error{
 		func() error { _, err := recipes.Acquire(ctx, s, recipes.Spec{Path: testPath(t)}); return err },
 		func() error { _, err := recipes.TryAcquire(ctx, s, recipes.Spec{Path: testPath(t)}); return err },
+		func() error { return m.Lock(ctx) },
+		func() error { _, err := q.Claim(ctx); return err },
 	} {
 		if err := try(); !errors.Is(err, recipes.ErrLeaseTooShort) || !errors.Is(err, recipes.ErrBadArgument) {
 			t.Fatalf("acquire: %v, want ErrLeaseTooShort and ErrBadArgument", err)
