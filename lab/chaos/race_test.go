@@ -88,3 +88,27 @@ func TestRunnerRace(t *testing.T) {
 	}
 	t.Logf("%d scenarios in %v (race detector %v)", len(scs), time.Since(began).Round(time.Second), raceEnabled)
 }
+
+// TestQuickSliceCovers: the chaos slice of the default test command
+// (TestEndToEnd's quickScenarios) plays every workload and every fault of
+// the catalogue at least once, the @waiter aims aside (freeze-client and
+// half-open aimed at a waiter: the full tier plays them).
+func TestQuickSliceCovers(t *testing.T) {
+	workloadsSeen, faultsSeen := map[string]bool{}, map[string]bool{}
+	for _, sc := range quickScenarios() {
+		workloadsSeen[sc.Workload.Name()] = true
+		for _, f := range sc.Faults {
+			faultsSeen[f.Name] = true
+		}
+	}
+	for _, w := range workloads.All() {
+		if !workloadsSeen[w.Name()] {
+			t.Errorf("workload %s is not in the slice", w.Name())
+		}
+	}
+	for _, f := range faults.Catalogue() {
+		if !faultsSeen[f.Name] && f.Name != "freeze-client@waiter" && f.Name != "half-open@waiter" {
+			t.Errorf("fault %s is not in the slice", f.Name)
+		}
+	}
+}
