@@ -117,9 +117,15 @@ lane_b() {
 	echo "$((SECONDS - t0)) lab/integration/leader (lane B, -race)" >>"$logdir/laneb.steps"
 	return $rc
 }
-echo "test.sh: lane B in the background: the chaos slice (TestEndToEnd, TestExternalServers), lab/bench and lab/bench/scale without -race, then lab/integration/leader with -race"
-lane_b &
-lane_b_pid=$!
+echo "test.sh: lane B (in the background unless ZKRECIPES_TEST_LANES=1): the chaos slice (TestEndToEnd, TestExternalServers), lab/bench and lab/bench/scale without -race, then lab/integration/leader with -race"
+# ZKRECIPES_TEST_LANES=1 runs lane B after lane A instead (at most two
+# packages with ensembles at once, as before issue 28; slower): beside
+# each other the lanes run three, and on this 2-core machine that load made
+# timing-bound tests miss their deadlines (see the README's Test tiers).
+if [ "${ZKRECIPES_TEST_LANES:-2}" != 1 ]; then
+	lane_b &
+	lane_b_pid=$!
+fi
 
 # The library's oldest Go: a release of the go directive's version. Raise
 # both together.
@@ -182,7 +188,11 @@ echo "test.sh: race pass (lane A: go test -race over ./... ./lab/... but lane B'
 gotest race -race -count=1 -timeout 40m "${extra[@]}" $race_pkgs || race_rc=$?
 steps+=("$((SECONDS - t0)) race pass (lane A)")
 lane_b_rc=0
-wait "$lane_b_pid" || lane_b_rc=$?
+if [ -n "${lane_b_pid:-}" ]; then
+	wait "$lane_b_pid" || lane_b_rc=$?
+else
+	lane_b || lane_b_rc=$?
+fi
 echo "test.sh: lane B's output:"
 cat "$logdir/chaos.log" "$logdir/bench.log" "$logdir/race-b.log" 2>/dev/null || true
 while read -r l; do steps+=("$l"); done <"$logdir/laneb.steps" || true
