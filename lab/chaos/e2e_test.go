@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -90,18 +89,11 @@ func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a ZooKeeper ensemble")
 	}
-	// o is the test's own checks (its subtests' too); its attestation is
-	// registered first so that it runs last, after the ensemble's close.
-	o := &ownChecks{TB: t}
+	skipUnderRace(t)
 	reachedEnd := false
-	t.Cleanup(func() {
-		if reachedEnd && !o.failed.Load() {
-			t.Log(raceretryAttest)
-		}
-	})
 	seed, fixed, err := testSeed(*seedFlag, os.Getenv(SeedEnv))
 	if err != nil {
-		o.Fatal(err)
+		t.Fatal(err)
 	}
 	how := "new random seed"
 	if fixed {
@@ -110,11 +102,11 @@ func TestEndToEnd(t *testing.T) {
 	fmt.Printf("chaos: TestEndToEnd seed %d (%s; replay with %s=%d or -zkchaos.seed %d)\n", seed, how, SeedEnv, seed, seed)
 	t.Logf("seed %d (%s)", seed, how)
 	defer func() {
-		if !reachedEnd || o.failed.Load() {
+		if !reachedEnd || t.Failed() {
 			t.Logf("failed with seed %d: replay with %s=%d", seed, SeedEnv, seed)
 		}
 	}()
-	e := testenv.New(o, testenv.Config{})
+	e := testenv.New(t, testenv.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	before, _ := ownGoroutines()
@@ -126,13 +118,11 @@ func TestEndToEnd(t *testing.T) {
 			n, stacks = ownGoroutines()
 		}
 		if n > before+5 {
-			o.Errorf("%d goroutines after the scenarios, %d before:\n%s", n, before, stacks)
+			t.Errorf("%d goroutines after the scenarios, %d before:\n%s", n, before, stacks)
 		}
 	}()
 
-	t.Run("quick tier passes", func(tt *testing.T) {
-		t := o.sub(tt)
-		defer t.attest()
+	t.Run("quick tier passes", func(t *testing.T) {
 		cfg := e2eConfig(t, seed)
 		scs := quickScenarios()
 		if filter := os.Getenv("ZKCHAOS_SCENARIOS"); filter != "" {
@@ -174,9 +164,7 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
-	t.Run("broken workloads are caught", func(tt *testing.T) {
-		t := o.sub(tt)
-		defer t.attest()
+	t.Run("broken workloads are caught", func(t *testing.T) {
 		cfg := e2eConfig(t, seed)
 		r, err := NewRunner(e, cfg)
 		if err != nil {
@@ -205,9 +193,7 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
-	t.Run("mutants are caught only under their faults", func(tt *testing.T) {
-		t := o.sub(tt)
-		defer t.attest()
+	t.Run("mutants are caught only under their faults", func(t *testing.T) {
 		// Two mutants that only a fault exposes (TestMutants runs them
 		// all): each must be caught under its fault by its checker, pass
 		// under a mild fault, and its twin must pass under the same fault
@@ -228,57 +214,6 @@ func TestEndToEnd(t *testing.T) {
 		t.Logf("verdicts:\n%s", strings.Join(mutantVerdicts(ctx, t, r, cases), "\n"))
 	})
 	reachedEnd = true
-}
-
-// raceretryAttest is the line lab/scripts/raceretry (its Attest) accepts
-// as a test's word that none of its own checks failed: a test that logs
-// a lot (the scenarios' verdicts) and then fails only because the race
-// detector saw go-zookeeper's own lastZxid race may then run once more.
-const raceretryAttest = "raceretry: none of this test's own checks failed"
-
-// ownChecks is a test's testing.TB that remembers whether any of the
-// test's own checks failed (or those of its subtests made with sub).
-// testing.T's Failed cannot say: it also counts the race detector's reports,
-// and fails the test for them when asked, so a test that consulted it would
-// never attest after go-zookeeper's race.
-type ownChecks struct {
-	testing.TB
-	parent *ownChecks
-	failed atomic.Bool
-}
-
-// sub returns the own checks of a subtest of o's test.
-func (o *ownChecks) sub(t *testing.T) *ownChecks { return &ownChecks{TB: t, parent: o} }
-
-func (o *ownChecks) fail() {
-	for c := o; c != nil; c = c.parent {
-		c.failed.Store(true)
-	}
-}
-
-func (o *ownChecks) Fail()             { o.TB.Helper(); o.fail(); o.TB.Fail() }
-func (o *ownChecks) FailNow()          { o.TB.Helper(); o.fail(); o.TB.FailNow() }
-func (o *ownChecks) Error(args ...any) { o.TB.Helper(); o.fail(); o.TB.Error(args...) }
-func (o *ownChecks) Errorf(format string, a ...any) {
-	o.TB.Helper()
-	o.fail()
-	o.TB.Errorf(format, a...)
-}
-func (o *ownChecks) Fatal(args ...any) { o.TB.Helper(); o.fail(); o.TB.Fatal(args...) }
-func (o *ownChecks) Fatalf(format string, a ...any) {
-	o.TB.Helper()
-	o.fail()
-	o.TB.Fatalf(format, a...)
-}
-
-// attest logs raceretryAttest when none of o's checks failed. Deferred at
-// the top of a test function, it runs before the testing package's own
-// race check (which fails the test after the function returns); a Fatal
-// marks o failed before it unwinds, so a test cut short does not attest.
-func (o *ownChecks) attest() {
-	if !o.failed.Load() {
-		o.TB.Log(raceretryAttest)
-	}
 }
 
 // ownGoroutines counts the goroutines outside Toxiproxy, with their stacks.

@@ -29,81 +29,80 @@ func TestExternalServers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a ZooKeeper ensemble")
 	}
-	o := &ownChecks{TB: t}
-	defer o.attest()
+	skipUnderRace(t)
 	seed, _, err := testSeed(*seedFlag, os.Getenv(SeedEnv))
 	if err != nil {
-		o.Fatal(err)
+		t.Fatal(err)
 	}
 	fmt.Printf("chaos: TestExternalServers seed %d (replay with %s=%d)\n", seed, SeedEnv, seed)
 	began := time.Now()
-	e := testenv.New(o, testenv.Config{})
+	e := testenv.New(t, testenv.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	before, _ := ownGoroutines()
 
-	cfg := e2eConfig(o, seed)
+	cfg := e2eConfig(t, seed)
 	cfg.Servers = e.DirectAddrs()
 	cfg.Root = fmt.Sprintf("/zkchaos-test-%x", seed&0xffffff)
 	cfg.Logger = nil
 	ext, err := AttachServers(ctx, cfg)
 	if err != nil {
-		o.Fatal(err)
+		t.Fatal(err)
 	}
 	defer func() {
 		if err := ext.Close(ctx); err != nil {
-			o.Error(err)
+			t.Error(err)
 		}
 	}()
 	if ext.Backend() != testenv.BackendExternal {
-		o.Fatalf("backend %s", ext.Backend())
+		t.Fatalf("backend %s", ext.Backend())
 	}
 	if err := ext.Kill(ctx, 0); !errors.Is(err, testenv.ErrUnsupported) {
-		o.Fatalf("Kill on attached servers: %v, want ErrUnsupported", err)
+		t.Fatalf("Kill on attached servers: %v, want ErrUnsupported", err)
 	}
 	ws, err := SelectWorkloads(workloads.All(), "leader,counter")
 	if err != nil {
-		o.Fatal(err)
+		t.Fatal(err)
 	}
 	scs := Matrix(faults.TierQuick, ws...)
 	r, err := NewRunner(ext, cfg)
 	if err != nil {
-		o.Fatal(err)
+		t.Fatal(err)
 	}
 
 	// A root in use is refused, and left as it was.
 	direct, err := (cluster.Security{}).Connect(e.DirectAddrs(), 2*time.Second, nil)
 	if err != nil {
-		o.Fatal(err)
+		t.Fatal(err)
 	}
 	closeDirect := sync.OnceFunc(direct.Close)
 	defer closeDirect()
 	busy := cfg.Root + "-busy"
 	for _, p := range []string{busy, busy + "/theirs"} {
 		if _, err := direct.Create(p, nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
-			o.Fatal(err)
+			t.Fatal(err)
 		}
 	}
 	busyCfg := cfg
 	busyCfg.Root = busy
 	rb, err := NewRunner(ext, busyCfg)
 	if err != nil {
-		o.Fatal(err)
+		t.Fatal(err)
 	}
 	if _, err := rb.Run(ctx, scs[:1]); !errors.Is(err, ErrRootInUse) {
-		o.Errorf("run on a root in use: %v, want ErrRootInUse", err)
+		t.Errorf("run on a root in use: %v, want ErrRootInUse", err)
 	}
 	if ok, _, err := direct.Exists(busy + "/theirs"); err != nil || !ok {
-		o.Errorf("the busy root's node after the refused run: exists %v, %v", ok, err)
+		t.Errorf("the busy root's node after the refused run: exists %v, %v", ok, err)
 	}
 	_ = direct.Delete(busy+"/theirs", -1)
 	_ = direct.Delete(busy, -1)
 
 	sum, err := r.Run(ctx, scs)
 	if err != nil {
-		o.Fatal(err)
+		t.Fatal(err)
 	}
-	ran := checkRun(o, sum)
+	ran := checkRun(t, sum)
 	var skipped []string
 	for _, sc := range sum.Scenarios {
 		if sc.NotApplicable == "" {
@@ -112,32 +111,32 @@ func TestExternalServers(t *testing.T) {
 		skipped = append(skipped, sc.Scenario)
 		f, err := faults.ByName(sc.Faults)
 		if err != nil || !f.Server {
-			o.Errorf("%s not applicable but not a server fault: %v", sc.Scenario, err)
+			t.Errorf("%s not applicable but not a server fault: %v", sc.Scenario, err)
 		}
 		if !strings.Contains(sc.NotApplicable, "server fault") {
-			o.Errorf("%s: reason %q", sc.Scenario, sc.NotApplicable)
+			t.Errorf("%s: reason %q", sc.Scenario, sc.NotApplicable)
 		}
 	}
 	if len(ran) == 0 || len(skipped) == 0 || sum.Passed() != len(ran) {
-		o.Errorf("%d ran, %d passed, %d skipped (%v): want both kinds, every one that ran passed", len(ran), sum.Passed(), len(skipped), skipped)
+		t.Errorf("%d ran, %d passed, %d skipped (%v): want both kinds, every one that ran passed", len(ran), sum.Passed(), len(skipped), skipped)
 	}
 	for _, sc := range ran {
 		if f, err := faults.ByName(sc.Faults); err != nil || f.Server {
-			o.Errorf("%s ran a server fault against external servers (%v)", sc.Scenario, err)
+			t.Errorf("%s ran a server fault against external servers (%v)", sc.Scenario, err)
 		}
 	}
 	// Our own listing: the root is gone (the run made it).
 	if _, err := direct.Sync(cfg.Root); err != nil && !errors.Is(err, zk.ErrNoNode) {
-		o.Fatal(err)
+		t.Fatal(err)
 	}
 	if ok, _, err := direct.Exists(cfg.Root); err != nil || ok {
 		kids, _, _ := direct.Children(cfg.Root)
-		o.Errorf("root %s after the run: exists %v (children %v), %v", cfg.Root, ok, kids, err)
+		t.Errorf("root %s after the run: exists %v (children %v), %v", cfg.Root, ok, kids, err)
 	}
 	if sum.Root != cfg.Root || !strings.Contains(sum.RootLine(), "nothing left") {
-		o.Errorf("summary root %q: %s", sum.Root, sum.RootLine())
+		t.Errorf("summary root %q: %s", sum.Root, sum.RootLine())
 	}
-	o.Logf("%d scenarios ran, %d not applicable (%v), in %v (ensemble start included)", len(ran), len(skipped), skipped, time.Since(began).Round(time.Second))
+	t.Logf("%d scenarios ran, %d not applicable (%v), in %v (ensemble start included)", len(ran), len(skipped), skipped, time.Since(began).Round(time.Second))
 	closeDirect()
 	deadline := time.Now().Add(30 * time.Second)
 	n, stacks := ownGoroutines()
@@ -146,7 +145,7 @@ func TestExternalServers(t *testing.T) {
 		n, stacks = ownGoroutines()
 	}
 	if n > before+5 {
-		o.Errorf("%d goroutines after the scenarios, %d before:\n%s", n, before, stacks)
+		t.Errorf("%d goroutines after the scenarios, %d before:\n%s", n, before, stacks)
 	}
 }
 
@@ -158,61 +157,61 @@ func TestExternalServers(t *testing.T) {
 // authenticated as the given user. leader/partition-expire must pass with
 // the run's ACL on every node read, leader/kill-leader be not applicable,
 // and the root be gone.
-func externalSecured(ctx context.Context, o *ownChecks, e *testenv.Ensemble, seed uint64) {
+func externalSecured(ctx context.Context, t testing.TB, e *testenv.Ensemble, seed uint64) {
 	began := time.Now()
 	files, ok := e.TLSFiles()
 	if !ok {
-		o.Fatal("no TLS files")
+		t.Fatal("no TLS files")
 	}
-	cfg := e2eConfig(o, seed)
+	cfg := e2eConfig(t, seed)
 	cfg.Servers, cfg.Digest, cfg.Secure = e.DirectAddrs(), "ops:pass-"+fmt.Sprint(seed), true
 	plain := cfg
 	plain.TLSCA, plain.Secure = "", false
 	if _, err := AttachServers(ctx, plain); !errors.Is(err, testenv.ErrConfig) {
-		o.Errorf("attach without TLS to TLS servers: %v, want ErrConfig", err)
+		t.Errorf("attach without TLS to TLS servers: %v, want ErrConfig", err)
 	}
 	cfg.TLSCA = files.CA
 	cfg, err := cfg.WithDefaults()
 	if err != nil {
-		o.Fatal(err)
+		t.Fatal(err)
 	}
 	ext, err := AttachServers(ctx, cfg)
 	if err != nil {
-		o.Fatal(err)
+		t.Fatal(err)
 	}
 	defer func() {
 		if err := ext.Close(ctx); err != nil {
-			o.Error(err)
+			t.Error(err)
 		}
 	}()
 	ws, err := SelectWorkloads(workloads.All(), "leader")
 	if err != nil {
-		o.Fatal(err)
+		t.Fatal(err)
 	}
 	scs, err := Select(Matrix(faults.TierQuick, ws...), "leader/partition-expire,leader/kill-leader")
 	if err != nil {
-		o.Fatal(err)
+		t.Fatal(err)
 	}
 	r, err := NewRunner(ext, cfg)
 	if err != nil {
-		o.Fatal(err)
+		t.Fatal(err)
 	}
 	if !r.Secure() {
-		o.Fatal("runner not secure with a CA file and digest credentials")
+		t.Fatal("runner not secure with a CA file and digest credentials")
 	}
 	sum, err := r.Run(ctx, scs)
 	if err != nil {
-		o.Fatal(err)
+		t.Fatal(err)
 	}
-	ran := checkRun(o, sum)
+	ran := checkRun(t, sum)
 	if len(ran) != 1 || ran[0].Scenario != "leader/partition-expire" || sum.NotApplicable() != 1 {
-		o.Fatalf("%d ran, %d not applicable: want leader/partition-expire run and leader/kill-leader not applicable", len(ran), sum.NotApplicable())
+		t.Fatalf("%d ran, %d not applicable: want leader/partition-expire run and leader/kill-leader not applicable", len(ran), sum.NotApplicable())
 	}
 	if c, ok := ran[0].Result(CheckerSecuredACL); !ok || c.Checked == 0 {
-		o.Errorf("no node's ACL was checked: %+v", c)
+		t.Errorf("no node's ACL was checked: %+v", c)
 	}
 	if !sum.Secure || !strings.Contains(sum.RootLine(), "nothing left") {
-		o.Errorf("secure %v, %s", sum.Secure, sum.RootLine())
+		t.Errorf("secure %v, %s", sum.Secure, sum.RootLine())
 	}
-	o.Logf("took %v", time.Since(began).Round(time.Second))
+	t.Logf("took %v", time.Since(began).Round(time.Second))
 }

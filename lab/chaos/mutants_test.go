@@ -112,6 +112,7 @@ func TestMutants(t *testing.T) {
 	if want == "" || testing.Short() {
 		t.Skip("set ZKCHAOS_MUTANTS=all (or mutant names) to run the mutants")
 	}
+	skipUnderRace(t)
 	var cases []workloads.MutantCase
 	for _, mc := range workloads.MutantCases() {
 		if want == "all" || strings.Contains(","+want+",", ","+mc.Mutant.Name()+",") {

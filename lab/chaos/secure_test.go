@@ -85,20 +85,14 @@ func TestSecuredQuickTier(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a ZooKeeper ensemble")
 	}
-	o := &ownChecks{TB: t}
-	reachedEnd := false
-	t.Cleanup(func() {
-		if reachedEnd && !o.failed.Load() {
-			t.Log(raceretryAttest)
-		}
-	})
+	skipUnderRace(t)
 	seed, _, err := testSeed(*seedFlag, os.Getenv(SeedEnv))
 	if err != nil {
-		o.Fatal(err)
+		t.Fatal(err)
 	}
 	fmt.Printf("chaos: TestSecuredQuickTier seed %d (replay with %s=%d)\n", seed, SeedEnv, seed)
 	began := time.Now()
-	e := testenv.New(o, testenv.Config{TLS: true, EnforceAuth: true})
+	e := testenv.New(t, testenv.Config{TLS: true, EnforceAuth: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
 	defer cancel()
 	before, _ := ownGoroutines()
@@ -110,13 +104,11 @@ func TestSecuredQuickTier(t *testing.T) {
 			n, stacks = ownGoroutines()
 		}
 		if n > before+5 {
-			o.Errorf("%d goroutines after the scenarios, %d before:\n%s", n, before, stacks)
+			t.Errorf("%d goroutines after the scenarios, %d before:\n%s", n, before, stacks)
 		}
 	}()
 
-	t.Run("lock and leader pass", func(tt *testing.T) {
-		t := o.sub(tt)
-		defer t.attest()
+	t.Run("lock and leader pass", func(t *testing.T) {
 		cfg := e2eConfig(t, seed)
 		cfg.Secure = true
 		ws, err := SelectWorkloads(workloads.All(), "lock,leader")
@@ -165,9 +157,7 @@ func TestSecuredQuickTier(t *testing.T) {
 		t.Logf("%d scenarios ran, in %v", len(ran), sum.Took)
 	})
 
-	t.Run("mutants are still caught", func(tt *testing.T) {
-		t := o.sub(tt)
-		defer t.attest()
+	t.Run("mutants are still caught", func(t *testing.T) {
 		cfg := mutantConfig(t, seed)
 		cfg.Secure = true
 		r, err := NewRunner(e, cfg)
@@ -189,11 +179,8 @@ func TestSecuredQuickTier(t *testing.T) {
 		t.Logf("verdicts:\n%s", strings.Join(mutantVerdicts(ctx, t, r, cases), "\n"))
 	})
 
-	t.Run("as external servers", func(tt *testing.T) {
-		t := o.sub(tt)
-		defer t.attest()
+	t.Run("as external servers", func(t *testing.T) {
 		externalSecured(ctx, t, e, seed)
 	})
 	t.Logf("secured quick tier of lock and leader, the mutants and the external run took %v (ensemble start included)", time.Since(began).Round(time.Second))
-	reachedEnd = true
 }

@@ -1,0 +1,6 @@
+//go:build race
+
+package chaos
+
+// raceEnabled: the package is tested with -race (see skipUnderRace).
+const raceEnabled = true
