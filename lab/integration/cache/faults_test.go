@@ -22,8 +22,8 @@ func waitState(tb testing.TB, d time.Duration, s *recipes.Session, want recipes.
 // Tests that reconnect a session log nothing unless they fail, and
 // reconnect no more than they need: go-zookeeper v1.0.4 races on its own
 // lastZxid when a session reconnects with watches set (and a cache reads
-// at once after a reconnection), and scripts/test.sh runs a package again
-// only when a failing test said nothing but that (lab/scripts/raceretry).
+// at once after a reconnection), and these tests run under -race, where
+// scripts/test.sh reruns nothing.
 
 // TestCutConverges: the connection of a tree cache's session is cut while
 // a writer changes the tree; once it is back (same session), the cache
