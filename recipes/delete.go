@@ -27,6 +27,41 @@ func (s *Session) deleteNow(path string) {
 	s.log.Warn("recipes: delete failed", "path", path, "err", err)
 }
 
+// deleteWithin sends one delete of path with version from the session's
+// background and waits for its answer until ctx is done, so that a caller
+// is never held past its ctx by a connection that stopped answering (a
+// synchronous request waits up to go-zookeeper's receive timeout, two
+// thirds of the session timeout). If the delete fails with a connection
+// error, whether ctx is still waiting or not, it continues as
+// deleteInBackground(path, sid): the guaranteed delete, bounded by the
+// session. It returns the server's answer (nil, zk.ErrNoNode, ...), or
+// errDeleteAway when the answer did not come while ctx lasted or the
+// outcome was unknown (the delete then goes on in the background). On a
+// closing Session nothing is sent and it returns ErrClosed. Cost: 1 delete.
+func (s *Session) deleteWithin(ctx context.Context, path string, version int32, sid int64) error {
+	answer := make(chan error, 1)
+	if !s.background(func(context.Context) {
+		err := s.conn.Delete(path, version)
+		if isConnErr(err) {
+			s.log.Info("recipes: delete continues in background", "path", path, "err", err)
+			s.deleteInBackground(path, sid)
+			err = errDeleteAway
+		}
+		answer <- err
+	}) {
+		return ErrClosed
+	}
+	select {
+	case err := <-answer:
+		return err
+	case <-ctx.Done():
+		return errDeleteAway
+	}
+}
+
+// errDeleteAway: deleteWithin's delete goes on in the background.
+var errDeleteAway = errors.New("recipes: delete continues in the background")
+
 // deleteInBackground is the guaranteed delete: it retries deleting path
 // while the session lives and the Session is open, stopping when the
 // session id changes (a node of a lost session is gone with it).
