@@ -46,6 +46,8 @@ type Holding struct {
 
 	mu       sync.Mutex
 	released bool
+
+	loss lossHooks // run by cancel (loss.go)
 }
 
 // newHolding builds the holding and ties it to the session's state. w is a
@@ -59,7 +61,7 @@ func newHolding(s *Session, n *node, policy LossPolicy, w *Watch) *Holding {
 		policy:  policy,
 		revoked: make(chan struct{}),
 	}
-	h.ctx, h.cancel = context.WithCancelCause(context.Background())
+	h.ctx, h.cancel = h.lifetime()
 	st, id, unhook := s.addHook(h.onState)
 	context.AfterFunc(h.ctx, unhook)
 	h.endWithLease()

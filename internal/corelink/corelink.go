@@ -55,6 +55,10 @@ var (
 	// at once if it has, else on the goroutine that fires it, so f must
 	// not block. It is how a holding follows its node without a goroutine.
 	OnFire func(w any, f func(ev zk.Event))
+	// OnLoss registers f to run, synchronously and once, inside the
+	// cancellation of holding h's Context (h is a *recipes.Holding), or at
+	// once if it is done; stop removes it.
+	OnLoss func(h any, f func(cause error)) (stop func())
 	// WatchExistsNow subscribes to the Session's exists watch on path and
 	// answers from a read made now (1 exists); w is a *recipes.Watch.
 	WatchExistsNow func(ctx context.Context, s any, path string) (ok bool, st *zk.Stat, w any, err error)

@@ -229,3 +229,15 @@ func CreateProtected(ctx context.Context, s *recipes.Session, d recipes.Dialect,
 func CleanupGUID(s *recipes.Session, d recipes.Dialect, parent, guid string) {
 	corelink.CleanupGUID(s, d, parent, guid)
 }
+
+// OnLoss registers f to be called with the cause when h's Context is
+// cancelled: synchronously, inside that cancellation and before it
+// returns, so that whatever f cancels ends in the same step as h (a
+// context.AfterFunc callback would run later, on a goroutine of its own).
+// If h has already ended, f runs at once, before OnLoss returns. f runs
+// at most once and must not block (cancelling a context is the intended
+// use). stop removes f. Nothing happens for a nil h or f. No ZooKeeper
+// calls, and Context's watch is not armed.
+func OnLoss(h *recipes.Holding, f func(cause error)) (stop func()) {
+	return corelink.OnLoss(h, f)
+}
