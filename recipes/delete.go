@@ -74,40 +74,51 @@ var errDeleteAway = errors.New("recipes: delete continues in the background")
 // carrying our GUID, of whatever session), it deletes by path (1 delete
 // per attempt).
 func (s *Session) deleteInBackground(path string, sid int64) {
+	if sid != 0 {
+		s.deleteOwnedInBackground(path, owner{sid: sid})
+		return
+	}
+	s.background(func(ctx context.Context) {
+		for {
+			if _, err := s.waitUsable(ctx); err != nil {
+				return
+			}
+			err := s.conn.Delete(path, -1)
+			switch {
+			case err == nil, errors.Is(err, zk.ErrNoNode):
+				s.log.Debug("recipes: background delete done", "path", path)
+				return
+			case !isConnErr(err):
+				s.log.Warn("recipes: background delete failed", "path", path, "err", err)
+				return
+			}
+			if !pause(ctx, s.changes()) {
+				return
+			}
+		}
+	})
+}
+
+// deleteOwnedInBackground is the guaranteed delete of a node that must
+// still be ours (see owner and deleteIfOurs, whose window it shares): it
+// retries while the Session is open and, with own.sid set, while that
+// session lives; with only own.czxid set, under any session (a persistent
+// node outlives ours). Cost per attempt: 1 exists + 1 delete.
+func (s *Session) deleteOwnedInBackground(path string, own owner) {
 	s.background(func(ctx context.Context) {
 		for {
 			id, err := s.waitUsable(ctx)
 			if err != nil {
 				return
 			}
-			if sid != 0 && id != sid {
+			if own.sid != 0 && id != own.sid {
 				return
 			}
-			version := int32(-1)
-			if sid != 0 {
-				ok, st, err := s.conn.Exists(path)
-				switch {
-				case err == nil && (!ok || st.EphemeralOwner != sid):
-					return // gone, or not ours
-				case err == nil:
-					version = st.Version
-				case !isConnErr(err):
-					s.log.Warn("recipes: background delete failed", "path", path, "err", err)
-					return
-				default:
-					if !pause(ctx, s.changes()) {
-						return
-					}
-					continue
-				}
-			}
-			err = s.conn.Delete(path, version)
+			err = s.deleteIfOurs(path, own)
 			switch {
-			case err == nil, errors.Is(err, zk.ErrNoNode):
+			case err == nil:
 				s.log.Debug("recipes: background delete done", "path", path)
 				return
-			case errors.Is(err, zk.ErrBadVersion):
-				continue // changed since read: read again
 			case !isConnErr(err):
 				s.log.Warn("recipes: background delete failed", "path", path, "err", err)
 				return
