@@ -39,7 +39,7 @@ func (s *Session) deleteNow(path string) {
 // outcome was unknown (the delete then goes on in the background). On a
 // closing Session nothing is sent and it returns ErrClosed. Cost: 1 delete.
 func (s *Session) deleteWithin(ctx context.Context, path string, version int32, sid int64) error {
-	answer := make(chan error, 1)
+	answer := make(chan error) // a send succeeds only while the caller waits
 	if !s.background(func(context.Context) {
 		err := s.conn.Delete(path, version)
 		if isConnErr(err) {
@@ -47,7 +47,13 @@ func (s *Session) deleteWithin(ctx context.Context, path string, version int32, 
 			s.deleteInBackground(path, sid)
 			err = errDeleteAway
 		}
-		answer <- err
+		select {
+		case answer <- err:
+		case <-ctx.Done(): // the caller has gone: nobody else hears of a refusal
+			if err != nil && !errors.Is(err, errDeleteAway) && !errors.Is(err, zk.ErrNoNode) {
+				s.log.Warn("recipes: delete failed", "path", path, "err", err)
+			}
+		}
 	}) {
 		return ErrClosed
 	}
