@@ -51,9 +51,10 @@ type Registration struct {
 	inst Instance
 
 	// Guarded by op.
-	data []byte
-	done bool             // unregistered
-	node *persistent.Node // keeps a Dynamic instance's node
+	data  []byte
+	done  bool             // unregistered
+	node  *persistent.Node // keeps a Dynamic instance's node
+	czxid int64            // Static, Permanent: our node's czxid (0: unknown)
 
 	present context.Context // Static and Permanent: done at Unregister
 	release context.CancelCauseFunc
@@ -76,10 +77,14 @@ type Registration struct {
 // replaced, as Curator does (it deletes and creates so that watchers see
 // the change): here in one multi, a delete with the node's version and
 // our create, so that the other registrant's persistent.Node cannot put
-// its node back in between. Cost: Static or Permanent: 1 create (+1
-// createContainer per missing parent level, the parents being container
-// nodes as Curator makes them, and the create again; +1 exists and 1 multi
-// per node replaced). Dynamic: 1 exists (is the path free?), then
+// its node back in between (for Static and Permanent, with a setData of
+// the same data in the same multi, whose answer carries our node's czxid
+// for Unregister: such a node starts at data version 1; data too large to
+// go twice in a request is sent once, and the czxid read afterwards with 1
+// exists). Cost: Static or
+// Permanent: 1 create (+1 createContainer per missing parent level, the
+// parents being container nodes as Curator makes them, and the create
+// again; +1 exists and 1 multi per node replaced). Dynamic: 1 exists (is the path free?), then
 // persistent.Node.Start: 1 create + 1 exists setting its watch (+1
 // createContainer per missing parent level and the create again); a node
 // replaced: +1 multi, and the Node adopts it (its create fails, 1
@@ -350,11 +355,15 @@ func (r *Registration) Update(ctx context.Context, inst Instance) error {
 // unregisterService); Present is then done with recipes.ErrReleased. A
 // Dynamic node is deleted by its persistent.Node, only while it is ours
 // (ephemeral owner and czxid), so another registrant's node at the same
-// path is left alone; a Static or Permanent one is deleted by path. When
-// ctx ends or the connection fails before the delete is answered, the
-// delete goes on in the background while the session lives (a guaranteed
-// delete; a Dynamic node goes with its session anyway): a Static node's
-// Unregister then returns ctx's error, a Dynamic one's nil. On a closed
+// path is left alone; a Static or Permanent one likewise only while it is
+// the node this Registration created (its czxid, learnt from the create's
+// reply; see zkcall.DeleteOwned for the one round trip in which a
+// replacement could still be deleted). When ctx ends or the connection
+// fails before the delete is answered, the delete goes on in the
+// background (a guaranteed delete, with the same check: a Static node
+// under any later session, a Dynamic node while its session lives, as it
+// goes with its session anyway): a Static node's Unregister then returns
+// ctx's error, a Dynamic one's nil. On a closed
 // Session the error wraps recipes.ErrClosed (a Dynamic node went with the
 // session). Cost: 1 exists + 1 delete. With a done ctx, or one that ends
 // while an Update is in progress, nothing is sent and nothing changes:
@@ -386,27 +395,32 @@ func (r *Registration) Unregister(ctx context.Context) error {
 		return nil
 	}
 	r.release(fmt.Errorf("%w: %s", recipes.ErrReleased, r.path))
-	err := zkcall.Exec(ctx, r.d.s, func(conn *zk.Conn, _ int64) error {
+	// Only our node: one that another registrant created at the path since
+	// (it replaced ours) is left alone, now and by the background delete
+	// that takes over when ctx ends first (nothing on a closed Session).
+	if err := zkcall.DeleteOwned(ctx, r.d.s, r.path, r.czxid, 0); err != nil {
+		return fmt.Errorf("discovery: unregister %s: %w", r.path, err)
+	}
+	return nil
+}
+
+// readCzxid reads the czxid of the node at r's path, for a create whose
+// reply the create tap missed (1 exists): the node read may already be
+// another registrant's that replaced ours since, the one case in which
+// Unregister could delete a node that is not ours. 0 when it cannot be
+// read (Unregister then deletes whatever node is at the path).
+func (r *Registration) readCzxid(ctx context.Context) int64 {
+	st, err := zkcall.Do(ctx, r.d.s, func(conn *zk.Conn, _ int64) (*zk.Stat, error) {
 		ok, st, err := conn.Exists(r.path)
-		switch {
-		case err != nil:
-			return err
-		case !ok:
-			return nil // gone
+		if err == nil && !ok {
+			st = nil
 		}
-		err = conn.Delete(r.path, st.Version)
-		if errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrBadVersion) {
-			return nil // deleted or replaced meanwhile: not ours to delete
-		}
-		return err
+		return st, err
 	})
-	if err == nil {
-		return nil
+	if err != nil || st == nil {
+		return 0
 	}
-	if zkcall.Stopped(err) {
-		zkcall.DeleteGuaranteed(r.d.s, r.path, 0) // nothing on a closed Session
-	}
-	return fmt.Errorf("discovery: unregister %s: %w", r.path, err)
+	return st.Czxid
 }
 
 // create writes r's persistent node (Static, Permanent) with r.data; the
@@ -419,12 +433,18 @@ func (r *Registration) create(ctx context.Context, displace bool) (taken bool, e
 	s := r.d.s
 	parent, _ := zkpath.Split(r.path)
 	for displaced := 0; ; {
-		err := zkcall.Exec(ctx, s, func(conn *zk.Conn, _ int64) error {
-			_, err := conn.Create(r.path, r.data, r.mode, s.ACLFor(r.path))
+		var czxid int64
+		err := zkcall.Exec(ctx, s, func(*zk.Conn, int64) error {
+			var err error
+			_, czxid, err = zkcall.CreateTapped(s, r.path, r.data, r.mode, s.ACLFor(r.path))
 			return err
 		})
 		switch {
 		case err == nil:
+			if czxid == 0 {
+				czxid = r.readCzxid(ctx)
+			}
+			r.czxid = czxid
 			return false, nil
 		case errors.Is(err, zk.ErrNoNode):
 			if err := zkcall.EnsureParents(s, parent); err != nil && !zkcall.IsConnErr(err) {
@@ -452,18 +472,36 @@ func (r *Registration) create(ctx context.Context, displace bool) (taken bool, e
 		if st == nil {
 			continue // gone meanwhile
 		}
+		// The setData (same data, in the same transaction) answers with
+		// the new node's stat, hence its czxid: the create tap does not
+		// read multis. It leaves the node at data version 1.
+		// Data too large to go twice in one request: no setData, and the
+		// czxid is read afterwards (readCzxid).
+		ops := []any{&zk.DeleteRequest{Path: r.path, Version: st.Version},
+			&zk.CreateRequest{Path: r.path, Data: r.data, Acl: s.ACLFor(r.path), Flags: r.mode},
+			&zk.SetDataRequest{Path: r.path, Data: r.data, Version: 0}}
+		if recipes.CheckMulti(s.MaxData(), ops...) != nil {
+			ops = ops[:2]
+		}
+		czxid = 0
 		err = zkcall.Exec(ctx, s, func(conn *zk.Conn, _ int64) error {
-			res, err := conn.Multi(&zk.DeleteRequest{Path: r.path, Version: st.Version},
-				&zk.CreateRequest{Path: r.path, Data: r.data, Acl: s.ACLFor(r.path), Flags: r.mode})
+			res, err := conn.Multi(ops...)
 			for _, op := range res {
 				if op.Error != nil {
 					return op.Error
 				}
 			}
+			if err == nil && len(res) == 3 && res[2].Stat != nil {
+				czxid = res[2].Stat.Czxid
+			}
 			return err
 		})
 		switch {
 		case err == nil:
+			if czxid == 0 {
+				czxid = r.readCzxid(ctx)
+			}
+			r.czxid = czxid
 			return false, nil
 		case !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrBadVersion):
 			return false, err

@@ -10,6 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/internal/lockopt"
+	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -27,12 +28,15 @@ import (
 //     takes them in the order given: give it the same sorted order to mix
 //     the two.
 //   - All or nothing: Lock returns nil only once every path is held and
-//     the session was not lost or suspended on the way; on any failure it
-//     releases what it took and holds nothing.
+//     the session was not lost or suspended on the way, and no holding was
+//     lost by then (checked synchronously: Context is not done when Lock
+//     returns nil); on any failure it releases what it took and holds
+//     nothing.
 //   - One loss signal: Context is done as soon as any of the holdings may
-//     be lost (its cause is that holding's). The other holdings stay held
-//     until Unlock, so nobody else acquires any path before the holder has
-//     been told.
+//     be lost (its cause is that holding's), in the same step: it is
+//     cancelled inside that holding's own cancellation, never later. The
+//     other holdings stay held until Unlock, so nobody else acquires any
+//     path before the holder has been told.
 //
 // Cost: Lock is a Mutex Lock per path, in order (uncontended: 1 create + 1
 // getChildren each; the first Context call 1 getData per path more);
@@ -55,25 +59,36 @@ type multiHolding struct {
 	hs     []*recipes.Holding
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	stops  []func() // untie ctx from the holdings (set before mh is shared)
 
-	arm   sync.Once // ties ctx to the holdings' contexts, on first use
-	mu    sync.Mutex
-	stops []func() bool
+	arm sync.Once // arms the holdings' watches, on first use
 }
 
-// context returns the joint context, tying it on first use to every
-// holding's context (whose first call arms a data watch on its node: 1
-// getData each, in the background, as Mutex.Context's first call costs).
+// newMultiHolding ties the joint context to every holding: the loss of one
+// cancels it, with that holding's cause, inside the holding's own
+// cancellation (zkcall.OnLoss), so the joint context is never live while a
+// part is done. A part already lost cancels it at once. No ZooKeeper
+// calls.
+func newMultiHolding(hs []*recipes.Holding) *multiHolding {
+	mh := &multiHolding{hs: hs}
+	mh.ctx, mh.cancel = context.WithCancelCause(context.Background())
+	for _, h := range hs {
+		mh.stops = append(mh.stops, zkcall.OnLoss(h, mh.cancel))
+	}
+	return mh
+}
+
+// context returns the joint context, arming on first use a data watch on
+// every holding's node (each holding's first Context call: 1 getData each,
+// in the background, as Mutex.Context's first call costs), so that a node
+// deleted or revoked by someone else ends it too.
 func (mh *multiHolding) context() context.Context {
 	mh.arm.Do(func() {
 		if mh.ctx.Err() != nil {
-			return // released already: nothing to watch
+			return // ended already: nothing to watch
 		}
-		mh.mu.Lock()
-		defer mh.mu.Unlock()
 		for _, h := range mh.hs {
-			hctx := h.Context()
-			mh.stops = append(mh.stops, context.AfterFunc(hctx, func() { mh.cancel(context.Cause(hctx)) }))
+			h.Context()
 		}
 	})
 	return mh.ctx
@@ -82,8 +97,6 @@ func (mh *multiHolding) context() context.Context {
 // end cancels the joint context and unties it from the holdings.
 func (mh *multiHolding) end(cause error) {
 	mh.cancel(cause)
-	mh.mu.Lock()
-	defer mh.mu.Unlock()
 	for _, stop := range mh.stops {
 		stop()
 	}
@@ -188,8 +201,18 @@ func (m *MultiMutex) acquire(ctx context.Context, take func(context.Context, *re
 			return fail(fmt.Errorf("lock: multi-lock %s lost while acquiring: %w", h.Path(), recipes.ErrSessionLost))
 		}
 	}
-	mh := &multiHolding{hs: hs}
-	mh.ctx, mh.cancel = context.WithCancelCause(context.Background())
+	// A holding lost while later paths were awaited (suspended under
+	// StepDownOnSuspend, even if the same session came back since; node
+	// deleted; lease expired) voids the acquisition too: each part's state
+	// is read here, synchronously, after the joint context was tied to it,
+	// so no loss falls between the check and the tie.
+	mh := newMultiHolding(hs)
+	for _, h := range hs {
+		if err := h.Err(); err != nil {
+			mh.end(err)
+			return fail(fmt.Errorf("lock: multi-lock %s lost while acquiring: %w", h.Path(), err))
+		}
+	}
 	m.mu.Lock()
 	m.busy = false
 	m.held = mh

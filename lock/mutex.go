@@ -169,7 +169,9 @@ func (m *Mutex) TryLock(ctx context.Context) error {
 // Unlock releases the lock: Context() is cancelled (cause recipes.ErrReleased),
 // then our node is deleted, which wakes exactly the one waiter watching it.
 // Cost: 1 delete; an ambiguous delete (or a done ctx) is retried in the
-// background while the session lives.
+// background while the session lives. Unlock waits for the delete's answer
+// only while ctx lasts: when ctx ends first it returns and the delete goes
+// on in the background (see recipes.Holding.Release).
 //
 // It returns nil when it released a live holding; otherwise, as every
 // Release does (see recipes.Held), an error that errors.Is

@@ -27,6 +27,47 @@ func (s *Session) deleteNow(path string) {
 	s.log.Warn("recipes: delete failed", "path", path, "err", err)
 }
 
+// deleteWithin sends one delete of path with version from the session's
+// background and waits for its answer until ctx is done, so that a caller
+// is never held past its ctx by a connection that stopped answering (a
+// synchronous request waits up to go-zookeeper's receive timeout, two
+// thirds of the session timeout). If the delete fails with a connection
+// error, whether ctx is still waiting or not, it continues as
+// deleteInBackground(path, sid): the guaranteed delete, bounded by the
+// session. It returns the server's answer (nil, zk.ErrNoNode, ...), or
+// errDeleteAway when the answer did not come while ctx lasted or the
+// outcome was unknown (the delete then goes on in the background). On a
+// closing Session nothing is sent and it returns ErrClosed. Cost: 1 delete.
+func (s *Session) deleteWithin(ctx context.Context, path string, version int32, sid int64) error {
+	answer := make(chan error) // a send succeeds only while the caller waits
+	if !s.background(func(context.Context) {
+		err := s.conn.Delete(path, version)
+		if isConnErr(err) {
+			s.log.Info("recipes: delete continues in background", "path", path, "err", err)
+			s.deleteInBackground(path, sid)
+			err = errDeleteAway
+		}
+		select {
+		case answer <- err:
+		case <-ctx.Done(): // the caller has gone: nobody else hears of a refusal
+			if err != nil && !errors.Is(err, errDeleteAway) && !errors.Is(err, zk.ErrNoNode) {
+				s.log.Warn("recipes: delete failed", "path", path, "err", err)
+			}
+		}
+	}) {
+		return ErrClosed
+	}
+	select {
+	case err := <-answer:
+		return err
+	case <-ctx.Done():
+		return errDeleteAway
+	}
+}
+
+// errDeleteAway: deleteWithin's delete goes on in the background.
+var errDeleteAway = errors.New("recipes: delete continues in the background")
+
 // deleteInBackground is the guaranteed delete: it retries deleting path
 // while the session lives and the Session is open, stopping when the
 // session id changes (a node of a lost session is gone with it).
@@ -39,40 +80,51 @@ func (s *Session) deleteNow(path string) {
 // carrying our GUID, of whatever session), it deletes by path (1 delete
 // per attempt).
 func (s *Session) deleteInBackground(path string, sid int64) {
+	if sid != 0 {
+		s.deleteOwnedInBackground(path, owner{sid: sid})
+		return
+	}
+	s.background(func(ctx context.Context) {
+		for {
+			if _, err := s.waitUsable(ctx); err != nil {
+				return
+			}
+			err := s.conn.Delete(path, -1)
+			switch {
+			case err == nil, errors.Is(err, zk.ErrNoNode):
+				s.log.Debug("recipes: background delete done", "path", path)
+				return
+			case !isConnErr(err):
+				s.log.Warn("recipes: background delete failed", "path", path, "err", err)
+				return
+			}
+			if !pause(ctx, s.changes()) {
+				return
+			}
+		}
+	})
+}
+
+// deleteOwnedInBackground is the guaranteed delete of a node that must
+// still be ours (see owner and deleteIfOurs, whose window it shares): it
+// retries while the Session is open and, with own.sid set, while that
+// session lives; with only own.czxid set, under any session (a persistent
+// node outlives ours). Cost per attempt: 1 exists + 1 delete.
+func (s *Session) deleteOwnedInBackground(path string, own owner) {
 	s.background(func(ctx context.Context) {
 		for {
 			id, err := s.waitUsable(ctx)
 			if err != nil {
 				return
 			}
-			if sid != 0 && id != sid {
+			if own.sid != 0 && id != own.sid {
 				return
 			}
-			version := int32(-1)
-			if sid != 0 {
-				ok, st, err := s.conn.Exists(path)
-				switch {
-				case err == nil && (!ok || st.EphemeralOwner != sid):
-					return // gone, or not ours
-				case err == nil:
-					version = st.Version
-				case !isConnErr(err):
-					s.log.Warn("recipes: background delete failed", "path", path, "err", err)
-					return
-				default:
-					if !pause(ctx, s.changes()) {
-						return
-					}
-					continue
-				}
-			}
-			err = s.conn.Delete(path, version)
+			err = s.deleteIfOurs(path, own)
 			switch {
-			case err == nil, errors.Is(err, zk.ErrNoNode):
+			case err == nil:
 				s.log.Debug("recipes: background delete done", "path", path)
 				return
-			case errors.Is(err, zk.ErrBadVersion):
-				continue // changed since read: read again
 			case !isConnErr(err):
 				s.log.Warn("recipes: background delete failed", "path", path, "err", err)
 				return

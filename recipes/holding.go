@@ -46,6 +46,8 @@ type Holding struct {
 
 	mu       sync.Mutex
 	released bool
+
+	loss lossHooks // run by cancel (loss.go)
 }
 
 // newHolding builds the holding and ties it to the session's state. w is a
@@ -59,7 +61,7 @@ func newHolding(s *Session, n *node, policy LossPolicy, w *Watch) *Holding {
 		policy:  policy,
 		revoked: make(chan struct{}),
 	}
-	h.ctx, h.cancel = context.WithCancelCause(context.Background())
+	h.ctx, h.cancel = h.lifetime()
 	st, id, unhook := s.addHook(h.onState)
 	context.AfterFunc(h.ctx, unhook)
 	h.endWithLease()
@@ -235,8 +237,11 @@ func (h *Holding) dataChanged(data []byte, version int32) {
 // first (stop using the resource before others can get it), then our node
 // is deleted. Cost: 1 delete; if its outcome is ambiguous, or ctx is already
 // done, or the connection is suspended, the delete continues in the
-// background while the session lives (guaranteed delete). The release wakes
-// at most the one waiter watching our node.
+// background while the session lives (guaranteed delete). Release waits for
+// the delete's answer only while ctx lasts: when ctx ends first (a link
+// that stopped answering holds a request up to two thirds of the session
+// timeout) it returns at once and the delete goes on in the background, as
+// above. The release wakes at most the one waiter watching our node.
 //
 // It returns nil when it ended a live holding. As for every Held: a second
 // Release (or one on a nil Holding) sends nothing and returns ErrReleased;
@@ -275,14 +280,12 @@ func (h *Holding) Release(ctx context.Context) error {
 		h.s.deleteInBackground(h.node.path, h.node.sid)
 		return lost
 	}
-	err := h.s.conn.Delete(h.node.path, -1)
+	err := h.s.deleteWithin(ctx, h.node.path, -1, h.node.sid)
 	switch {
-	case err == nil, errors.Is(err, zk.ErrNoNode):
+	case err == nil, errors.Is(err, zk.ErrNoNode), errors.Is(err, errDeleteAway):
 		return lost
-	case isConnErr(err):
-		h.s.log.Info("recipes: release continues in background", "path", h.node.path, "err", err)
-		h.s.deleteInBackground(h.node.path, h.node.sid)
-		return lost
+	case errors.Is(err, ErrClosed):
+		return lost // closing: the session's end deletes our node
 	}
 	return errors.Join(lost, fmt.Errorf("recipes: release %s: %w", h.node.path, serverErr(err)))
 }

@@ -42,6 +42,17 @@ var (
 	// DeleteGuaranteed deletes path in the background while session sid
 	// (any when 0) lives and the Session is open.
 	DeleteGuaranteed func(s any, path string, sid int64)
+	// CreateTapped is one create of path; it returns the path created and
+	// the czxid of the node, read from the reply (0 when unknown).
+	CreateTapped func(s any, path string, data []byte, flags int32, acl []zk.ACL) (string, int64, error)
+	// DeleteIfOurs deletes path while the node there was created in
+	// transaction czxid (any when 0) and, with sid set, is ephemeral of
+	// sid: 1 exists, then 1 delete with the version read. Nil once no node
+	// of ours is left there; connection errors as they came.
+	DeleteIfOurs func(s any, path string, czxid, sid int64) error
+	// DeleteOwnedGuaranteed is DeleteIfOurs retried in the background
+	// while the Session is open (and session sid lives, when set).
+	DeleteOwnedGuaranteed func(s any, path string, czxid, sid int64)
 	// CreateProtected creates parent/<label in dialect d's protected form
 	// for a fresh GUID><seq10> as an ephemeral sequential node (d is a
 	// recipes.Dialect) and returns it once its owner is known to be the
@@ -55,6 +66,10 @@ var (
 	// at once if it has, else on the goroutine that fires it, so f must
 	// not block. It is how a holding follows its node without a goroutine.
 	OnFire func(w any, f func(ev zk.Event))
+	// OnLoss registers f to run, synchronously and once, inside the
+	// cancellation of holding h's Context (h is a *recipes.Holding), or at
+	// once if it is done; stop removes it.
+	OnLoss func(h any, f func(cause error)) (stop func())
 	// WatchExistsNow subscribes to the Session's exists watch on path and
 	// answers from a read made now (1 exists); w is a *recipes.Watch.
 	WatchExistsNow func(ctx context.Context, s any, path string) (ok bool, st *zk.Stat, w any, err error)

@@ -184,6 +184,50 @@ func DeleteGuaranteed(s *recipes.Session, path string, sid int64) {
 	corelink.DeleteGuaranteed(s, path, sid)
 }
 
+// CreateTapped creates path once (1 create) and returns the path created
+// and the czxid of the new node, which the Session's create tap reads from
+// the reply at no cost; czxid is 0 when the tap missed it (then read the
+// node's stat, knowing that another process may have replaced it since).
+// Errors are the create's own, or recipes.ErrNilSession / ErrClosed
+// (nothing sent). For a node at a path that another process can reuse,
+// whose later delete must go through DeleteOwned.
+func CreateTapped(s *recipes.Session, path string, data []byte, flags int32, acl []zk.ACL) (string, int64, error) {
+	return corelink.CreateTapped(s, path, data, flags, acl)
+}
+
+// DeleteOwned deletes path only while the node there is still ours: the
+// one created in transaction czxid (its Stat.Czxid; any when 0) and, with
+// sid set, ephemeral of session sid. It is the delete for every node at a
+// path that another process can reuse: a delete by path would remove a
+// node another process created there after ours went away. Each attempt
+// reads the stat (1 exists) and deletes with the version read (1 delete),
+// reading again when the version changed meanwhile; connection errors are
+// retried as in Do (a repeat is safe: it checks again). It returns nil
+// once no node of ours is left at path (deleted, gone, or the node there
+// is not ours, left alone), the server's answer, or, when ctx ends or the
+// Session closes first, an error that Stopped reports: the delete then
+// goes on in the background (DeleteOwnedGuaranteed), except on a closed
+// Session. ZooKeeper has no delete conditional on a czxid: the window
+// that remains is the one round trip between the exists and the delete,
+// in which another process would have to delete our node and create its
+// own with the very data version read (see recipes' deleteIfOurs).
+func DeleteOwned(ctx context.Context, s *recipes.Session, path string, czxid, sid int64) error {
+	err := Exec(ctx, s, func(_ *zk.Conn, _ int64) error { return corelink.DeleteIfOurs(s, path, czxid, sid) })
+	if Stopped(err) {
+		DeleteOwnedGuaranteed(s, path, czxid, sid)
+	}
+	return err
+}
+
+// DeleteOwnedGuaranteed is DeleteOwned in the background: retried while
+// the Session is open and, with sid set, while session sid lives (with
+// only czxid set, under any session: a persistent node outlives ours).
+// Cost per attempt: 1 exists + 1 delete. Nothing happens on a nil or
+// closed Session.
+func DeleteOwnedGuaranteed(s *recipes.Session, path string, czxid, sid int64) {
+	corelink.DeleteOwnedGuaranteed(s, path, czxid, sid)
+}
+
 // CheckData returns an error wrapping recipes.ErrDataTooLarge when data is
 // longer than limit bytes (recipes.DefaultMaxData when limit <= 0). It is a
 // first check only: the server's limit applies to the whole request, so a
@@ -228,4 +272,16 @@ func CreateProtected(ctx context.Context, s *recipes.Session, d recipes.Dialect,
 // per node found. Nothing happens on a nil or closed Session.
 func CleanupGUID(s *recipes.Session, d recipes.Dialect, parent, guid string) {
 	corelink.CleanupGUID(s, d, parent, guid)
+}
+
+// OnLoss registers f to be called with the cause when h's Context is
+// cancelled: synchronously, inside that cancellation and before it
+// returns, so that whatever f cancels ends in the same step as h (a
+// context.AfterFunc callback would run later, on a goroutine of its own).
+// If h has already ended, f runs at once, before OnLoss returns. f runs
+// at most once and must not block (cancelling a context is the intended
+// use). stop removes f. Nothing happens for a nil h or f. No ZooKeeper
+// calls, and Context's watch is not armed.
+func OnLoss(h *recipes.Holding, f func(cause error)) (stop func()) {
+	return corelink.OnLoss(h, f)
 }

@@ -215,3 +215,75 @@ func TestMultiBadInput(t *testing.T) {
 		t.Errorf("NewMulti(nil session) = %v", err)
 	}
 }
+
+// TestMultiLockSuspendedWhileWaiting: Lock holds a and waits for b; the
+// connection is suspended (the holding of a steps down, default policy)
+// and comes back under the same session; then b is released to us. Lock
+// must not return a holding already lost: it fails with ErrSuspended and
+// holds nothing. (It used to return nil, its Context cancelled only some
+// time later, from a goroutine.)
+func TestMultiLockSuspendedWhileWaiting(t *testing.T) {
+	e := ensemble(t)
+	ctx := testutil.Ctx(t, 2*time.Minute)
+	path := testPath(t)
+	a, b := path+"/a", path+"/b"
+	link, err := e.NewLink("multi-suspended")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer link.Close()
+	s := connect(t, link.Addrs())
+	other := connect(t, e.Addrs())
+	busy := newMutex(t, other, b)
+	if err := busy.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m := newMulti(t, s, []string{a, b})
+	done := make(chan error, 1)
+	go func() { done <- m.Lock(ctx) }()
+	waitFor(t, 10*time.Second, "the multi-lock to hold a and wait for b", func() bool {
+		return len(rawChildren(t, other, a)) == 1 && len(rawChildren(t, other, b)) == 2
+	})
+	sid := s.ID()
+	if err := cutUntilSuspended(link, s)(); err != nil {
+		t.Fatal(err)
+	}
+	if err := link.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "the same session back", func() bool {
+		return s.State() == recipes.StateReconnected && s.ID() == sid
+	})
+	if err := busy.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var lockErr error
+	select {
+	case lockErr = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Lock did not return once b was free")
+	}
+	if lockErr == nil {
+		held := m.Context()
+		t.Fatalf("Lock = nil with a holding lost while waiting (joint Context done: %v, cause %v)", held.Err() != nil, context.Cause(held))
+	}
+	if !errors.Is(lockErr, recipes.ErrSuspended) {
+		t.Fatalf("Lock = %v, want ErrSuspended", lockErr)
+	}
+	if m.Fences() != nil || !errors.Is(context.Cause(m.Context()), lock.ErrNotHeld) {
+		t.Fatal("a failed Lock left a holding")
+	}
+	waitFor(t, 10*time.Second, "every node of the multi-lock deleted", func() bool {
+		return len(rawChildren(t, other, a)) == 0 && len(rawChildren(t, other, b)) == 0
+	})
+	// Nothing stuck: the multi-lock takes both paths now.
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Context().Err(); err != nil {
+		t.Fatalf("joint Context done after Lock: %v", context.Cause(m.Context()))
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -637,3 +637,62 @@ func TestMutexGuaranteedDelete(t *testing.T) {
 		t.Fatalf("session changed 0x%x -> 0x%x: the session's end, not the retry, removed the node", sid, s.ID())
 	}
 }
+
+// TestMutexUnlockHonoursCtx: under a blackhole, Unlock returns once its ctx
+// ends instead of waiting for the delete's answer (go-zookeeper gives up on
+// a silent connection only after two thirds of the session timeout); the
+// delete goes on in the background and removes our node once the link
+// heals, under the same session.
+func TestMutexUnlockHonoursCtx(t *testing.T) {
+	e := ensemble(t)
+	path := testPath(t)
+	link, err := e.NewLink("unlock-ctx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer link.Close()
+	const timeout = 9 * time.Second // go-zookeeper's receive timeout: 6s
+	admin, s := connect(t, e.Addrs()), connect(t, link.Addrs(), recipes.WithSessionTimeout(timeout))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	m := newMutex(t, s, path, lock.WithLossPolicy(recipes.StepDownOnLost))
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sid := s.ID()
+	if err := link.Blackhole(); err != nil {
+		t.Fatal(err)
+	}
+	uctx, ucancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer ucancel()
+	start := time.Now()
+	err = m.Unlock(uctx)
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("Unlock = %v", err)
+	}
+	if took > 2*time.Second {
+		t.Fatalf("Unlock returned %v after its call, its ctx ended after 300ms", took)
+	}
+	if cause := context.Cause(m.Context()); !errors.Is(cause, lock.ErrNotHeld) {
+		t.Fatalf("Context after Unlock: %v, want ErrNotHeld", cause)
+	}
+	if n := len(rawChildren(t, admin, path)); n != 1 {
+		t.Fatalf("%d nodes while blackholed, want 1 (the delete cannot have arrived)", n)
+	}
+	// As in TestMutexGuaranteedDelete: reset the connections opened into
+	// the blackhole, heal, accept new ones.
+	if err := link.Cut(); err != nil {
+		t.Fatal(err)
+	}
+	if err := link.Heal(); err != nil {
+		t.Fatal(err)
+	}
+	if err := link.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "the node deleted in the background", func() bool { return len(rawChildren(t, admin, path)) == 0 })
+	if s.ID() != sid {
+		t.Fatalf("session changed 0x%x -> 0x%x: the session's end, not the retry, removed the node", sid, s.ID())
+	}
+}

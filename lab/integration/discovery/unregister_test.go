@@ -1,0 +1,112 @@
+package discovery_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/discovery"
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
+	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// TestUnregisterLeavesReplacement: a second process registers the same
+// Static id between our Register and our Unregister, replacing our node.
+// Our Unregister deletes only the node it created: the replacement
+// survives, whether the delete is sent by Unregister itself or, after its
+// ctx ended on a suspended connection, by the background delete once the
+// connection is back. (Both deleted the replacement before: by version
+// read just before, and by path.)
+func TestUnregisterLeavesReplacement(t *testing.T) {
+	e := ensemble(t)
+	ctx := ctxT(t, 2*time.Minute)
+	base := basePath(t)
+	link, err := e.NewLink("unregister-replaced")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer link.Close()
+	counter := zkcount.New()
+	s := testutil.ConnectWrapped(t, link.Addrs(), counter.Wrap)
+	other := connect(t, e.Addrs())
+	d, dOther := newDiscovery(t, s, base), newDiscovery(t, other, base)
+
+	survives := func(t *testing.T, what string, theirs *discovery.Registration, czxid int64) {
+		t.Helper()
+		if _, st := node(t, other, theirs.Path()); st == nil || st.Czxid != czxid {
+			t.Fatalf("%s: the replacement node (czxid 0x%x) is gone or changed: %+v", what, czxid, st)
+		}
+		if err := theirs.Present().Err(); err != nil {
+			t.Fatalf("%s: the replacement's Present is done: %v", what, context.Cause(theirs.Present()))
+		}
+	}
+
+	t.Run("foreground", func(t *testing.T) {
+		inst := discovery.Instance{Name: "api", ID: "fg", Port: 1, ServiceType: discovery.Static}
+		ours := register(t, d, inst)
+		_, stOurs := node(t, other, ours.Path())
+		inst.Port = 2
+		theirs := register(t, dOther, inst)
+		_, stTheirs := node(t, other, theirs.Path())
+		if stOurs == nil || stTheirs == nil || stTheirs.Czxid == stOurs.Czxid {
+			t.Fatalf("the second Register did not replace our node: %+v, %+v", stOurs, stTheirs)
+		}
+		if err := ours.Unregister(ctx); err != nil {
+			t.Fatalf("Unregister = %v", err)
+		}
+		if !errors.Is(context.Cause(ours.Present()), recipes.ErrReleased) {
+			t.Fatalf("our Present after Unregister: %v", context.Cause(ours.Present()))
+		}
+		survives(t, "foreground Unregister", theirs, stTheirs.Czxid)
+		if err := theirs.Unregister(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, st := node(t, other, theirs.Path()); st != nil {
+			t.Fatalf("the replacement's own Unregister left its node: %+v", st)
+		}
+
+	})
+
+	// Background: our Unregister gives up on a suspended connection and
+	// hands the delete to the background; the replacement comes meanwhile.
+	t.Run("background", func(t *testing.T) {
+		inst := discovery.Instance{Name: "api", ID: "bg", Port: 1, ServiceType: discovery.Static}
+		ours := register(t, d, inst)
+		sid := s.ID()
+		if err := link.Cut(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 20*time.Second, "our connection suspended", func() bool { return s.State() == recipes.StateSuspended })
+		short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		err := ours.Unregister(short)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Unregister on a suspended connection = %v, want its ctx's error", err)
+		}
+		inst.Port = 2
+		theirs := register(t, dOther, inst)
+		_, stTheirs := node(t, other, theirs.Path())
+		before := counter.Snapshot()
+		if err := link.Restore(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 20*time.Second, "the same session back", func() bool {
+			return s.State() == recipes.StateReconnected && s.ID() == sid
+		})
+		waitFor(t, 20*time.Second, "the background delete's first request", func() bool {
+			d := counter.Snapshot().Sub(before)
+			return d.Req(zkcount.OpExists)+d.Req(zkcount.OpDelete) > 0
+		})
+		// One more round trip on our connection: the server has answered
+		// whatever the background sent before it.
+		if _, _, err := s.Conn().Exists(theirs.Path()); err != nil {
+			t.Fatal(err)
+		}
+		survives(t, "background delete", theirs, stTheirs.Czxid)
+		if err := theirs.Unregister(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
