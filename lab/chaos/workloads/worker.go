@@ -66,7 +66,7 @@ func specSecurity(sec cluster.Security) *workerSecurity {
 // options returns the recipes.Session options of ws (none for nil).
 func (ws *workerSecurity) options() ([]recipes.Option, error) {
 	if ws == nil {
-		return nil, nil
+		return cluster.Security{}.RecipeOptions(), nil // the ensemble timing alone
 	}
 	sec := cluster.Security{User: ws.User, Password: ws.Password}
 	if ws.CAPEM != "" {
