@@ -32,6 +32,9 @@ type zooCfg struct {
 	listenAll bool
 }
 
+// syncLimit is the servers' syncLimit, in ticks (see render).
+const syncLimit = 10
+
 // render returns the zoo.cfg text. Limits are in ticks: a follower has 50
 // ticks to sync at start and 10 ticks per request afterwards, which at the
 // default 200 ms tick survives a loaded 2-core machine and still notices a
@@ -41,7 +44,7 @@ func (z zooCfg) render() string {
 	w := func(k string, v any) { fmt.Fprintf(&b, "%s=%v\n", k, v) }
 	w("tickTime", z.tick.Milliseconds())
 	w("initLimit", 50)
-	w("syncLimit", 10)
+	w("syncLimit", syncLimit)
 	w("dataDir", z.dataDir)
 	port, addr := "clientPort", "clientPortAddress"
 	if z.secure {
