@@ -64,15 +64,35 @@ func (w testWriter) Write(p []byte) (int, error) {
 // quickScenarios is the quick tier as the test suite runs it: the
 // workloads that take every quick fault under each of them, and each
 // QuickFaulter under its representative fault only (zkchaos runs their
-// QuickFaults, and the full tier every fault).
+// QuickFaults, and the full tier every fault). The placed faults
+// (faults.Fault.Place) are left to zkchaos's quick tier: they take a
+// quarter of a minute each, and TestPlacedIsolation (package faults)
+// checks their placement and confirmation.
 func quickScenarios() []Scenario {
 	rep := map[string]bool{}
 	for _, n := range workloads.Representative(workloads.All()...) {
 		rep[n] = true
 	}
 	var out []Scenario
-	for _, sc := range Matrix(faults.TierQuick, workloads.All()...) {
+	for _, sc := range unplaced(Matrix(faults.TierQuick, workloads.All()...)) {
 		if _, sub := sc.Workload.(workloads.QuickFaulter); !sub || rep[sc.Name] {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+// unplaced drops the scenarios of placed faults (faults.Fault.Place) from
+// scs: the test suite leaves them to zkchaos's quick tier (see
+// quickScenarios).
+func unplaced(scs []Scenario) []Scenario {
+	var out []Scenario
+	for _, sc := range scs {
+		placed := false
+		for _, f := range sc.Faults {
+			placed = placed || f.Place != ""
+		}
+		if !placed {
 			out = append(out, sc)
 		}
 	}

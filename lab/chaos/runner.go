@@ -144,6 +144,8 @@ func (r *Runner) RunScenario(ctx context.Context, sc Scenario) (report.ScenarioR
 		Root: root, Security: r.sec,
 	}
 
+	r.place(ctx, env, sc, sched)
+
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
 	done := make(chan error, 1)
@@ -231,6 +233,27 @@ func (r *Runner) RunScenario(ctx context.Context, sc Scenario) (report.ScenarioR
 	res.Err = strings.Join(errs, "; ")
 	res.Took = time.Since(began).Round(time.Millisecond)
 	return res, nil
+}
+
+// place pins the clients' sessions (env.Pins) for the first fault of sc
+// that asks for a placement (faults.Fault.Place): alternately on a
+// follower (drawn by the fault's window) and on the leader, as the
+// leader is now (faults.Pins), at the run's session timeout (the lease
+// allows for syncLimit x tickTime: docs/design.md). It records the placement as a leader event
+// of the nemesis. Without a leader it pins nobody, and the fault, finding
+// its clients unplaced, fails the scenario (faults.ErrNotExercised).
+func (r *Runner) place(ctx context.Context, env *cluster.Env, sc Scenario, sched faults.Schedule) {
+	for _, w := range sched.Windows {
+		f, err := faults.ByName(w.Fault)
+		if err != nil || f.Place == "" {
+			continue
+		}
+		ldr := faults.LeaderNow(ctx, r.e)
+		env.Pins = faults.Pins(r.e.Servers(), ldr, w.Server)
+		detail := fmt.Sprintf("clients placed in turn on servers %v for %s", env.Pins, f.Name)
+		env.Rec.Add(history.Event{Client: history.Nemesis, Kind: history.KindZKLeader, Value: int64(ldr), Detail: detail})
+		return
+	}
 }
 
 // play injects the windows of sched in order. It returns the time of the

@@ -36,6 +36,9 @@ func (s Scenario) supports() bool {
 	pw, ok := s.Workload.(workloads.ProcessWorkload)
 	inProc := ok && pw.InProcesses()
 	for _, f := range s.Faults {
+		if f.Place != "" && !f.NeedsProcesses {
+			continue // placed faults take any client
+		}
 		if f.NeedsProcesses != inProc {
 			return false
 		}
@@ -47,7 +50,8 @@ func (s Scenario) supports() bool {
 // workload under every fault it supports (in the quick tier, its
 // QuickFaults for a workloads.QuickFaulter, else the quick faults that name
 // it in Fault.QuickFor or name no workload) and, in the full tier, a mixed
-// scenario per workload that draws from every fault. Faults aimed at a
+// scenario per workload that draws from every fault but the placed ones
+// (Fault.Place). Faults aimed at a
 // waiter go only to workloads with holdings. Sorted by name.
 func Matrix(tier faults.Tier, ws ...workloads.Workload) []Scenario {
 	var out []Scenario
@@ -74,7 +78,9 @@ func Matrix(tier faults.Tier, ws ...workloads.Workload) []Scenario {
 			if !sc.supports() {
 				continue
 			}
-			all = append(all, f)
+			if f.Place == "" { // a placement would bind a mixed scenario's other faults
+				all = append(all, f)
+			}
 			out = append(out, sc)
 		}
 		if tier == faults.TierFull && len(all) > 1 { // a mixed scenario

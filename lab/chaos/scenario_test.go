@@ -22,7 +22,7 @@ func TestMatrix(t *testing.T) {
 	quick := Matrix(faults.TierQuick, &workloads.Register{}, &workloads.LockProc{})
 	want := 0
 	for _, f := range faults.Catalogue() {
-		if (f.InQuick("register") && !f.NeedsProcesses && f.Aim != faults.RoleWaiter) || (f.InQuick("lock-proc") && f.NeedsProcesses) {
+		if (f.InQuick("register") && !f.NeedsProcesses && f.Aim != faults.RoleWaiter) || (f.InQuick("lock-proc") && (f.NeedsProcesses || f.Place != "")) {
 			want++
 		}
 	}
@@ -30,7 +30,7 @@ func TestMatrix(t *testing.T) {
 		t.Fatalf("quick matrix of register and lock-proc has %d scenarios, want %d: %v", got, want, scenarioNames(quick))
 	}
 	for _, s := range quick {
-		if (s.Workload.Name() == "lock-proc") != (s.Faults[0].NeedsProcesses) {
+		if (s.Workload.Name() == "lock-proc") != (s.Faults[0].NeedsProcesses) && s.Faults[0].Place == "" {
 			t.Errorf("%s: process faults must go to process workloads only", s.Name)
 		}
 	}
@@ -41,7 +41,7 @@ func TestMatrix(t *testing.T) {
 	mixed := false
 	inProc := 0
 	for _, f := range faults.Catalogue() {
-		if !f.NeedsProcesses && f.Aim != faults.RoleWaiter {
+		if !f.NeedsProcesses && f.Aim != faults.RoleWaiter && f.Place == "" {
 			inProc++
 		}
 	}
@@ -55,6 +55,34 @@ func TestMatrix(t *testing.T) {
 	}
 	if !mixed {
 		t.Error("full tier has no mixed scenario over every in-process fault")
+	}
+}
+
+// TestPlacedFaultsInQuickTier: every workload with holdings takes the
+// placed isolations (the holder's session on a follower, on the leader) in
+// the quick tier, whether its clients run in-process or in worker
+// processes; no other workload does, and no mixed scenario draws them.
+func TestPlacedFaultsInQuickTier(t *testing.T) {
+	quick := map[string]bool{}
+	for _, sc := range Matrix(faults.TierQuick, workloads.All()...) {
+		quick[sc.Name] = true
+	}
+	for _, w := range workloads.All() {
+		for _, f := range []string{"isolate-holder-follower", "isolate-holder-leader"} {
+			if got := quick[w.Name()+"/"+f]; got != hasHolders(w) {
+				t.Errorf("%s/%s in the quick tier: %v, want %v (holdings)", w.Name(), f, got, hasHolders(w))
+			}
+		}
+	}
+	for _, sc := range Matrix(faults.TierFull, workloads.All()...) {
+		if len(sc.Faults) < 2 {
+			continue
+		}
+		for _, f := range sc.Faults {
+			if f.Place != "" {
+				t.Errorf("%s draws the placed fault %s", sc.Name, f.Name)
+			}
+		}
 	}
 }
 

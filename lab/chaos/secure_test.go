@@ -115,7 +115,7 @@ func TestSecuredQuickTier(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		scs := Matrix(faults.TierQuick, ws...)
+		scs := unplaced(Matrix(faults.TierQuick, ws...))
 		r, err := NewRunner(e, cfg)
 		if err != nil {
 			t.Fatal(err)

@@ -211,15 +211,19 @@ var isolateRules = [][]string{
 	{"INPUT", "--dport"}, {"INPUT", "--sport"}, {"OUTPUT", "--dport"}, {"OUTPUT", "--sport"},
 }
 
-func (c *containerBackend) isolate(ctx context.Context, i int) error {
+func (c *containerBackend) isolate(ctx context.Context, i int, dir Direction) error {
+	// One exec for every rule: the cut takes effect at once, not rule by
+	// rule over a second of execs.
+	var cmds []string
 	for _, r := range isolateRules {
+		if (dir == Inbound && r[0] != "INPUT") || (dir == Outbound && r[0] != "OUTPUT") {
+			continue
+		}
 		for _, port := range []int{quorumPort, electionPort} {
-			if err := c.exec(ctx, i, "iptables", "-A", r[0], "-p", "tcp", r[1], strconv.Itoa(port), "-j", "DROP"); err != nil {
-				return err
-			}
+			cmds = append(cmds, fmt.Sprintf("iptables -A %s -p tcp %s %d -j DROP", r[0], r[1], port))
 		}
 	}
-	return nil
+	return c.exec(ctx, i, "sh", "-c", strings.Join(cmds, " && "))
 }
 
 func (c *containerBackend) rejoin(ctx context.Context, i int) error {

@@ -27,7 +27,9 @@ type backend interface {
 	startServer(ctx context.Context, i int) error
 	pause(ctx context.Context, i int) error
 	resume(ctx context.Context, i int) error
-	isolate(ctx context.Context, i int) error
+	// isolate drops server i's quorum and election traffic in the
+	// directions dir names (Both, Inbound, Outbound).
+	isolate(ctx context.Context, i int, dir Direction) error
 	rejoin(ctx context.Context, i int) error
 	// exited reports whether server i's process is known to have ended.
 	exited(ctx context.Context, i int) bool
@@ -189,6 +191,13 @@ func (e *Ensemble) Timing() (tickTime time.Duration, syncLimit int) {
 	}
 	return e.cfg.TickTime, SyncLimit
 }
+
+// SyncTimeout returns syncLimit x tickTime of the servers testenv starts
+// (SyncLimit ticks: 1 s at the default tick): how long a follower cut from its
+// leader goes on answering its clients before it notices and closes their
+// connections, while the leader expires their sessions on its own clock.
+// Meaningless for servers testenv did not start (Attach).
+func (e *Ensemble) SyncTimeout() time.Duration { return SyncLimit * e.cfg.TickTime }
 
 // DirectAddrs returns the servers' client addresses without any proxy.
 func (e *Ensemble) DirectAddrs() []string {
@@ -379,7 +388,38 @@ func (e *Ensemble) Resume(ctx context.Context, i int) error {
 // see it stop serving once it loses the quorum, and if it led, the others
 // elect a new leader after syncLimit.
 func (e *Ensemble) Isolate(ctx context.Context, i int) error {
-	return e.act(ctx, i, "isolate", isolated, e.b.isolate)
+	return e.IsolateOneWay(ctx, i, Both)
+}
+
+// Direction is which of a server's traffic with its peers an isolation
+// drops (IsolateOneWay).
+type Direction string
+
+const (
+	// Both drops what the server sends its peers and what they send it.
+	Both Direction = ""
+	// Inbound drops only what the other servers send server i: it still
+	// sends (pings, acks), but hears nothing back.
+	Inbound Direction = "in"
+	// Outbound drops only what server i sends the others: it hears them,
+	// they never hear it.
+	Outbound Direction = "out"
+)
+
+// IsolateOneWay is Isolate for one direction of server i's quorum and
+// election traffic (Both is Isolate): TCP needs both, so either way the
+// server's connections to its peers stall and it leaves the quorum after
+// syncLimit, but the side that notices first differs. Its client port is
+// left alone. Rejoin undoes it.
+func (e *Ensemble) IsolateOneWay(ctx context.Context, i int, dir Direction) error {
+	if dir != Both && dir != Inbound && dir != Outbound {
+		return fmt.Errorf("%w: direction %q", ErrConfig, dir)
+	}
+	what := "isolate"
+	if dir != Both {
+		what += " (" + string(dir) + "bound only)"
+	}
+	return e.act(ctx, i, what, isolated, func(ctx context.Context, i int) error { return e.b.isolate(ctx, i, dir) })
 }
 
 // Rejoin reconnects server i to the others after Isolate.

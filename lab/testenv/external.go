@@ -95,7 +95,7 @@ func (b externalBackend) pause(context.Context, int) error {
 func (b externalBackend) resume(context.Context, int) error {
 	return fmt.Errorf("%w: resume", errExternal)
 }
-func (b externalBackend) isolate(context.Context, int) error {
+func (b externalBackend) isolate(context.Context, int, Direction) error {
 	return fmt.Errorf("%w: isolate", errExternal)
 }
 func (b externalBackend) rejoin(context.Context, int) error {

@@ -39,7 +39,7 @@ func TestAttachRefuses(t *testing.T) {
 	}
 	b := externalBackend{"127.0.0.1:1"}
 	for name, fault := range map[string]func(context.Context, int) error{
-		"kill": b.kill, "stop": b.stop, "start": b.startServer, "pause": b.pause, "resume": b.resume, "isolate": b.isolate, "rejoin": b.rejoin,
+		"kill": b.kill, "stop": b.stop, "start": b.startServer, "pause": b.pause, "resume": b.resume, "isolate": func(ctx context.Context, i int) error { return b.isolate(ctx, i, Both) }, "rejoin": b.rejoin,
 	} {
 		if err := fault(ctx, 0); !errors.Is(err, ErrUnsupported) {
 			t.Errorf("%s on an external server: %v, want ErrUnsupported", name, err)

@@ -260,15 +260,38 @@ func (p *processBackend) resume(ctx context.Context, i int) error {
 	return p.signal(ctx, i, syscall.SIGCONT, 0)
 }
 
-func (p *processBackend) isolate(_ context.Context, i int) error {
+func (p *processBackend) isolate(_ context.Context, i int, dir Direction) error {
+	if dir == Both {
+		for _, px := range p.peerPxy[i] {
+			px.Stop()
+		}
+		return nil
+	}
+	// One way: a blackhole toxic on the stream that carries what server i
+	// receives (Inbound) or sends (Outbound). A proxy named
+	// peer-<kind>-<from>-<to> is dialled by from: its upstream carries
+	// from's bytes to to.
 	for _, px := range p.peerPxy[i] {
-		px.Stop()
+		var kind string
+		var from, to int
+		if _, err := fmt.Sscanf(strings.ReplaceAll(px.Name, "-", " "), "peer %s %d %d", &kind, &from, &to); err != nil {
+			return fmt.Errorf("proxy %s: %w", px.Name, err)
+		}
+		stream := "upstream" // what from sends
+		if (from-1 == i) == (dir == Inbound) {
+			stream = "downstream"
+		}
+		body := fmt.Sprintf(`{"name":"isolate-%s","type":"timeout","stream":%q,"toxicity":1,"attributes":{"timeout":0}}`, dir, stream)
+		if _, err := px.Toxics.AddToxicJson(strings.NewReader(body)); err != nil {
+			return fmt.Errorf("proxy %s: %w", px.Name, err)
+		}
 	}
 	return nil
 }
 
 func (p *processBackend) rejoin(_ context.Context, i int) error {
 	for _, px := range p.peerPxy[i] {
+		px.Toxics.ResetToxics(context.Background())
 		if err := px.Start(); err != nil && err != toxiproxy.ErrProxyAlreadyStarted {
 			return err
 		}

@@ -22,7 +22,11 @@ import (
 //     decided or learnt must have been read back, with a decision;
 //   - commit only if every site's commit vote is read back: every site of
 //     a committed transaction has a vote node saying commit (a vote of
-//     unknown outcome counts as whatever was read back);
+//     unknown outcome counts as whatever was read back), written before
+//     the decision (the vote's last zxid below the decision's creation
+//     zxid, when the read-back carries them): a commit decided before a
+//     site voted was decided without its vote, even if the site later
+//     voted commit;
 //   - a vote that returned ok is the vote read back;
 //   - every participant that learnt an outcome learnt the decision, every
 //     participant whose vote returned ok learnt it, and every participant
@@ -52,14 +56,16 @@ func checkTwoPhase(h history.History) Result {
 		audited   bool
 		decision  int64            // read back: 1, 0, -1 absent
 		version   int64            // the decision node's data version read back
+		zxid      int64            // the decision node's creation zxid read back, 0 unknown
 		readVotes map[string]int64 // read back per site: 1, 0, -1 absent
+		voteZxids map[string]int64 // each vote's last zxid read back, 0 unknown
 	}
 	txns := map[string]*txn{}
 	var order []string
 	get := func(k string) *txn {
 		if txns[k] == nil {
 			txns[k] = &txn{votes: map[string]int64{}, learnt: map[string]learn{}, resumed: map[string]int64{},
-				decision: -1, readVotes: map[string]int64{}}
+				decision: -1, readVotes: map[string]int64{}, voteZxids: map[string]int64{}}
 			order = append(order, k)
 		}
 		return txns[k]
@@ -79,9 +85,10 @@ func checkTwoPhase(h history.History) Result {
 			t.audited = true
 			switch e.Fn {
 			case history.FnDecide:
-				t.decision, t.version = e.Value, e.Arg
+				t.decision, t.version, t.zxid = e.Value, e.Arg, e.Token
 			case history.FnVote:
 				t.readVotes[e.Detail] = e.Value
+				t.voteZxids[e.Detail] = e.Token
 			}
 		}
 	}
@@ -143,6 +150,8 @@ func checkTwoPhase(h history.History) Result {
 			for _, s := range sites {
 				if rv := t.readVotes[s]; rv != 1 {
 					v.add(h.End, s, "transaction %s committed although %s's vote read back is %s", k, s, voteName(rv))
+				} else if vz := t.voteZxids[s]; vz != 0 && t.zxid != 0 && vz > t.zxid {
+					v.add(h.End, s, "transaction %s committed (zxid 0x%x) before %s voted commit (zxid 0x%x): decided without its vote", k, t.zxid, s, vz)
 				}
 			}
 		}

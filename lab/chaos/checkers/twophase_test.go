@@ -136,3 +136,43 @@ func TestTwoPhaseCrashNote(t *testing.T) {
 		t.Fatalf("violations %+v, note %q", r.Violations, r.Note)
 	}
 }
+
+// TestTwoPhaseCommitBeforeVote: a commit whose decision node was created
+// before a site's vote node was written was decided without that vote,
+// even when the site voted commit afterwards (the two-phase timeout
+// mutant's commit, when its target voted on reconnecting); a commit after
+// every vote passes; without zxids (older histories) it is not judged.
+func TestTwoPhaseCommitBeforeVote(t *testing.T) {
+	readBack := func(b tpc, decision int64, votes ...int64) tpc {
+		b.add(history.Event{Time: 99 * ms, Client: history.Auditor, Kind: history.KindReadBack, Fn: history.FnDecide, Key: "tx1", Value: 1, Token: decision})
+		for i, z := range votes {
+			b.add(history.Event{Time: 99 * ms, Client: history.Auditor, Kind: history.KindReadBack, Fn: history.FnVote, Key: "tx1", Detail: []string{"p1", "p2"}[i], Value: 1, Token: z})
+		}
+		return b
+	}
+	tests := []struct {
+		name     string
+		decision int64
+		votes    []int64
+		want     string
+	}{
+		{"every vote before the commit", 30, []int64{10, 20}, ""},
+		{"p2 voted after the commit", 30, []int64{10, 40}, "committed (zxid 0x1e) before p2 voted commit (zxid 0x28)"},
+		{"zxids unknown", 0, []int64{10, 40}, ""},
+		{"a vote's zxid unknown", 30, []int64{10, 0}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newTPC().begin("tx1", 1).vote("p1", "tx1", 1, 2).vote("p2", "tx1", 1, 50).decide("tx1", 1, 40).
+				learn("p1", "tx1", 1, 60).learn("p2", "tx1", 1, 61)
+			r := TwoPhaseCommit().Run(readBack(b, tt.decision, tt.votes...).build())
+			got := ""
+			for _, v := range r.Violations {
+				got += v.Msg
+			}
+			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+				t.Fatalf("violations %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -34,10 +34,44 @@ type Env struct {
 	// Security is how every session of the scenario reaches the servers
 	// and authenticates (zero: plain TCP, no authentication).
 	Security Security
+	// Pins places the clients' sessions: client k (in the order NewClient
+	// made them) is given only the address of server Pins[k % len(Pins)]
+	// on its link (Client.Addrs), so its session lives on that server and
+	// stays there. Empty: every client gets every server. Set before the
+	// workload starts (the runner does, for a fault with a placement).
+	Pins []int
 
 	mu      sync.Mutex
 	clients []*Client
+	// idleServer (1 + a server index) and idleHold: see SetIdleHold.
+	idleServer, idleHold atomic.Int64
 }
+
+// SetIdleHold asks the clients placed on server (Env.Pins) to pause, idle,
+// for d at the start of every holding they acquire from now on, before
+// their first request in it, until ClearIdleHold: a holder that works off
+// ZooKeeper while it holds, its session quiet but for pings. A fault aimed
+// at a holder's server uses it (faults' placed isolations): a holder with
+// a request pending learns of the cut from its own read timeout, as a
+// server answers nothing of a session behind its pending request, not
+// even pings; an idle one hears the cut server's ping replies until that
+// server gives up on its leader. Workloads honour it through
+// Client.IdleHold (in-process clients only).
+func (e *Env) SetIdleHold(server int, d time.Duration) {
+	e.idleHold.Store(int64(d))
+	e.idleServer.Store(int64(server) + 1)
+}
+
+// IdleHold returns the pause SetIdleHold asked for, 0 when none is asked.
+func (e *Env) IdleHold() time.Duration {
+	if e.idleServer.Load() == 0 {
+		return 0
+	}
+	return time.Duration(e.idleHold.Load())
+}
+
+// ClearIdleHold ends SetIdleHold.
+func (e *Env) ClearIdleHold() { e.idleServer.Store(0) }
 
 // Client is one workload client as the faults see it: its private link, its
 // current session and, for workloads run in worker processes, its process.
@@ -53,7 +87,36 @@ type Client struct {
 	// connection (see Dial); 0 before the first.
 	server atomic.Int64
 	dialed atomic.Bool
+	// pin is the server the client's sessions are placed on (Env.Pins),
+	// or -1.
+	pin int
+	env *Env
 }
+
+// IdleHold returns how long the client must pause, idle, at the start of
+// a holding it just acquired (see Env.SetIdleHold): 0 unless it is placed
+// on the server named there.
+func (c *Client) IdleHold() time.Duration {
+	if c.env == nil || c.pin < 0 || c.env.idleServer.Load() != int64(c.pin)+1 {
+		return 0
+	}
+	return time.Duration(c.env.idleHold.Load())
+}
+
+// Addrs returns the addresses a client's sessions connect to: its link's
+// proxy of its pinned server only (Env.Pins), else its link's proxy of
+// every server.
+func (c *Client) Addrs() []string {
+	all := c.Link.Addrs()
+	if c.pin >= 0 && c.pin < len(all) {
+		return []string{all[c.pin]}
+	}
+	return all
+}
+
+// Pin returns the server the client's sessions are placed on (Env.Pins),
+// or -1 when they may go to any.
+func (c *Client) Pin() int { return c.pin }
 
 // Dial is go-zookeeper's dialer for the client's connections (zk.WithDialer,
 // recipes.WithDialer): it records which server each connection reaches
@@ -113,8 +176,11 @@ func (e *Env) NewClient(name string) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chaos: link for %s: %w", name, err)
 	}
-	c := &Client{Name: name, Link: l, Log: e.Rec.Client(name)}
+	c := &Client{Name: name, Link: l, Log: e.Rec.Client(name), pin: -1, env: e}
 	e.mu.Lock()
+	if len(e.Pins) > 0 {
+		c.pin = e.Pins[len(e.clients)%len(e.Pins)]
+	}
 	e.clients = append(e.clients, c)
 	e.mu.Unlock()
 	return c, nil
@@ -127,13 +193,13 @@ func (e *Env) ClientList() []*Client {
 	return append([]*Client(nil), e.clients...)
 }
 
-// Connect opens a go-zookeeper connection through c's link with the
+// Connect opens a go-zookeeper connection through c's link (to c.Addrs) with the
 // scenario's session timeout, security (Security.Connect) and a silent
 // logger; c.Session follows it.
 // The event channel is left undrained on purpose: go-zookeeper drops what
 // does not fit, and the workloads poll state rather than events.
 func (e *Env) Connect(c *Client) (*zk.Conn, error) {
-	conn, err := e.Security.Connect(c.Link.Addrs(), e.SessionTimeout, c.Dial)
+	conn, err := e.Security.Connect(c.Addrs(), e.SessionTimeout, c.Dial)
 	if err != nil {
 		return nil, fmt.Errorf("chaos: connect %s: %w", c.Name, err)
 	}

@@ -31,6 +31,15 @@ type Fault struct {
 	// every client's link or on servers chosen by role alone. A workload
 	// without holdings gives a seeded client (RoleClient) instead.
 	Aim string
+	// Place, when set (PlaceHolderOnFollower, PlaceHolderOnLeader), asks
+	// the runner to place the clients' sessions before the workload
+	// starts (Pins: each client is given one server's address only), and
+	// the fault to strike the holder on a server of that role with a
+	// waiter on the other; a scenario where that cannot be done and
+	// confirmed fails (ErrNotExercised). Such a fault runs in workloads
+	// with in-process clients and with worker processes alike, and in no
+	// mixed scenario (its placement would bind the other faults').
+	Place string
 	// Trace is the mark the fault must leave in the history, or the
 	// scenario was not exercised (see checkers.Exercised).
 	Trace Trace
@@ -128,6 +137,12 @@ func ByName(name string) (Fault, error) {
 	return Fault{}, fmt.Errorf("%w: %q", ErrUnknownFault, name)
 }
 
+// holdingWorkloads are the workloads whose clients hold something (a lock,
+// a lease, leadership, a permit, a partition) without naming their quick
+// faults: the placed isolations go to them in the quick tier (the others,
+// QuickFaulters, list them in their quick faults).
+var holdingWorkloads = []string{"lock", "lock-proc"}
+
 // catalogue is the design's list of faults, mapped onto testenv calls.
 var catalogue = []Fault{
 	{Name: "cut-short", Quick: true, MinFor: 0.15, MaxFor: 0.3, Trace: TraceDisruption,
@@ -140,11 +155,11 @@ var catalogue = []Fault{
 		Doc:    "partition-expire aimed at a client that waits: its queued node must go with its session",
 		inject: injectExpire},
 	{Name: "half-open", Quick: true, MinFor: 0.5, MaxFor: 1, Aim: RoleHolder, Trace: TraceTarget,
-		Doc:    "the holder's requests reach the servers but their responses are lost, during creates, sets and multis",
-		inject: aimedLinkFault(func(c *cluster.Client) error { return c.Link.HalfOpen() }, healLink)},
+		Doc:    "the holder's requests reach the servers but their responses are lost, during creates, sets and multis; the heal resets its connections",
+		inject: aimedLinkFault(func(c *cluster.Client) error { return c.Link.HalfOpen() }, healHalfOpen)},
 	{Name: "half-open@waiter", MinFor: 0.5, MaxFor: 1, Aim: RoleWaiter, Trace: TraceTarget,
 		Doc:    "half-open aimed at a client that waits: the watch that would wake it is lost",
-		inject: aimedLinkFault(func(c *cluster.Client) error { return c.Link.HalfOpen() }, healLink)},
+		inject: aimedLinkFault(func(c *cluster.Client) error { return c.Link.HalfOpen() }, healHalfOpen)},
 	{Name: "limit-data", Quick: true, MinFor: 0.7, MaxFor: 1.3, Trace: TraceDisruption,
 		Doc: "close each connection after a few hundred bytes from the servers, in the middle of a response",
 		inject: linkFault(func(c *cluster.Client, w Window, _ time.Duration) error {
@@ -188,6 +203,22 @@ var catalogue = []Fault{
 	{Name: "isolate-leader", Quick: true, Server: true, MinFor: 1.2, MaxFor: 1.8, Trace: TraceDisruption,
 		Doc:    "cut the ZooKeeper leader off from the quorum while its client port stays reachable",
 		inject: injectIsolate(RoleLeader)},
+	{Name: "isolate-holder-follower", Quick: true, QuickFor: holdingWorkloads, Server: true, MinFor: 1.5, MaxFor: 2, Aim: RoleHolder, Trace: TraceTarget,
+		Place:  PlaceHolderOnFollower,
+		Doc:    "holder's session placed on a follower, a waiter's on the leader: cut that follower off from both other servers (both ways) while every client link stays up; it answers its clients until syncLimit, the leader expires their sessions on its own clock",
+		inject: injectIsolatePlaced(PlaceHolderOnFollower, testenv.Both)},
+	{Name: "isolate-holder-follower-in", Quick: true, QuickFor: []string{"lock"}, Server: true, MinFor: 1.5, MaxFor: 2, Aim: RoleHolder, Trace: TraceTarget,
+		Place:  PlaceHolderOnFollower,
+		Doc:    "isolate-holder-follower one way: the follower still sends to the other servers but hears nothing from them",
+		inject: injectIsolatePlaced(PlaceHolderOnFollower, testenv.Inbound)},
+	{Name: "isolate-holder-follower-out", Quick: true, QuickFor: []string{"lock"}, Server: true, MinFor: 1.5, MaxFor: 2, Aim: RoleHolder, Trace: TraceTarget,
+		Place:  PlaceHolderOnFollower,
+		Doc:    "isolate-holder-follower one way: the follower hears the other servers but they never hear it",
+		inject: injectIsolatePlaced(PlaceHolderOnFollower, testenv.Outbound)},
+	{Name: "isolate-holder-leader", Quick: true, QuickFor: holdingWorkloads, Server: true, MinFor: 1.5, MaxFor: 2, Aim: RoleHolder, Trace: TraceTarget,
+		Place:  PlaceHolderOnLeader,
+		Doc:    "the reverse of isolate-holder-follower: holder's session placed on the leader, a waiter's on a follower; cut the leader off from both other servers while every client link stays up",
+		inject: injectIsolatePlaced(PlaceHolderOnLeader, testenv.Both)},
 	{Name: "partition-minority", Quick: true, QuickFor: []string{"lock"}, Server: true, MinFor: 1.2, MaxFor: 1.8, Aim: RoleHolder, Trace: TraceDisruption,
 		Doc:    "cut a minority of followers (the holder's server first) off from the others: the rest keeps its quorum and leader",
 		inject: injectIsolate(aimMinority)},

@@ -45,6 +45,30 @@ func TestPickClient(t *testing.T) {
 	}
 }
 
+func TestPins(t *testing.T) {
+	tests := []struct {
+		name         string
+		n, leader, d int
+		want         []int
+	}{
+		{"a follower by the draw, then the leader", 3, 0, 0, []int{1, 0}},
+		{"the other follower", 3, 0, 1, []int{2, 0}},
+		{"draw wraps", 3, 1, 5, []int{2, 1}},
+		{"negative draw", 3, 2, -1, []int{1, 2}},
+		{"five servers", 5, 4, 7, []int{3, 4}},
+		{"no leader", 3, -1, 0, nil},
+		{"leader out of range", 3, 3, 0, nil},
+		{"standalone: no follower", 1, 0, 0, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Pins(tt.n, tt.leader, tt.d); !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("Pins(%d, %d, %d) = %v, want %v", tt.n, tt.leader, tt.d, got, tt.want)
+			}
+		})
+	}
+}
+
 func TestServerFits(t *testing.T) {
 	tests := []struct {
 		i, leader int

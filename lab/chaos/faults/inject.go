@@ -52,6 +52,26 @@ func aimedLinkFault(set, heal func(c *cluster.Client) error) func(context.Contex
 func restoreLink(c *cluster.Client) error { return c.Link.Restore() }
 func healLink(c *cluster.Client) error    { return c.Link.Heal() }
 
+// healHalfOpen ends a half-open link as a half-open TCP connection ends:
+// reset. The responses it dropped are lost for good; a client whose
+// connection outlived the window (go-zookeeper notices silence only after
+// 2/3 of the session timeout) would otherwise wait forever for them, as
+// ping replies keep that connection alive and go-zookeeper has no request
+// timeout: its requests in flight would neither fail nor be retried, and
+// a window shorter than that timeout would test nothing of what follows a
+// lost answer. So the heal removes the toxic, then cuts and restores the
+// link: the client reconnects at once, its pending requests fail with a
+// connection error, within its session.
+func healHalfOpen(c *cluster.Client) error {
+	if err := c.Link.Heal(); err != nil {
+		return err
+	}
+	if err := c.Link.Cut(); err != nil {
+		return err
+	}
+	return c.Link.Restore()
+}
+
 // noHeal is the heal of a fault that healed itself.
 func noHeal(context.Context) error { return nil }
 

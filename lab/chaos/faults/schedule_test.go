@@ -94,7 +94,7 @@ func TestScheduleErrors(t *testing.T) {
 
 func TestCatalogueCoversTheDesign(t *testing.T) {
 	want := []string{"bandwidth", "cut-after-frame", "cut-short", "freeze-client", "freeze-client@waiter", "half-open", "half-open@waiter",
-		"isolate-leader", "kill-all", "kill-client", "kill-follower", "kill-leader", "latency-low", "latency-near", "limit-data",
+		"isolate-holder-follower", "isolate-holder-follower-in", "isolate-holder-follower-out", "isolate-holder-leader", "isolate-leader", "kill-all", "kill-client", "kill-follower", "kill-leader", "latency-low", "latency-near", "limit-data",
 		"lose-quorum", "overlap", "partition-expire", "partition-expire@waiter", "partition-majority", "partition-minority",
 		"pause-server", "slicer", "slow-close"}
 	var got []string

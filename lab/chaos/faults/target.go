@@ -54,6 +54,14 @@ type Target struct {
 	Servers    []ServerTarget `json:"servers,omitempty"`
 	// AllClients is set for faults on every client's link.
 	AllClients bool `json:"all_clients,omitempty"`
+	// Placed is, for a fault with a placement (Fault.Place), the clients
+	// whose sessions the servers' "cons" listed where they were placed
+	// when it struck.
+	Placed []Placed `json:"placed,omitempty"`
+	// Confirmed says what showed that the fault took effect on the
+	// servers, for the faults that confirm it (a placed isolation: the
+	// cut server stopped serving).
+	Confirmed string `json:"confirmed,omitempty"`
 }
 
 // String says it in words: "client c2 (holder) on server 1 (follower)".
@@ -82,6 +90,16 @@ func (t Target) String() string {
 	}
 	if len(parts) == 0 {
 		return "nothing"
+	}
+	if len(t.Placed) > 0 {
+		var ps []string
+		for _, p := range t.Placed {
+			ps = append(ps, fmt.Sprintf("%s@%d", p.Client, p.Server))
+		}
+		parts = append(parts, "(placed "+strings.Join(ps, " ")+")")
+	}
+	if t.Confirmed != "" {
+		parts = append(parts, "("+t.Confirmed+")")
 	}
 	return strings.Join(parts, " ")
 }

@@ -55,7 +55,9 @@ const (
 	// client stopped (the ground truth an operation's client may not have
 	// learnt). Fn says what was read: FnVote (Key = transaction, Detail =
 	// site) or FnDecide (Key = transaction); Value is 1 commit, 0 abort, -1
-	// absent.
+	// absent. Token, when not 0, is the zxid that wrote what was read (the
+	// decision node's creation, the vote node's last change): ZooKeeper's
+	// order of the two.
 	KindReadBack Kind = "read-back"
 )
 

@@ -71,16 +71,25 @@ func (a *auditor) children(ctx context.Context, p string) ([]string, error) {
 
 // get reads p; ok is false when p does not exist.
 func (a *auditor) get(ctx context.Context, p string) (data []byte, ok bool, err error) {
+	data, _, ok, err = a.getStat(ctx, p)
+	return data, ok, err
+}
+
+// getStat is get with the node's stat (nil when it is missing).
+func (a *auditor) getStat(ctx context.Context, p string) (data []byte, st *zk.Stat, ok bool, err error) {
 	err = a.do(ctx, func(conn *zk.Conn) error {
 		var err error
-		data, _, err = conn.Get(p)
+		data, st, err = conn.Get(p)
 		if errors.Is(err, zk.ErrNoNode) {
 			return nil
 		}
 		ok = err == nil
 		return err
 	})
-	return data, ok, err
+	if !ok {
+		st = nil
+	}
+	return data, st, ok, err
 }
 
 // litter records, as a nodes-left event of the auditor, the nodes named

@@ -377,7 +377,7 @@ func discRegistrantClient(ctx context.Context, env *cluster.Env, c *cluster.Clie
 		if mortal {
 			dialer = &discDialer{c: c}
 			opts := append(env.SessionOptions(nil), recipes.WithDialer(dialer.dial))
-			s, err = recipes.Connect(ctx, c.Link.Addrs(), opts...)
+			s, err = recipes.Connect(ctx, c.Addrs(), opts...)
 			if err != nil && ctx.Err() != nil {
 				s, err = nil, nil
 			}

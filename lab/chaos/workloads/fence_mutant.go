@@ -81,7 +81,7 @@ func (w *Fence) Run(ctx context.Context, env *cluster.Env) error {
 			fail(err)
 			break
 		}
-		spec, _ := json.Marshal(workerSpec{Workload: w.Name(), Client: c.Name, Addrs: c.Link.Addrs(), Root: env.Root,
+		spec, _ := json.Marshal(workerSpec{Workload: w.Name(), Client: c.Name, Addrs: c.Addrs(), Root: env.Root,
 			SessionTimeout: env.SessionTimeout, OpBase: int64(i+1) << 40, Hold: 50 * time.Millisecond, Security: specSecurity(env.Security)})
 		cmd := exec.Command(exe)
 		cmd.Env = append(os.Environ(), WorkerEnv+"="+string(spec))

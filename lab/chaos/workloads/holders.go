@@ -149,7 +149,7 @@ func recordQuiesced(env *cluster.Env, conn *zk.Conn, p string) {
 // scenario's session timeout; c.Session follows it. A nil session with a
 // nil error means ctx ended first.
 func connectRecipes(ctx context.Context, env *cluster.Env, c *cluster.Client) (*recipes.Session, error) {
-	s, err := recipes.Connect(ctx, c.Link.Addrs(), env.SessionOptions(c)...)
+	s, err := recipes.Connect(ctx, c.Addrs(), env.SessionOptions(c)...)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil
@@ -213,6 +213,9 @@ func holderClient(ctx context.Context, env *cluster.Env, c *cluster.Client, i in
 				log.Lost(spec.path, token, fmt.Sprint(cause))
 			}
 		}()
+		if d := c.IdleHold(); d > 0 {
+			holdFor(ctx, h.held, d) // idle inside the holding (a fault asked)
+		}
 		if h.multi != nil && spec.counter != "" {
 			for range writes {
 				if spec.hold > 0 {

@@ -139,18 +139,20 @@ func (w *Lock) client(ctx context.Context, env *cluster.Env, c *cluster.Client, 
 		once()
 		<-release
 	}()
-	return w.loop(ctx, c.Link.Addrs(), env.SessionTimeout, c.Log, lockPath, counter, c.Dial, env.Security.RecipeOptions(), c.SetConn, func() {
+	return w.loop(ctx, c.Addrs(), env.SessionTimeout, c.Log, lockPath, counter, c.Dial, env.Security.RecipeOptions(), c.SetConn, c.IdleHold, func() {
 		once()
 		<-release // keep the session open until the quiesced check is done
 	})
 }
 
 // loop connects a recipes.Session to addrs (through dial, when not nil,
-// with the security options secure) and runs Lock, fenced increments and Unlock until ctx is done; then it
+// with the security options secure) and runs Lock, fenced increments and Unlock until ctx is done (pausing
+// idle for idle(), when not nil, at the start of each holding); then it
 // calls quiesce (if not nil) and closes the session. Used in-process and by
 // worker processes.
 func (w *Lock) loop(ctx context.Context, addrs []string, st time.Duration, log *history.ClientLog, lockPath, counter string,
-	dial func(network, address string, timeout time.Duration) (net.Conn, error), secure []recipes.Option, onConn func(*zk.Conn), quiesce func()) error {
+	dial func(network, address string, timeout time.Duration) (net.Conn, error), secure []recipes.Option, onConn func(*zk.Conn),
+	idle func() time.Duration, quiesce func()) error {
 	opts := []recipes.Option{recipes.WithSessionTimeout(st), recipes.WithLogger(slog.New(slog.DiscardHandler))}
 	if dial != nil {
 		opts = append(opts, recipes.WithDialer(dial))
@@ -202,6 +204,11 @@ func (w *Lock) loop(ctx context.Context, addrs []string, st time.Duration, log *
 				log.Lost(lockPath, fence.Token, fmt.Sprint(cause))
 			}
 		}()
+		if idle != nil {
+			if d := idle(); d > 0 {
+				holdFor(ctx, held, d) // idle inside the holding (a fault asked)
+			}
+		}
 		for range writes {
 			if w.Hold > 0 {
 				cluster.Sleep(ctx, w.Hold)

@@ -91,7 +91,7 @@ func (w *LockProc) Run(ctx context.Context, env *cluster.Env) error {
 // (thawing it first) when ctx is done. It reports whether the kill-client
 // fault killed it; then it records the loss of the holding the process had.
 func (w *LockProc) worker(ctx context.Context, env *cluster.Env, exe string, c *cluster.Client, opBase int64) (bool, error) {
-	spec, _ := json.Marshal(workerSpec{Workload: w.Name(), Client: c.Name, Addrs: c.Link.Addrs(), Root: env.Root,
+	spec, _ := json.Marshal(workerSpec{Workload: w.Name(), Client: c.Name, Addrs: c.Addrs(), Root: env.Root,
 		SessionTimeout: env.SessionTimeout, OpBase: opBase, Hold: 50 * time.Millisecond, Security: specSecurity(env.Security)})
 	cmd := exec.Command(exe)
 	cmd.Env = append(os.Environ(), WorkerEnv+"="+string(spec))

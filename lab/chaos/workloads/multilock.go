@@ -193,7 +193,7 @@ func multiHolder(ctx context.Context, env *cluster.Env, c *cluster.Client, base 
 				}
 			}
 		}()
-		holdFor(ctx, h.held, hold)
+		holdFor(ctx, h.held, max(hold, c.IdleHold())) // idle longer when a fault asks
 		if h.held.Err() == nil {
 			for i, p := range h.paths {
 				c.Log.Released(p, h.fences[i].Token)

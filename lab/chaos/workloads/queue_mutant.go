@@ -175,10 +175,12 @@ func (w *QueueByPath) consumer(ctx context.Context, env *cluster.Env, c *cluster
 		op.OKKey(data, 0)
 		c.Log.Acquired(data, 0, "claim")
 		claimCtx := cl.Context()
-		forget := make(chan struct{}) // closed when the mutant drops the claim by hand
+		forget := make(chan struct{})   // closed when the mutant drops the claim by hand
+		recorded := make(chan struct{}) // closed once the watcher is done
 		watchers.Add(1)
 		go func() {
 			defer watchers.Done()
+			defer close(recorded)
 			select {
 			case <-claimCtx.Done():
 			case <-forget:
@@ -189,6 +191,13 @@ func (w *QueueByPath) consumer(ctx context.Context, env *cluster.Env, c *cluster
 			}
 		}()
 		holdFor(drain, claimCtx, hold)
+		if claimCtx.Err() != nil {
+			// The hold ended because the claim did: its loss is recorded
+			// before what the consumer does next (an ack invoked after a
+			// loss it did not see recorded would look like the owner's
+			// own delete, and hide a claim another client deleted).
+			<-recorded
+		}
 		if giveBack {
 			if claimCtx.Err() == nil {
 				c.Log.Released(data, 0)

@@ -254,16 +254,16 @@ func (w *TwoPhase) audit(ctx context.Context, env *cluster.Env, root string) err
 		if err != nil {
 			return err
 		}
-		version := int64(0)
+		version, zxid := int64(0), int64(0)
 		if ok {
-			version = int64(st.Version)
+			version, zxid = int64(st.Version), st.Czxid
 		}
-		env.Rec.Add(history.Event{Client: history.Auditor, Kind: history.KindReadBack, Fn: history.FnDecide, Key: tx, Value: d, Arg: version})
+		env.Rec.Add(history.Event{Client: history.Auditor, Kind: history.KindReadBack, Fn: history.FnDecide, Key: tx, Value: d, Arg: version, Token: zxid})
 		for _, site := range kids {
 			if site == "decision" {
 				continue
 			}
-			data, ok, err := a.get(ctx, root+"/"+tx+"/"+site+"/vote")
+			data, st, ok, err := a.getStat(ctx, root+"/"+tx+"/"+site+"/vote")
 			if err != nil {
 				return fmt.Errorf("chaos: twophase audit: %w", err)
 			}
@@ -271,7 +271,11 @@ func (w *TwoPhase) audit(ctx context.Context, env *cluster.Env, root string) err
 			if err != nil {
 				return err
 			}
-			env.Rec.Add(history.Event{Client: history.Auditor, Kind: history.KindReadBack, Fn: history.FnVote, Key: tx, Detail: site, Value: vote})
+			zxid := int64(0)
+			if st != nil {
+				zxid = st.Mzxid
+			}
+			env.Rec.Add(history.Event{Client: history.Auditor, Kind: history.KindReadBack, Fn: history.FnVote, Key: tx, Detail: site, Value: vote, Token: zxid})
 		}
 	}
 	co, err := twophase.NewCoordinator(a.s, root, twophase.WithRetention(time.Millisecond))

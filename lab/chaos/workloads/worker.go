@@ -146,7 +146,7 @@ func runWorker(raw string, stdin io.Reader, stdout io.Writer) error {
 						cluster.Sleep(ctx, 50*time.Millisecond)
 					}
 				}()
-			}, nil)
+			}, nil, nil)
 		if err != nil {
 			emit(workerLine{Err: err.Error()})
 		}

@@ -13,22 +13,24 @@ func All() []Workload {
 }
 
 // quickFaults is the quick tier's faults of each recipe workload after
-// lock. The first of each is its representative fault, the one the
+// lock. Every workload with holdings also takes the placed isolations
+// (isolate-holder-follower: the holder's session on an isolated follower
+// while a waiter's is on the leader, and its reverse). The first of each is its representative fault, the one the
 // package's end-to-end test runs (see QuickFaults).
 var quickFaults = map[string][]string{
-	"leader":    {"kill-leader", "partition-expire", "isolate-leader", "half-open"},
-	"rwlock":    {"partition-expire", "latency-near", "slicer", "lose-quorum"},
-	"semaphore": {"cut-short", "kill-follower", "limit-data", "slow-close"},
+	"leader":    {"kill-leader", "partition-expire", "isolate-leader", "half-open", "isolate-holder-follower", "isolate-holder-leader"},
+	"rwlock":    {"partition-expire", "latency-near", "slicer", "lose-quorum", "isolate-holder-follower", "isolate-holder-leader"},
+	"semaphore": {"cut-short", "kill-follower", "limit-data", "slow-close", "isolate-holder-follower", "isolate-holder-leader"},
 	"queue":     {"half-open", "kill-follower", "bandwidth", "latency-low"},
 	"barrier":   {"pause-server", "cut-short", "kill-leader", "lose-quorum"},
 	"twophase":  {"partition-expire", "kill-leader", "half-open", "pause-server"},
 	"counter":   {"half-open", "kill-leader", "partition-expire", "limit-data"},
-	"multilock": {"partition-expire", "cut-short", "kill-follower", "latency-near"},
+	"multilock": {"partition-expire", "cut-short", "kill-follower", "latency-near", "isolate-holder-follower", "isolate-holder-leader"},
 	// semaphore-max: a maximum changed while a client is cut off (cut-short)
 	// or gone (partition-expire), lost answers to creates and to changes of
 	// the count (half-open), and a follower serving stale reads until it
 	// notices it lost the quorum (partition-minority).
-	"semaphore-max": {"cut-short", "partition-expire", "half-open", "partition-minority"},
+	"semaphore-max": {"cut-short", "partition-expire", "half-open", "partition-minority", "isolate-holder-follower", "isolate-holder-leader"},
 	// membership: a member's or an observer's session expired
 	// (partition-expire), lost answers to the member's creates and sets
 	// (half-open), sessions moved off a killed or frozen server
@@ -39,7 +41,7 @@ var quickFaults = map[string][]string{
 	// fenced writes (half-open), members' sessions moved off a frozen
 	// server past the session timeout (pause-server) and a new ZooKeeper
 	// leader (kill-leader), all while a member churns.
-	"partitioner": {"partition-expire", "half-open", "pause-server", "kill-leader"},
+	"partitioner": {"partition-expire", "half-open", "pause-server", "kill-leader", "isolate-holder-follower", "isolate-holder-leader"},
 	"discovery":   {"partition-expire", "half-open", "kill-leader", "cut-short"},
 	// cache: reads lost with connections dropped mid-response (limit-data),
 	// a cache's session expired and rebuilt (partition-expire), watch

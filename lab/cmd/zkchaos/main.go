@@ -8,8 +8,15 @@
 //	go run ./lab/cmd/zkchaos [-tier quick|full] [-scenarios 'register/*,lock/kill-*']
 //	                     [-workloads lock,leader] [-duration 12s] [-seed N] [-out report] [-list] [-broken]
 //	                     [-secure] [-servers host:port,... [-root /path] [-digest user:password] [-tls-ca ca.pem]]
+//	go run ./lab/cmd/zkchaos -mutant-seeds 5 [-workloads counter-blind-mutant,...] [-seed N]
 //
 // The seed is printed; the same seed replays the same fault schedules.
+//
+// -mutant-seeds N runs every mutant workload (or those -workloads names)
+// under its exposing faults on N seeds (the first -seed when given, the
+// others random), all on one ensemble, prints a verdict per mutant scenario
+// and seed, and exits 1 unless every mutant was caught, by one of the
+// checkers that must catch it, on every seed.
 //
 // -secure starts the ensemble with a TLS-only client port and enforced
 // digest authentication, and every session speaks TLS and authenticates.
@@ -24,6 +31,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -63,6 +71,7 @@ func run() int {
 	root := flag.String("root", "", "znode under which every node of the run is kept and deleted at the end (default /chaos, with -servers /zkchaos-<random>)")
 	digest := flag.String("digest", "", "user:password every session authenticates as (digest scheme)")
 	tlsCA := flag.String("tls-ca", "", "PEM file of the CA of the -servers' certificates: connect over TLS")
+	mutantSeeds := flag.Int("mutant-seeds", 0, "run every mutant (or those -workloads names) under its exposing faults on this many seeds; exit 1 unless each is caught on every seed")
 	flag.Parse()
 
 	var serverList []string
@@ -79,6 +88,9 @@ func run() int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "zkchaos:", err)
 		return 2
+	}
+	if *mutantSeeds > 0 {
+		return runMutants(cfg, *mutantSeeds, *seed != 0, *workloadNames, testenv.Backend(*backend), *verbose)
 	}
 	ws := workloads.All()
 	if *broken {
@@ -215,6 +227,86 @@ func commandLine() string {
 		cache = filepath.Join(dir, "go-build")
 	}
 	return chaos.CommandLine(chaos.RedactArgs(os.Args), pkg, mod, cache)
+}
+
+// runMutants is -mutant-seeds: every selected mutant's scenarios on n
+// seeds (cfg.Seed first when fixed, then random ones), each seed's report
+// under cfg.Out/seed-<seed>. It returns 0 when every mutant scenario was
+// caught on every seed, 1 when one was missed, 2 when the run could not go
+// on.
+func runMutants(cfg chaos.Config, n int, fixed bool, mutants string, backend testenv.Backend, verbose bool) int {
+	cases, err := chaos.SelectMutants(workloads.MutantCases(), mutants)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zkchaos:", err)
+		return 2
+	}
+	scs, err := chaos.MutantScenarios(cases)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "zkchaos:", err)
+		return 2
+	}
+	seeds := []uint64{cfg.Seed}
+	if !fixed {
+		seeds = nil
+	}
+	for len(seeds) < n {
+		seeds = append(seeds, rand.Uint64()|1)
+	}
+	level := slog.LevelWarn
+	if verbose {
+		level = slog.LevelInfo
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	cfg.Logger = logger
+	zerolog.SetGlobalLevel(zerolog.WarnLevel)
+	fmt.Printf("zkchaos: %d mutant scenarios on %d seeds %v, %v per scenario at least\n", len(scs), len(seeds), seeds, cfg.Duration)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	e, code := ensemble(ctx, cfg, backend, logger)
+	if e == nil {
+		return code
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := e.Close(cctx); err != nil {
+			fmt.Fprintln(os.Stderr, "zkchaos:", err)
+		}
+	}()
+	began := time.Now()
+	out := cfg.Out
+	var verdicts []chaos.MutantVerdict
+	for _, seed := range seeds {
+		cfg.Seed = seed
+		if out != "" {
+			cfg.Out = filepath.Join(out, fmt.Sprintf("seed-%d", seed))
+		}
+		fmt.Printf("zkchaos: seed %d (replay: go run ./lab/cmd/zkchaos -broken -seed %d -scenarios '%s')\n", seed, seed, strings.Join(names(scs), ","))
+		r, err := chaos.NewRunner(e, cfg)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "zkchaos:", err)
+			return 2
+		}
+		sum, err := r.Run(ctx, scs)
+		verdicts = append(verdicts, chaos.JudgeMutants(sum, cases)...)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "zkchaos:", err)
+			break
+		}
+	}
+	fmt.Println()
+	missed := 0
+	for _, v := range verdicts {
+		fmt.Println(v)
+		if !v.Caught {
+			missed++
+		}
+	}
+	fmt.Printf("zkchaos: %d mutant scenarios x %d seeds: %d caught, %d missed (%v)\n", len(scs), len(seeds), len(verdicts)-missed, missed+len(scs)*len(seeds)-len(verdicts), time.Since(began).Round(time.Second))
+	if missed > 0 || len(verdicts) < len(scs)*len(seeds) {
+		return 1
+	}
+	return 0
 }
 
 func names(scs []chaos.Scenario) []string {
