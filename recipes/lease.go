@@ -302,7 +302,10 @@ func (s *Session) leaseHandshake(sent time.Time, timeout time.Duration, sid int6
 	}
 	out := s.renewLocked(time.Now(), sent)
 	hooks := s.applyLocked(out)
-	cause := s.expiryCauseLocked(time.Now())
+	var cause error
+	if len(subs) > 0 {
+		cause = s.expiryCauseLocked(time.Now())
+	}
 	s.mu.Unlock()
 	for _, f := range subs {
 		f(cause)
