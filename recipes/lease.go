@@ -99,7 +99,7 @@ const minLeaseMargin = 100 * time.Millisecond
 
 // DefaultLeaseMargin returns the lease margin used for a negotiated session
 // timeout when WithLeaseMargin is not given: a tenth of the timeout, at
-// least 100ms, at most half the timeout (1s for the default 10s timeout,
+// least 100ms, at most half the timeout (2s for the default 20s timeout,
 // 300ms for 3s). It covers, with room to spare:
 //   - timer lateness and scheduling: the lease timer's goroutine may run
 //     late on a loaded machine; a CPU-throttled container can stall a
@@ -169,8 +169,8 @@ func (s *Session) setTimeoutLocked(timeout time.Duration) {
 // LeaseBudget returns the lease's division of the negotiated timeout, or
 // an error wrapping ErrLeaseTooShort (and ErrBadArgument) when the timeout
 // leaves no lease, in which case every acquisition fails at once. Before
-// the first session it returns the zero budget and ErrClosed if the
-// Session is closed, nil otherwise. It costs no request.
+// the first handshake it returns the zero budget and nil. It costs no
+// request.
 func (s *Session) LeaseBudget() (LeaseBudget, error) {
 	if s == nil {
 		return LeaseBudget{}, ErrNilSession
