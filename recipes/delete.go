@@ -84,24 +84,11 @@ func (s *Session) deleteInBackground(path string, sid int64) {
 		s.deleteOwnedInBackground(path, owner{sid: sid})
 		return
 	}
-	s.background(func(ctx context.Context) {
-		for {
-			if _, err := s.waitUsable(ctx); err != nil {
-				return
-			}
-			err := s.conn.Delete(path, -1)
-			switch {
-			case err == nil, errors.Is(err, zk.ErrNoNode):
-				s.log.Debug("recipes: background delete done", "path", path)
-				return
-			case !isConnErr(err):
-				s.log.Warn("recipes: background delete failed", "path", path, "err", err)
-				return
-			}
-			if !pause(ctx, s.changes()) {
-				return
-			}
+	s.retryDelete(path, 0, func() error {
+		if err := s.conn.Delete(path, -1); !errors.Is(err, zk.ErrNoNode) {
+			return err
 		}
+		return nil
 	})
 }
 
@@ -111,16 +98,24 @@ func (s *Session) deleteInBackground(path string, sid int64) {
 // session lives; with only own.czxid set, under any session (a persistent
 // node outlives ours). Cost per attempt: 1 exists + 1 delete.
 func (s *Session) deleteOwnedInBackground(path string, own owner) {
+	s.retryDelete(path, own.sid, func() error { return s.deleteIfOurs(path, own) })
+}
+
+// retryDelete runs del in the background, once the session is usable,
+// until it returns nil or an error other than a connection error, while
+// the Session is open and, with sid set, while session sid lives; after a
+// connection error it waits for the session's next state change.
+func (s *Session) retryDelete(path string, sid int64, del func() error) {
 	s.background(func(ctx context.Context) {
 		for {
 			id, err := s.waitUsable(ctx)
 			if err != nil {
 				return
 			}
-			if own.sid != 0 && id != own.sid {
+			if sid != 0 && id != sid {
 				return
 			}
-			err = s.deleteIfOurs(path, own)
+			err = del()
 			switch {
 			case err == nil:
 				s.log.Debug("recipes: background delete done", "path", path)
