@@ -524,3 +524,21 @@ func TestTapPings(t *testing.T) {
 		t.Fatal("the tap went on after Close")
 	}
 }
+
+// TestWithEnsembleTiming: the option sets the timing the lease uses, and a
+// tickTime of 0 or less or a negative syncLimit is refused with
+// ErrBadArgument (Connect then fails before dialing).
+func TestWithEnsembleTiming(t *testing.T) {
+	o, err := buildOptions(nil)
+	if err != nil || o.tick != DefaultTickTime || o.syncLimit != DefaultSyncLimit {
+		t.Fatalf("defaults: tick %v, syncLimit %d, %v", o.tick, o.syncLimit, err)
+	}
+	if o, err = buildOptions([]Option{WithEnsembleTiming(200*time.Millisecond, 0)}); err != nil || o.tick != 200*time.Millisecond || o.syncLimit != 0 {
+		t.Fatalf("standalone: tick %v, syncLimit %d, %v", o.tick, o.syncLimit, err)
+	}
+	for _, bad := range []Option{WithEnsembleTiming(0, 5), WithEnsembleTiming(-time.Second, 5), WithEnsembleTiming(time.Second, -1)} {
+		if _, err := buildOptions([]Option{bad}); !errors.Is(err, ErrBadArgument) {
+			t.Errorf("bad timing: %v, want ErrBadArgument", err)
+		}
+	}
+}
