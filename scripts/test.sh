@@ -76,6 +76,16 @@ table() {
 			secs = $3; sub(/s$/, "", secs)
 			printf "%8.1f  %-4s  %-10s  %s\n", secs, $1, pass, $2
 		}' "$logdir"/*.log 2>/dev/null | sort -rn || true
+	if [ "$rc" != 0 ]; then
+		# What failed, on the last screen (a CI that keeps only the tail of
+		# the output still shows it): failed tests, panics, races, and the
+		# chaos runner's FAIL and not-exercised scenario lines with the
+		# errors the chaos tests report (they begin with "FAIL ").
+		echo "test.sh: what failed (first 60 lines)"
+		grep -h -E -e '^[[:space:]]*--- FAIL' -e '^FAIL[[:space:]]' -e '^panic: ' -e 'WARNING: DATA RACE' \
+			-e '\] (FAIL|NOT EXERCISED|ERROR) ' -e '_test\.go:[0-9]+: FAIL ' "$logdir"/*.log 2>/dev/null |
+			cut -c1-300 | head -60 || true
+	fi
 	echo "test.sh: $( [ "$rc" = 0 ] && echo passed || echo FAILED ) in $((SECONDS - began)) s"
 	# a step failed before lane B was waited for: let it end (it holds
 	# ensembles) before its logs go

@@ -166,16 +166,16 @@ func TestEndToEnd(t *testing.T) {
 			for _, sc := range sum.Scenarios {
 				for _, c := range sc.Results {
 					for _, v := range c.Violations {
-						t.Errorf("%s %s: %s %s", sc.Scenario, c.Checker, v.Client, v.Msg)
+						t.Errorf("FAIL %s %s: %s %s", sc.Scenario, c.Checker, v.Client, v.Msg)
 					}
 				}
 				if sc.Err != "" {
-					t.Errorf("%s: %s", sc.Scenario, sc.Err)
+					t.Errorf("FAIL %s: %s", sc.Scenario, sc.Err)
 				}
 			}
 		}
 		if got := sum.Injected(); got != len(scs) {
-			t.Errorf("%d faults injected, want %d", got, len(scs))
+			t.Errorf("FAIL %d faults injected, want %d", got, len(scs))
 		}
 		for _, f := range []string{report.FileHTML, report.FileJUnit, report.FileSummary, report.HistoryFile(scs[0].Name)} {
 			if st, err := os.Stat(filepath.Join(cfg.Out, f)); err != nil || st.Size() == 0 {
@@ -203,7 +203,7 @@ func TestEndToEnd(t *testing.T) {
 		for _, sc := range sum.Scenarios {
 			c, ok := sc.Result(want[sc.Scenario])
 			if !ok || len(c.Violations) == 0 {
-				t.Errorf("%s: %s found no violation: %s", sc.Scenario, want[sc.Scenario], sc.Line())
+				t.Errorf("FAIL %s: %s found no violation: %s", sc.Scenario, want[sc.Scenario], sc.Line())
 				continue
 			}
 			t.Logf("%s caught by %s: %s", sc.Scenario, c.Checker, c.Violations[0].Msg)
