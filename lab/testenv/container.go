@@ -3,12 +3,14 @@ package testenv
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/netip"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/moby/moby/api/types/container"
@@ -90,13 +92,22 @@ func (c *containerBackend) start(ctx context.Context) error {
 		if c.ports[i], err = freePort(); err != nil {
 			return err
 		}
+	}
+	// The servers' containers are created and started side by side: each
+	// waits on Docker (create, copy files, start) more than it computes.
+	errs := make([]error, cfg.Servers)
+	var wg sync.WaitGroup
+	for i := range cfg.Servers {
 		zc := zooCfg{tick: cfg.TickTime, maxSession: cfg.MaxSessionTimeout, dataDir: "/zk/data",
 			clientPort: clientPort, secure: cfg.TLS, peers: peers, listenAll: true}
-		if err := c.create(ctx, i, zc.render()); err != nil {
-			return err
-		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = c.create(ctx, i, zc.render())
+		}()
 	}
-	return nil
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 func (c *containerBackend) create(ctx context.Context, i int, zooCfg string) error {
