@@ -15,8 +15,7 @@
 #      with ZKRECIPES_TEST_LANES=2): lab/chaos's
 #      TestEndToEnd (every workload, every fault kind, the broken workloads
 #      and two mutants) and TestExternalServers without the race detector,
-#      then lab/bench and lab/bench/scale without it, then
-#      lab/integration/leader with it (see lane_b below);
+#      then lab/bench without it (see lane_b below);
 #   5. the race pass (lane A): every other package's tests with the race
 #      detector, in the workspace (go.work: ./... is the root module only,
 #      so ./lab/... is named too). lab/chaos's scenario tests skip
@@ -24,15 +23,19 @@
 #      lab/chaos/race_test.go); its TestRunnerRace covers the chaos
 #      engine's concurrency there.
 # With -full (first argument), then also (the full tier):
-#   6. the secured pass: the integration packages (all but security and
+#   6. lab/testenv on both of its backends (containers and local JVMs;
+#      the default tier tests the one it picks, containers where Docker
+#      answers) with -race, and lab/bench/scale (the scale series at their
+#      smallest sizes) without it;
+#   7. the secured pass: the integration packages (all but security and
 #      inspect) again with ZKRECIPES_SECURE=1 and -race (TLS, enforced
 #      digest authentication, DefaultAuthACL on every recipe node);
-#   7. lab/chaos's TestSecuredQuickTier and every mutant on seeds 1, 2
+#   8. lab/chaos's TestSecuredQuickTier and every mutant on seeds 1, 2
 #      and 3 (TestMutants), without -race;
-#   8. the whole quick tier of the chaos suite (go run ./lab/cmd/zkchaos,
+#   9. the whole quick tier of the chaos suite (go run ./lab/cmd/zkchaos,
 #      85 scenarios; report in report/).
 # No test runs twice: a failure fails the run. Extra arguments go to every
-# go test of steps 4 to 7 (for example -run TestName or -short). At the end
+# go test of steps 4 to 8 (for example -run TestName or -short). At the end
 # it prints the time of each step and a table of every package's time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -100,35 +103,30 @@ export GOWORK="$PWD/go.work"
 
 unset ZKRECIPES_SECURE # the default passes are plain whatever the caller set
 
-# Lane B, in the background from here on (its output is shown when it
-# ends): the chaos slice and the benchmark harness's tests without -race,
-# then lab/integration/leader with -race. It waits on ensembles more than
-# it computes, so it runs beside lint, the modules alone and the race pass
-# (lane A), which keep the CPU busy.
+# Lane B (after lane A; its output is shown when it ends): the chaos slice
+# and the benchmark harness's tests, without -race.
 #   - the chaos slice: lab/chaos's TestEndToEnd (every workload, every
 #     fault kind, the broken workloads and two mutants) and
 #     TestExternalServers. Their clients reconnect hundreds of times with
 #     watches set, where go-zookeeper v1.0.4 races on its own lastZxid
 #     (PR #35 upstream, unfixed): under -race that failed about half the
 #     runs;
-#   - lab/bench and lab/bench/scale: their series run against time budgets,
-#     which the race detector's slowdown on a loaded machine exhausted (the
-#     code they measure is the library's, raced in the integration tests).
-lane_b_pkgs="github.com/zkrecipes/zkrecipes/lab/bench github.com/zkrecipes/zkrecipes/lab/bench/scale github.com/zkrecipes/zkrecipes/lab/integration/leader"
+#   - lab/bench (and lab/bench/scale, in the full tier): their series run
+#     against time budgets, which the race detector's slowdown on a loaded
+#     machine exhausted (the code they measure is the library's, raced in
+#     the integration tests).
+lane_b_pkgs="github.com/zkrecipes/zkrecipes/lab/bench github.com/zkrecipes/zkrecipes/lab/bench/scale"
 lane_b() {
 	local rc=0 t0
 	t0=$SECONDS
 	go test -count=1 -timeout 30m -run '^(TestEndToEnd|TestExternalServers)$' "${extra[@]}" ./lab/chaos >"$logdir/chaos.log" 2>&1 || rc=1
 	echo "$((SECONDS - t0)) chaos slice (lane B, no -race)" >"$logdir/laneb.steps"
 	t0=$SECONDS
-	go test -count=1 -p 1 -timeout 30m "${extra[@]}" ./lab/bench ./lab/bench/scale >"$logdir/bench.log" 2>&1 || rc=1
-	echo "$((SECONDS - t0)) lab/bench, lab/bench/scale (lane B, no -race)" >>"$logdir/laneb.steps"
-	t0=$SECONDS
-	go test -race -count=1 -timeout 30m "${extra[@]}" ./lab/integration/leader >"$logdir/race-b.log" 2>&1 || rc=1
-	echo "$((SECONDS - t0)) lab/integration/leader (lane B, -race)" >>"$logdir/laneb.steps"
+	go test -count=1 -timeout 30m "${extra[@]}" ./lab/bench >"$logdir/bench.log" 2>&1 || rc=1
+	echo "$((SECONDS - t0)) lab/bench (lane B, no -race)" >>"$logdir/laneb.steps"
 	return $rc
 }
-echo "test.sh: lane B (after lane A unless ZKRECIPES_TEST_LANES=2): the chaos slice (TestEndToEnd, TestExternalServers), lab/bench and lab/bench/scale without -race, then lab/integration/leader with -race"
+echo "test.sh: lane B (after lane A unless ZKRECIPES_TEST_LANES=2): the chaos slice (TestEndToEnd, TestExternalServers) and lab/bench, without -race"
 # By default lane B runs after lane A (at most two packages with ensembles
 # at once). ZKRECIPES_TEST_LANES=2 runs it beside lane A, in the
 # background (faster, but three packages with ensembles at once): on this
@@ -185,9 +183,9 @@ step "modules alone, downstream" alone
 # alone at the end. lab/chaos's scenario tests skip themselves under
 # -race (skipUnderRace in lab/chaos/race_test.go); its TestRunnerRace
 # covers the chaos engine's concurrency.
-slowest="lab/testenv lab/interop lab/chaos lab/integration/cache lab/integration/queue lab/integration/lock
-lab/integration/persistent lab/integration/recipes lab/integration/group lab/integration/discovery
-lab/integration/partition lab/integration/inspect cache lab/integration/rwlock lab/integration/barrier"
+slowest="lab/testenv lab/integration/recipes lab/chaos lab/interop lab/integration/queue lab/integration/leader
+lab/integration/group lab/integration/persistent lab/integration/cache lab/integration/lock lab/integration/partition
+lab/integration/discovery lab/integration/rwlock lab/chaos/faults lab/integration/barrier lab/integration/twophase"
 all=$(go list ./... ./lab/...)
 race_pkgs=$(
 	for p in $slowest; do echo "github.com/zkrecipes/zkrecipes/$p"; done
@@ -206,7 +204,7 @@ else
 	lane_b || lane_b_rc=$?
 fi
 echo "test.sh: lane B's output:"
-cat "$logdir/chaos.log" "$logdir/bench.log" "$logdir/race-b.log" 2>/dev/null || true
+cat "$logdir/chaos.log" "$logdir/bench.log" 2>/dev/null || true
 while read -r l; do steps+=("$l"); done <"$logdir/laneb.steps" || true
 if [ "$race_rc" != 0 ] || [ "$lane_b_rc" != 0 ]; then
 	echo "test.sh: race pass exit $race_rc, lane B exit $lane_b_rc"
@@ -216,6 +214,10 @@ fi
 if ! $full; then
 	exit 0
 fi
+
+echo "test.sh: lab/testenv on both backends (-race), lab/bench/scale (no -race)"
+step "testenv both backends" env ZKRECIPES_TESTENV_BACKENDS=all bash -c 'go test -race -count=1 -timeout 30m "$@" ./lab/testenv 2>&1 | tee "'"$logdir"'/testenv-all.log"; exit "${PIPESTATUS[0]}"' _ "${extra[@]}"
+step "lab/bench/scale" gotest scale -count=1 -timeout 30m "${extra[@]}" ./lab/bench/scale
 
 # The secured pass: the integration packages again, with every ensemble
 # of lab/internal/testutil TLS-only with enforced digest authentication

@@ -44,6 +44,9 @@ type Ensemble interface {
 	Addrs() []string       // proxied client addresses (the default link)
 	DirectAddrs() []string // the servers themselves
 	NewLink(name string) (*testenv.Link, error)
+	// Timing is the servers' tickTime and syncLimit (0: standalone), for
+	// recipes.WithEnsembleTiming.
+	Timing() (tickTime time.Duration, syncLimit int)
 }
 
 // Config says what to run. Zero fields take the defaults, sized so that the

@@ -17,13 +17,22 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// backends returns the backends to test: ZKRECIPES_BACKEND alone when set,
-// otherwise both, so one `go test ./lab/testenv` proves both.
+// backends returns the backends to test: ZKRECIPES_BACKEND alone when set;
+// both with ZKRECIPES_TESTENV_BACKENDS=all (the full tier of
+// scripts/test.sh); otherwise the one testenv picks by itself (containers
+// where Docker answers, local JVMs where it does not), so the default
+// test command tests the backend the rest of the suite runs on.
 func backends(t *testing.T) []Backend {
 	if b := Backend(os.Getenv(EnvBackend)); b != BackendAuto {
 		return []Backend{b}
 	}
-	return []Backend{BackendContainers, BackendProcesses}
+	if os.Getenv("ZKRECIPES_TESTENV_BACKENDS") == "all" {
+		return []Backend{BackendContainers, BackendProcesses}
+	}
+	if dockerAnswers(t.Context()) {
+		return []Backend{BackendContainers}
+	}
+	return []Backend{BackendProcesses}
 }
 
 // forEachBackend runs fn as a subtest per backend, each with its own ensemble.

@@ -566,7 +566,7 @@ func holdOnce(ctx context.Context, env *Env, admin *zk.Conn, impl string, n int)
 		return pt, nil
 	}
 
-	s, err := recipes.Connect(ctx, link.Addrs(), recipes.WithSessionTimeout(env.SessionTimeout), recipes.WithLogger(discardLogger), recipes.WithEnsembleTiming(testenv.DefaultTickTime, testenv.SyncLimit))
+	s, err := recipes.Connect(ctx, link.Addrs(), recipes.WithSessionTimeout(env.SessionTimeout), recipes.WithLogger(discardLogger), recipes.WithEnsembleTiming(env.Ensemble.Timing()))
 	if err != nil {
 		return pt, err
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/cache"
 	"github.com/zkrecipes/zkrecipes/group"
 	"github.com/zkrecipes/zkrecipes/lab/bench"
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/leader"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -222,7 +221,7 @@ func mixOnce(ctx context.Context, env *Env, admin *zk.Conn, n int) (mixPoint, er
 	}
 	defer link.Close()
 	addrs := env.Ensemble.DirectAddrs()
-	s, err := recipes.Connect(ctx, link.Addrs(), recipes.WithSessionTimeout(env.SessionTimeout), recipes.WithLogger(discardLogger), recipes.WithEnsembleTiming(testenv.DefaultTickTime, testenv.SyncLimit))
+	s, err := recipes.Connect(ctx, link.Addrs(), recipes.WithSessionTimeout(env.SessionTimeout), recipes.WithLogger(discardLogger), recipes.WithEnsembleTiming(env.Ensemble.Timing()))
 	if err != nil {
 		return pt, err
 	}
