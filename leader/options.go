@@ -63,7 +63,13 @@ func WithDialect(d recipes.Dialect) Option {
 // else; recipes.StepDownOnLost keeps the term through short disconnects and
 // is unsafe under partitions (two participants may both believe they lead).
 func WithLossPolicy(p recipes.LossPolicy) Option {
-	return func(c *config) { c.policy = &p }
+	return func(c *config) {
+		if p == recipes.DefaultLossPolicy {
+			c.policy = nil
+			return
+		}
+		c.policy = &p
+	}
 }
 
 // WithEvents installs a lifecycle hook. It is called with the Events in the

@@ -35,7 +35,13 @@ func WithData(b []byte) Option {
 // WithLossPolicy overrides the session's loss policy (see
 // recipes.WithLossPolicy) for the holdings of this lock.
 func WithLossPolicy(p recipes.LossPolicy) Option {
-	return func(c *lockopt.Config) { c.Policy = &p }
+	return func(c *lockopt.Config) {
+		if p == recipes.DefaultLossPolicy {
+			c.Policy = nil
+			return
+		}
+		c.Policy = &p
+	}
 }
 
 // WithRevocation makes holdings watch their node for Curator's revocation

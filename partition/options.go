@@ -79,5 +79,11 @@ func WithFunc(f Func) Option {
 // connection is suspended; under recipes.StepDownOnLost only when the
 // session is lost or its lease runs out.
 func WithLossPolicy(p recipes.LossPolicy) Option {
-	return func(c *config) { c.policy = &p }
+	return func(c *config) {
+		if p == recipes.DefaultLossPolicy {
+			c.policy = nil
+			return
+		}
+		c.policy = &p
+	}
 }

@@ -67,7 +67,13 @@ func WithData(b []byte) Option {
 // comes before any server can expire the session and hand the item to
 // another consumer.
 func WithLossPolicy(p recipes.LossPolicy) Option {
-	return func(c *config) { c.policy = &p }
+	return func(c *config) {
+		if p == recipes.DefaultLossPolicy {
+			c.policy = nil
+			return
+		}
+		c.policy = &p
+	}
 }
 
 // WithMaxItems bounds the queue for this producer: Put, PutPriority and

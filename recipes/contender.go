@@ -15,12 +15,12 @@ import (
 // what it holds, and how the holding reacts to trouble. A Spec is a value;
 // the core copies it and never modifies the caller's.
 type Spec struct {
-	Path      string    // parent of the contender nodes
-	Dialect   Dialect   // zero value: Curator
-	Role      Role      // zero value: RoleLock
-	Predicate Predicate // nil: Exclusive()
-	Data      []byte    // data of our node
-	Policy    LossPolicy
+	Path      string     // parent of the contender nodes
+	Dialect   Dialect    // zero value: Curator
+	Role      Role       // zero value: RoleLock
+	Predicate Predicate  // nil: Exclusive()
+	Data      []byte     // data of our node
+	Policy    LossPolicy // zero value (DefaultLossPolicy): the Session's (WithLossPolicy)
 	// Revocable sets a data watch on our node at acquisition (cost: 1
 	// getData) so that Revoke reaches the holder (Holding.Revoked).
 	Revocable bool
@@ -50,6 +50,9 @@ func (sp *Spec) normalize(s *Session) error {
 	}
 	if sp.Predicate == nil {
 		sp.Predicate = Exclusive()
+	}
+	if sp.Policy == DefaultLossPolicy {
+		sp.Policy = s.opts.policy
 	}
 	if s.opts.observer != nil {
 		sp.begun = time.Now()

@@ -14,14 +14,18 @@ import (
 type LossPolicy int
 
 const (
-	// StepDownOnSuspend (the default) cancels a holding as soon as the
+	// DefaultLossPolicy, the zero value, stands for the Session's policy
+	// (WithLossPolicy; StepDownOnSuspend unless set): a Spec, or a
+	// recipe's WithLossPolicy option, with it takes the Session's.
+	DefaultLossPolicy LossPolicy = iota
+	// StepDownOnSuspend (the Session's default) cancels a holding as soon as the
 	// connection is lost (go-zookeeper declares it dead 2/3 of the session
 	// timeout after the last frame it received), and in any case at the
 	// session's lease deadline (see Session.LeaseDeadline). go-zookeeper's
 	// disconnect alone is no safe bound: after a late reply or a watch
 	// event just before a partition it can come as late as the server's
 	// expiry; the lease is what bounds it.
-	StepDownOnSuspend LossPolicy = iota
+	StepDownOnSuspend
 	// StepDownOnLost keeps a holding through disconnects and cancels it
 	// when the session is lost (expired, replaced or closed) or, at the
 	// latest, at the session's lease deadline: a partitioned holder stops
@@ -31,8 +35,11 @@ const (
 )
 
 func (p LossPolicy) String() string {
-	if p == StepDownOnLost {
+	switch p {
+	case StepDownOnLost:
 		return "step-down-on-lost"
+	case DefaultLossPolicy:
+		return "session-default"
 	}
 	return "step-down-on-suspend"
 }
@@ -84,6 +91,7 @@ type options struct {
 func defaultOptions() options {
 	return options{
 		timeout: DefaultSessionTimeout,
+		policy:  StepDownOnSuspend,
 		logger:  slog.Default(),
 		acl:     zk.WorldACL(zk.PermAll),
 		maxData: DefaultMaxData,
@@ -139,10 +147,15 @@ func WithACL(acl []zk.ACL) Option {
 	}
 }
 
-// WithLossPolicy sets the session's default loss policy for holdings; a
-// recipe option can override it per holding.
+// WithLossPolicy sets the session's default loss policy for holdings
+// (StepDownOnSuspend unless set; DefaultLossPolicy keeps it); a Spec's
+// Policy or a recipe option can override it per holding.
 func WithLossPolicy(p LossPolicy) Option {
-	return func(o *options) { o.policy = p }
+	return func(o *options) {
+		if p != DefaultLossPolicy {
+			o.policy = p
+		}
+	}
 }
 
 // WithMaxData sets the server's request limit the session assumes (its
