@@ -451,5 +451,10 @@ func holdRead(ctx context.Context, s *Session, spec *Spec, n *node) (*Holding, e
 }
 
 // Err returns nil while the holding's Context() is not done, else its
-// cause. Unlike Context, it arms no watch. Cost: none.
-func (h *Holding) Err() error { return context.Cause(h.ctx) }
+// cause. Like Context, the first call arms the data watch on our node
+// (cost: 1 getData, once per holding, from a background goroutine), so
+// that a holder that polls Err sees a deletion or a revocation of its node.
+func (h *Holding) Err() error {
+	h.armOnce.Do(func() { h.startWatch(nil) })
+	return context.Cause(h.ctx)
+}
