@@ -334,8 +334,7 @@ func (c *cli) connect(ctx context.Context) (*recipes.Session, error) {
 	defer cancel()
 	dctx, dcancel := context.WithCancelCause(cctx)
 	defer dcancel(nil)
-	notes := &connectNotes{tries: map[string]int{}, errs: map[string]error{}, cancel: dcancel,
-		next: slog.Default().Handler()}
+	notes := &connectNotes{tries: map[string]int{}, errs: map[string]error{}, cancel: dcancel}
 	opts := []recipes.Option{recipes.WithSessionTimeout(c.timeout), recipes.WithDialer(notes.dial),
 		recipes.WithLogger(slog.New(notes))}
 	if c.digest != "" {
@@ -387,11 +386,10 @@ var (
 
 // connectNotes records the Session's dials and go-zookeeper's complaints,
 // to say why a connect failed. It is the Session's dialer and the
-// handler of its logger: it keeps go-zookeeper's last complaint and passes
-// the Session's records of level Info and up on to next.
+// handler of its logger: it keeps go-zookeeper's last complaint and prints
+// nothing (the command reports its errors itself, and the Session's
+// warnings are about holdings, which the command never keeps).
 type connectNotes struct {
-	next slog.Handler
-
 	mu      sync.Mutex
 	tries   map[string]int
 	errs    map[string]error
@@ -481,13 +479,17 @@ func (n *connectNotes) why() string {
 	n.mu.Lock()
 	ok, last, dialed := n.ok, n.last, len(n.order)
 	n.mu.Unlock()
+	const hint = "a server without a quorum does this, and so does a TLS port spoken to without -tls-ca (or a plain one with it)"
 	switch {
+	case strings.HasPrefix(last, "authentication failed: "):
+		// go-zookeeper's name for the connect handshake, not credentials.
+		return fmt.Sprintf("the servers broke off the session handshake (%s): %s", strings.TrimPrefix(last, "authentication failed: "), hint)
 	case last != "":
 		return "the last attempt: " + last
 	case !ok && dialed > 0:
 		return n.dialErrors()
 	case ok:
-		return "the servers accepted TCP connections but sent no session: a server without a quorum does this, and so does a TLS port spoken to without -tls-ca (or a plain one with it)"
+		return "the servers accepted TCP connections but sent no session: " + hint
 	default:
 		return "nothing was dialed"
 	}
@@ -495,7 +497,7 @@ func (n *connectNotes) why() string {
 
 func (n *connectNotes) Enabled(context.Context, slog.Level) bool { return true }
 
-func (n *connectNotes) Handle(ctx context.Context, r slog.Record) error {
+func (n *connectNotes) Handle(_ context.Context, r slog.Record) error {
 	if m := r.Message; strings.HasPrefix(m, "failed to connect") || strings.HasPrefix(m, "authentication failed") ||
 		strings.HasPrefix(m, "recv loop terminated") {
 		n.mu.Lock()
@@ -503,9 +505,6 @@ func (n *connectNotes) Handle(ctx context.Context, r slog.Record) error {
 			n.last = m
 		}
 		n.mu.Unlock()
-	}
-	if r.Level >= slog.LevelInfo && n.next.Enabled(ctx, r.Level) {
-		return n.next.Handle(ctx, r)
 	}
 	return nil
 }

@@ -59,7 +59,7 @@ func Revocable(rep *Report, node string, force bool) ([]Node, error) {
 		if n.Data != "" {
 			who = "its data " + strings.TrimSpace(short(n.Data, TextOptions{}))
 		}
-		return nil, fmt.Errorf("%w: %s waits (%d in line) and holds nothing; revoking writes %q over %s, so show no longer tells whose it is, "+
+		return nil, fmt.Errorf("%w: %s waits (place %d in line) and holds nothing; revoking writes %q over %s, so show no longer tells whose it is, "+
 			"and a client with revocation gives the lock up as soon as it gets it (Curator's revocable locks: while still waiting). "+
 			"Give -force to revoke it anyway", ErrNotHolder, n.Path, match[0]+1, recipes.RevokeMessage, who)
 	}
