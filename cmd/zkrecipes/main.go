@@ -1,15 +1,21 @@
 // Command zkrecipes shows what a zkrecipes, Curator or kazoo recipe holds
 // at a ZooKeeper path: holder and waiters in order, the leader, queue depth
-// and claims, barrier members, open transactions and their votes, nodes
-// whose owner session is connected to no server. It also revokes a lock
-// holder (Curator's protocol) and watches a path live. Run it with -h.
+// and claims, barrier members, open transactions and their votes, and
+// whether each owner's session is connected to the ensemble. It also
+// revokes a lock holder (Curator's protocol) and watches a path live. Run
+// it with -h. Flags may come before or after the command, and the
+// connection flags may come from the environment ($ZKRECIPES_SERVERS,
+// $ZKRECIPES_DIGEST, $ZKRECIPES_TLS_CA, ...):
 //
 //	zkrecipes -servers zk1:2181,zk2:2181,zk3:2181 show /locks/orders
-//	zkrecipes -servers zk1:2181 -json show /queues/jobs
-//	zkrecipes -servers zk1:2181 watch /election/api
-//	zkrecipes -servers zk1:2181 revoke /locks/orders
+//	export ZKRECIPES_SERVERS=zk1:2181,zk2:2181,zk3:2181
+//	zkrecipes show /queues/jobs -o json
+//	zkrecipes show /locks/orders -o wide
+//	zkrecipes watch /election/api
+//	zkrecipes revoke /locks/orders
+//	zkrecipes -version
 //
-// It reads only, except revoke (1 setData per holder revoked).
+// It reads only, except revoke (1 setData per node revoked).
 package main
 
 import (

@@ -30,10 +30,6 @@ type Options struct {
 	// items, claims, members, leases, transactions); 0 means 100. Longer
 	// lists are counted and Report.Truncated is set.
 	MaxNodes int
-	// Connected holds the sessions connected to the servers (from
-	// ConnectedSessions), or nil when unknown; SessionsWhy then says why.
-	Connected   map[int64]bool
-	SessionsWhy string
 	// Now is the clock for ages; nil means time.Now.
 	Now func() time.Time
 }
@@ -46,13 +42,15 @@ func (o Options) max() int {
 }
 
 // Inspect reads the recipe at path and reports it. Cost: 1 getChildren of
-// path, 1 getData per node shown (at most Options.MaxNodes per list), and
-// per layout: a semaphore 2 getChildren ("leases", "locks") and 1 getData
-// (the recorded maximum); a queue 1 getChildren of its claims; a twophase
-// root 1 getChildren per transaction and per site and 1 getData per vote,
+// path, 1 getChildren per child with one of the layouts' fixed names
+// ("leases", "locks", "lock", "entries", "taken", "ready"; see Recognise),
+// 1 getData per node shown (at most Options.MaxNodes per list), and per
+// layout: a semaphore 1 getData (the recorded maximum); a twophase root 1
+// getChildren per transaction and per site and 1 getData per vote,
 // decision and liveness node; an unrecognised path 1 getChildren per child
 // (at most MaxNodes) to look for twophase transactions. Nothing is written
-// and no watch is left. ctx is checked before each request.
+// and no watch is left. ctx is checked before each request. The owners'
+// liveness is not known yet: see ApplyLiveness.
 func Inspect(ctx context.Context, r Reader, path string, o Options) (*Report, error) {
 	if err := recipes.ValidatePath(path); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadPath, err)
@@ -61,18 +59,20 @@ func Inspect(ctx context.Context, r Reader, path string, o Options) (*Report, er
 	if o.Now != nil {
 		now = o.Now
 	}
-	in := &inspector{ctx: ctx, r: r, o: o, now: now()}
+	in := &inspector{ctx: ctx, r: r, o: o, now: now(), sub: map[string][]string{}}
 	rep := &Report{Path: path, At: in.now}
-	if o.Connected != nil {
-		rep.Sessions = SessionInfo{Known: true, Connected: len(o.Connected)}
-	} else {
-		rep.Sessions = SessionInfo{Why: o.SessionsWhy}
-	}
 	children, exists, err := in.children(path)
 	if err != nil {
 		return nil, err
 	}
-	l := Recognise(exists, children)
+	for _, name := range fixedChildren {
+		if slices.Contains(children, name) {
+			if in.sub[name], _, err = in.children(zkpath.Join(path, name)); err != nil {
+				return nil, err
+			}
+		}
+	}
+	l := Recognise(exists, children, in.sub)
 	if l.Kind == KindUnknown {
 		if ok, err := in.isTwoPhase(path, children); err != nil {
 			return nil, err
@@ -102,7 +102,6 @@ func Inspect(ctx context.Context, r Reader, path string, o Options) (*Report, er
 	if err != nil {
 		return nil, err
 	}
-	in.findDisconnected(rep)
 	return rep, nil
 }
 
@@ -112,6 +111,9 @@ type inspector struct {
 	r   Reader
 	o   Options
 	now time.Time
+	// sub: the children of the path's fixed-name children (see
+	// fixedChildren), listed once.
+	sub map[string][]string
 }
 
 // children lists path; exists is false when it does not exist.
@@ -150,12 +152,25 @@ func (in *inspector) node(path, role string) (Node, error) {
 	n.Czxid, n.Version = st.Czxid, st.Version
 	if st.EphemeralOwner != 0 {
 		n.Session = SessionHex(st.EphemeralOwner)
-		if in.o.Connected != nil {
-			live := in.o.Connected[st.EphemeralOwner]
-			n.Live = &live
-		}
+		n.owner = st.EphemeralOwner
 	}
 	return n, nil
+}
+
+// missing reports whether the node at path is gone now (or, with czxid
+// not 0, was replaced by another node of that name). Cost: 1 getData.
+func (in *inspector) missing(path string, czxid int64) (bool, error) {
+	if err := recipes.ContextError(in.ctx); err != nil {
+		return false, err
+	}
+	_, st, err := in.r.Get(path)
+	if errors.Is(err, zk.ErrNoNode) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("inspect: read %s: %w", path, err)
+	}
+	return czxid != 0 && st.Czxid != czxid, nil
 }
 
 // nodes reads up to MaxNodes of names under parent, in order.
@@ -209,29 +224,22 @@ func (in *inspector) semaphore(rep *Report, path string, l Layout) error {
 		if data, _, err := in.r.Get(path); err == nil {
 			rep.Max, _ = strconv.Atoi(strings.TrimSpace(string(data)))
 		}
-		return in.mutexQueue(rep, zkpath.Join(path, kazooSemLock), recipes.Kazoo)
+		return in.mutexQueue(rep, zkpath.Join(path, kazooSemLock), in.sub[kazooSemLock], recipes.Kazoo)
 	}
 	leases := zkpath.Join(path, leasesChild)
-	names, _, err := in.children(leases)
-	if err != nil {
-		return err
-	}
-	if rep.Leases, err = in.nodes(rep, leases, lock.LeaseOrder(names), "lease"); err != nil {
+	var err error
+	if rep.Leases, err = in.nodes(rep, leases, lock.LeaseOrder(in.sub[leasesChild]), "lease"); err != nil {
 		return err
 	}
 	if data, _, err := in.r.Get(leases); err == nil {
 		rep.Max, _ = strconv.Atoi(strings.TrimSpace(string(data)))
 	}
-	return in.mutexQueue(rep, zkpath.Join(path, locksChild), recipes.Curator)
+	return in.mutexQueue(rep, zkpath.Join(path, locksChild), in.sub[locksChild], recipes.Curator)
 }
 
 // mutexQueue reads the contenders of a semaphore's guarding mutex.
-func (in *inspector) mutexQueue(rep *Report, path string, d recipes.Dialect) error {
-	names, _, err := in.children(path)
-	if err != nil {
-		return err
-	}
-	l := Recognise(true, names)
+func (in *inspector) mutexQueue(rep *Report, path string, names []string, d recipes.Dialect) error {
+	l := Recognise(true, names, nil)
 	if l.Kind != KindLock || l.Dialect.String() != d.String() {
 		return nil
 	}
@@ -250,11 +258,7 @@ func (in *inspector) queue(rep *Report, path string, l Layout) error {
 	items, itemsPath := l.Items, path
 	if l.Sub != "" {
 		itemsPath = zkpath.Join(path, l.Sub)
-		names, _, err := in.children(itemsPath)
-		if err != nil {
-			return err
-		}
-		items = queue.ItemNames(l.Dialect, names)
+		items = queue.ItemNames(l.Dialect, in.sub[l.Sub])
 	}
 	rep.Depth = len(items)
 	names := make([]string, len(items))
@@ -274,16 +278,28 @@ func (in *inspector) queue(rep *Report, path string, l Layout) error {
 		return nil
 	}
 	claimsPath := zkpath.Join(path, takenChild)
-	claimNames, _, err := in.children(claimsPath)
-	if err != nil {
-		return err
-	}
+	claimNames := slices.Clone(in.sub[takenChild])
 	slices.Sort(claimNames)
 	if rep.Claims, err = in.nodes(rep, claimsPath, claimNames, "claim"); err != nil {
 		return err
 	}
 	for _, c := range rep.Claims {
-		if !c.Gone && !slices.Contains(names, c.Name) && !rep.Truncated {
+		if c.Gone || slices.Contains(names, c.Name) || rep.Truncated {
+			continue
+		}
+		// The items were listed before the claims: the item may have
+		// been put (and claimed) since, or acked with its claim (one
+		// multi). Stale only if the item is missing now and the claim
+		// still there after that.
+		if gone, err := in.missing(zkpath.Join(itemsPath, c.Name), 0); err != nil || !gone {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if gone, err := in.missing(c.Path, c.Czxid); err != nil {
+			return err
+		} else if !gone {
 			rep.Stale = append(rep.Stale, Finding{Path: c.Path, Why: "claim on an item that is no longer queued"})
 		}
 	}

@@ -3,6 +3,7 @@ package inspect
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -58,10 +59,11 @@ func TestInspectFindings(t *testing.T) {
 		owners:     map[string]int64{"/q/taken/qn-0000000001": 7, "/q/taken/qn-0000000000": 9},
 		listedOnly: map[string]bool{"/q/qn-0000000002": true},
 	}
-	rep, err := Inspect(ctx, q, "/q", Options{Now: now, Connected: map[int64]bool{7: true}})
+	rep, err := Inspect(ctx, q, "/q", Options{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
+	ApplyLiveness(rep, Liveness{Connected: map[int64]bool{7: true}, Known: true, Members: 1, Asked: 1})
 	if rep.Kind != KindQueue || rep.Depth != 2 || len(rep.Items) != 2 || rep.Items[0].Age != Duration(3*time.Second) || !rep.Items[1].Gone {
 		t.Fatalf("queue: %+v", rep)
 	}
@@ -71,17 +73,17 @@ func TestInspectFindings(t *testing.T) {
 	}
 	joined := strings.Join(why, "\n")
 	if len(rep.Stale) != 2 || !strings.Contains(joined, "/q/taken/qn-0000000000: claim on an item that is no longer queued") ||
-		!strings.Contains(joined, "/q/taken/qn-0000000000: owner session 0x9 is connected to no server") {
+		!strings.Contains(joined, "/q/taken/qn-0000000000: owner session 0x9 is connected to no server of the ensemble") {
 		t.Errorf("stale:\n%s", joined)
 	}
 
 	// "ready" with no member left.
 	b := &fakeTree{data: map[string]string{"/b": "", "/b/ready": ""}}
-	rep, err = Inspect(ctx, b, "/b", Options{Now: now, SessionsWhy: "off"})
+	rep, err = Inspect(ctx, b, "/b", Options{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Kind != KindDoubleBarrier || !rep.Ready || len(rep.Stale) != 1 || rep.Stale[0].Path != "/b/ready" || rep.Sessions.Known || rep.Sessions.Why != "off" {
+	if rep.Kind != KindDoubleBarrier || !rep.Ready || len(rep.Stale) != 1 || rep.Stale[0].Path != "/b/ready" || rep.Sessions.Known {
 		t.Errorf("barrier: %+v", rep)
 	}
 
@@ -116,5 +118,63 @@ func TestInspectFindings(t *testing.T) {
 	cancel()
 	if _, err := Inspect(done, tp, "/r", Options{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("done ctx: %v", err)
+	}
+}
+
+// A claim on an item missing from the listing is stale only if the item is
+// missing when read again: a claim on an item put after the items were
+// listed is not.
+func TestInspectClaimOnLaterItem(t *testing.T) {
+	// The listing of /q (before the item came) has no item; /q/qn-0000000003
+	// exists by the time it is read again.
+	f := &laterItem{fakeTree: fakeTree{data: map[string]string{"/q": "", "/q/taken": "", "/q/taken/qn-0000000003": "w",
+		"/q/qn-0000000003": "late"}}, hide: "qn-0000000003"}
+	rep, err := Inspect(context.Background(), f, "/q", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Kind != KindQueue || len(rep.Claims) != 1 || len(rep.Stale) != 0 {
+		t.Errorf("report %+v, want the claim and no stale finding", rep)
+	}
+}
+
+// laterItem hides one child of the path from the first listing of it.
+type laterItem struct {
+	fakeTree
+	hide   string
+	listed bool
+}
+
+func (f *laterItem) Children(p string) ([]string, *zk.Stat, error) {
+	cs, st, err := f.fakeTree.Children(p)
+	if p == "/q" && !f.listed {
+		f.listed = true
+		cs = slices.DeleteFunc(cs, func(c string) bool { return c == f.hide })
+	}
+	return cs, st, err
+}
+
+// "/app" with a "locks" child that holds applications' lock paths (the
+// README's layout) is no semaphore; nor is a "leases" beside strangers.
+func TestInspectAppLayout(t *testing.T) {
+	app := &fakeTree{data: map[string]string{"/app": "", "/app/locks": "", "/app/locks/report": "", "/app/locks/catalog": "",
+		"/app/leader": "", "/app/jobs": ""}}
+	rep, err := Inspect(context.Background(), app, "/app", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Kind != KindUnknown || !slices.Equal(rep.Foreign, []string{"jobs", "leader", "locks"}) {
+		t.Errorf("/app: %+v", rep)
+	}
+	only := &fakeTree{data: map[string]string{"/app": "", "/app/locks": "", "/app/locks/report": ""}}
+	if rep, err := Inspect(context.Background(), only, "/app", Options{}); err != nil || rep.Kind != KindUnknown {
+		t.Errorf("/app with locks only: %+v, %v", rep, err)
+	}
+	sem := &fakeTree{data: map[string]string{"/s": "", "/s/leases": "2", "/s/locks": "",
+		"/s/leases/_c_" + g1 + "-lease-0000000000": "a", "/s/locks/_c_" + g2 + "-lock-0000000001": "b"},
+		owners: map[string]int64{"/s/leases/_c_" + g1 + "-lease-0000000000": 5, "/s/locks/_c_" + g2 + "-lock-0000000001": 6}}
+	rep, err = Inspect(context.Background(), sem, "/s", Options{})
+	if err != nil || rep.Kind != KindSemaphore || rep.Max != 2 || len(rep.Leases) != 1 || len(rep.Contenders) != 1 || !rep.Contenders[0].Holds {
+		t.Errorf("semaphore: %+v, %v", rep, err)
 	}
 }

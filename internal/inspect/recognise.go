@@ -65,15 +65,32 @@ type Layout struct {
 	Foreign   []string
 }
 
-// Recognise classifies a path from its children's names alone (it is given
-// nil for an absent path only by the caller's choice: an existing node
-// without children is KindEmpty, pass exists=false for KindAbsent).
+// Recognise classifies a path from its children's names and, for the
+// layouts recognised by fixed child names, the names of those children's
+// own children: sub maps "leases", "locks", "lock", "entries", "taken" and
+// "ready" (those of them that are children of the path) to their children;
+// a name missing from sub counts as a node without children. It is given
+// exists=false for an absent path only by the caller's choice: an existing
+// node without children is KindEmpty.
+//
+// A fixed name proves nothing by itself ("/app/locks" is where an
+// application keeps its locks, not a semaphore's mutex), so such a layout
+// is recognised only when the names under it parse as that layout's nodes:
+// a Curator semaphore has "leases", every child of "leases" parses as a
+// lease and every child of "locks" as a lock contender; a kazoo semaphore's
+// "lock" holds kazoo lock contenders; a kazoo LockingQueue's "entries"
+// holds its items; a queue's "taken" holds claims named after items; a
+// double barrier's "ready" has no children. A fixed-name layout with
+// children it does not account for is recognised only when at least one
+// node under its fixed names parsed (an idle "leases" beside strangers
+// proves nothing).
+//
 // Precedence when names of several recipes are mixed: a Curator rwlock,
 // election, lock; kazoo's rwlock, lock; ZooKeeper's WriteLock, election;
-// a semaphore; a queue; a double barrier. A layout's foreign names are listed, not ignored. A twophase
-// root needs a second level of names (see IsTransaction); Recognise returns
-// KindUnknown for one. Pure.
-func Recognise(exists bool, children []string) Layout {
+// a semaphore; a queue; a double barrier. A layout's foreign names are
+// listed, not ignored. A twophase root needs a second level of names (see
+// IsTransaction); Recognise returns KindUnknown for one. Pure.
+func Recognise(exists bool, children []string, sub map[string][]string) Layout {
 	if !exists {
 		return Layout{Kind: KindAbsent}
 	}
@@ -135,41 +152,87 @@ func Recognise(exists bool, children []string) Layout {
 			return l
 		}
 	}
-	if has(leasesChild) || has(locksChild) {
-		return Layout{Kind: KindSemaphore, Dialect: cur, Sub: leasesChild,
-			Foreign: foreign(children, func(n string) bool { return n == leasesChild || n == locksChild })}
+	// fixed reports whether the names under the fixed children all parse
+	// (each with its own test), and how many there are.
+	fixed := func(tests map[string]func(string) bool) (ok bool, nodes int) {
+		for name, test := range tests {
+			if !has(name) {
+				continue
+			}
+			for _, n := range sub[name] {
+				if !test(n) {
+					return false, 0
+				}
+				nodes++
+			}
+		}
+		return true, nodes
+	}
+	parses := func(d recipes.Dialect, r recipes.Role) func(string) bool {
+		return func(n string) bool { _, ok := d.Parse(n, r); return ok }
+	}
+	items := func(d recipes.Dialect) func(string) bool {
+		return func(n string) bool { return len(queue.ItemNames(d, []string{n})) == 1 }
+	}
+	// accept: a fixed layout with foreign children needs evidence.
+	accept := func(fg []string, evidence int) bool { return len(fg) == 0 || evidence > 0 }
+	if has(leasesChild) {
+		ok, n := fixed(map[string]func(string) bool{leasesChild: parses(cur, recipes.RoleLease), locksChild: parses(cur, recipes.RoleLock)})
+		fg := foreign(children, func(n string) bool { return n == leasesChild || n == locksChild })
+		if ok && accept(fg, n) {
+			return Layout{Kind: KindSemaphore, Dialect: cur, Sub: leasesChild, Foreign: fg}
+		}
 	}
 	if has(kazooSemLock) {
 		ms := barrier.Members(kaz, children)
-		return Layout{Kind: KindSemaphore, Dialect: kaz, Members: ms,
-			Foreign: foreign(children, func(n string) bool { return n == kazooSemLock || slices.Contains(ms, n) })}
+		ok, n := fixed(map[string]func(string) bool{kazooSemLock: parses(kaz, recipes.RoleLock)})
+		fg := foreign(children, func(n string) bool { return n == kazooSemLock || slices.Contains(ms, n) })
+		if ok && accept(fg, n+len(ms)) {
+			return Layout{Kind: KindSemaphore, Dialect: kaz, Members: ms, Foreign: fg}
+		}
 	}
 	if has(entriesChild) {
-		return Layout{Kind: KindQueue, Dialect: kaz, Sub: entriesChild, Claims: has(takenChild),
-			Foreign: foreign(children, func(n string) bool { return n == entriesChild || n == takenChild })}
+		ok, n := fixed(map[string]func(string) bool{entriesChild: items(kaz), takenChild: items(kaz)})
+		fg := foreign(children, func(n string) bool { return n == entriesChild || n == takenChild })
+		if ok && accept(fg, n) {
+			return Layout{Kind: KindQueue, Dialect: kaz, Sub: entriesChild, Claims: has(takenChild), Foreign: fg}
+		}
 	}
 	for _, d := range []recipes.Dialect{cur, kaz} {
 		if items := queue.ItemNames(d, children); len(items) > 0 {
-			return Layout{Kind: KindQueue, Dialect: d, Items: items, Claims: has(takenChild),
+			claims, _ := fixed(map[string]func(string) bool{takenChild: func(n string) bool {
+				return len(queue.ItemNames(cur, []string{n}))+len(queue.ItemNames(kaz, []string{n})) > 0
+			}})
+			claims = claims && has(takenChild)
+			return Layout{Kind: KindQueue, Dialect: d, Items: items, Claims: claims,
 				Foreign: foreign(children, func(n string) bool {
-					return n == takenChild || slices.ContainsFunc(items, func(it queue.ItemName) bool { return it.Name == n })
+					return (claims && n == takenChild) || slices.ContainsFunc(items, func(it queue.ItemName) bool { return it.Name == n })
 				})}
 		}
 	}
 	if has(takenChild) && len(children) == 1 {
-		return Layout{Kind: KindQueue, Dialect: cur, Claims: true}
-	}
-	for _, d := range []recipes.Dialect{cur, kaz} {
-		if ms := barrier.Members(d, children); len(ms) > 0 {
-			return Layout{Kind: KindDoubleBarrier, Dialect: d, Members: ms, Ready: has(readyChild),
-				Foreign: foreign(children, func(n string) bool { return n == readyChild || slices.Contains(ms, n) })}
+		if ok, _ := fixed(map[string]func(string) bool{takenChild: func(n string) bool {
+			return len(queue.ItemNames(cur, []string{n}))+len(queue.ItemNames(kaz, []string{n})) > 0
+		}}); ok {
+			return Layout{Kind: KindQueue, Dialect: cur, Claims: true}
 		}
 	}
-	if has(readyChild) && len(children) == 1 {
+	// ready: a leaf, when it is a barrier's.
+	ready := has(readyChild) && len(sub[readyChild]) == 0
+	for _, d := range []recipes.Dialect{cur, kaz} {
+		if ms := barrier.Members(d, children); len(ms) > 0 {
+			return Layout{Kind: KindDoubleBarrier, Dialect: d, Members: ms, Ready: ready,
+				Foreign: foreign(children, func(n string) bool { return (ready && n == readyChild) || slices.Contains(ms, n) })}
+		}
+	}
+	if ready && len(children) == 1 {
 		return Layout{Kind: KindDoubleBarrier, Dialect: cur, Ready: true}
 	}
 	return Layout{Kind: KindUnknown, Foreign: foreign(children, func(string) bool { return false })}
 }
+
+// fixedChildren are the child names whose own children Recognise needs.
+var fixedChildren = []string{leasesChild, locksChild, kazooSemLock, entriesChild, takenChild, readyChild}
 
 // IsTransaction reports whether a node whose children are children, and
 // whose grandchildren (by child name) are grand, is a twophase

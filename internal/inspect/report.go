@@ -33,8 +33,9 @@ type Report struct {
 	Ready   bool   `json:"ready,omitempty"`
 	// Twophase: transactions, undecided first, then by id.
 	Transactions []Tx `json:"transactions,omitempty"`
-	// Sessions says whether Node.Live could be learned (every server
-	// answered "cons") and, if not, why.
+	// Sessions says how the owners' liveness was learned (see Liveness):
+	// whether every member of the ensemble answered "cons", and if not,
+	// why.
 	Sessions SessionInfo `json:"sessions"`
 	// Stale lists nodes left by sessions that no longer exist (see
 	// Finding).
@@ -64,10 +65,16 @@ type Node struct {
 	Age     Duration  `json:"age"`
 	Czxid   int64     `json:"czxid"`
 	Version int32     `json:"version"`
-	// Live: whether the owner session is connected to a server (nil when
-	// unknown or persistent). A false value means the owner's client is
-	// gone or cut off: the node lasts until the session expires.
-	Live *bool `json:"live,omitempty"`
+	// Liveness of the owner session: "connected" (a server listed it),
+	// "disconnected" (every member of the ensemble was asked, twice, and
+	// none listed it, and the node was still there after: its client is
+	// gone or cut off, and the node lasts until the session expires) or
+	// "unknown" (a member was not asked, or the check was off); "" for a
+	// persistent node. Live is the same as a boolean, nil when unknown.
+	Liveness string `json:"liveness,omitempty"`
+	Live     *bool  `json:"live,omitempty"`
+	// owner is the ephemeral owner's id (0 for a persistent node).
+	owner int64
 	// Gone: the node was listed but deleted before it could be read.
 	Gone bool `json:"gone,omitempty"`
 	// Priority: a queue item's priority.
@@ -93,11 +100,21 @@ type Site struct {
 	Done  bool   `json:"done,omitempty"`
 }
 
-// SessionInfo says how session liveness was learned.
+// SessionInfo says how session liveness was learned (see Liveness).
 type SessionInfo struct {
-	Known     bool   `json:"known"`
-	Connected int    `json:"connected,omitempty"` // sessions connected over all servers
-	Why       string `json:"why,omitempty"`       // when not Known
+	// Known: every member of the ensemble answered "cons", so an owner
+	// none of them lists is disconnected.
+	Known bool `json:"known"`
+	// Connected counts the sessions the servers asked listed.
+	Connected int `json:"connected,omitempty"`
+	// Members is the size of the ensemble's membership (0 when it could
+	// not be learned); Asked how many of them answered "cons".
+	Members int `json:"members,omitempty"`
+	Asked   int `json:"asked,omitempty"`
+	// Why says, when not Known, why liveness is unknown; Missing lists
+	// each member not asked, or server that did not answer, and why.
+	Why     string   `json:"why,omitempty"`
+	Missing []string `json:"missing,omitempty"`
 }
 
 // Finding is a node left behind by a session that no longer exists, or one

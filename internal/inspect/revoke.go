@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/lock"
@@ -11,28 +12,58 @@ import (
 )
 
 // Revocable returns the contenders to revoke at a lock or rwlock in
-// Curator's dialect (the only one with a revocation protocol): the one
-// named node, which must be a contender, or else every holder (the mutex's
-// head, or an rwlock's writer or readers). It fails with ErrNotHeld when
-// there is nothing to revoke. Pure.
-func Revocable(rep *Report, node string) ([]Node, error) {
+// Curator's dialect (the only one with a revocation protocol): with node
+// "" every holder (the mutex's head, or an rwlock's writer or readers);
+// else the one contender node names (its child name, its path, or its
+// ShortName when no other contender has the same). A named contender that
+// does not hold is refused with ErrNotHolder unless force: the revoke
+// marker replaces its data, which is all that says whose it is, and a
+// client with revocation gives the lock up as soon as it gets it. It
+// fails with ErrNotHeld when there is nothing to revoke. Pure.
+func Revocable(rep *Report, node string, force bool) ([]Node, error) {
 	if (rep.Kind != KindLock && rep.Kind != KindRWLock) || rep.Dialect != recipes.Curator.String() {
 		return nil, fmt.Errorf("%w: %s is a %s (%s), and only Curator-dialect locks and rwlocks have a revocation protocol",
 			ErrNotHeld, rep.Path, rep.Kind, rep.Dialect)
 	}
-	var out []Node
-	for _, n := range rep.Contenders {
-		if (node == "" && n.Holds) || (node != "" && n.Name == node) {
-			out = append(out, n)
+	if node == "" {
+		var out []Node
+		for _, n := range rep.Contenders {
+			if n.Holds {
+				out = append(out, n)
+			}
+		}
+		if len(out) == 0 {
+			return nil, fmt.Errorf("%w: %s has no holder", ErrNotHeld, rep.Path)
+		}
+		return out, nil
+	}
+	var match []int
+	for i, n := range rep.Contenders {
+		if n.Name == node || n.Path == node {
+			match = []int{i}
+			break
+		}
+		if ShortName(n.Name) == node {
+			match = append(match, i)
 		}
 	}
-	if len(out) == 0 {
-		if node != "" {
-			return nil, fmt.Errorf("%w: %s is not a contender of %s", ErrNotHeld, node, rep.Path)
-		}
-		return nil, fmt.Errorf("%w: %s has no holder", ErrNotHeld, rep.Path)
+	switch {
+	case len(match) == 0:
+		return nil, fmt.Errorf("%w: %s is not a contender of %s", ErrNotHeld, node, rep.Path)
+	case len(match) > 1:
+		return nil, fmt.Errorf("%w: %s names %d contenders of %s: give the full name (show -o wide)", ErrUsage, node, len(match), rep.Path)
 	}
-	return out, nil
+	n := rep.Contenders[match[0]]
+	if !n.Holds && !force {
+		who := "no data"
+		if n.Data != "" {
+			who = "its data " + strings.TrimSpace(short(n.Data, TextOptions{}))
+		}
+		return nil, fmt.Errorf("%w: %s waits (place %d in line) and holds nothing; revoking writes %q over %s, so show no longer tells whose it is, "+
+			"and a client with revocation gives the lock up as soon as it gets it (Curator's revocable locks: while still waiting). "+
+			"Give -force to revoke it anyway", ErrNotHolder, n.Path, match[0]+1, recipes.RevokeMessage, who)
+	}
+	return []Node{n}, nil
 }
 
 // revoke asks the holders of the path (or the named contender) to release
@@ -46,7 +77,7 @@ func (c *cli) revoke(ctx context.Context, s *recipes.Session, out io.Writer) err
 	if err != nil {
 		return err
 	}
-	ns, err := Revocable(rep, c.node)
+	ns, err := Revocable(rep, c.node, c.force)
 	if err != nil {
 		return err
 	}
@@ -54,13 +85,17 @@ func (c *cli) revoke(ctx context.Context, s *recipes.Session, out io.Writer) err
 		if err := lock.Revoke(ctx, s, zkpath.Join(rep.Path, n.Name)); err != nil {
 			return err
 		}
-		if c.json {
-			if err := WriteJSON(out, &revoked{Revoked: n.Path, Session: n.Session, Data: n.Data}); err != nil {
+		if c.json() {
+			if err := WriteJSON(out, &revoked{Revoked: n.Path, Holds: n.Holds, Session: n.Session, Data: n.Data}); err != nil {
 				return err
 			}
 			continue
 		}
-		if _, err := fmt.Fprintf(out, "revoked %s (session %s, data %s)\n", n.Path, n.Session, short(n.Data)); err != nil {
+		state := "holder"
+		if !n.Holds {
+			state = "waiter (-force)"
+		}
+		if _, err := fmt.Fprintf(out, "revoked %s (%s, session %s, data %s)\n", n.Path, state, n.Session, short(n.Data, TextOptions{})); err != nil {
 			return err
 		}
 	}
@@ -70,6 +105,7 @@ func (c *cli) revoke(ctx context.Context, s *recipes.Session, out io.Writer) err
 // revoked is revoke's JSON output, one document per node.
 type revoked struct {
 	Revoked string `json:"revoked"`
+	Holds   bool   `json:"holds"`
 	Session string `json:"session,omitempty"`
 	Data    string `json:"data,omitempty"`
 }

@@ -57,7 +57,7 @@ func (c *cli) watch(ctx context.Context, s *recipes.Session, out io.Writer) erro
 			}
 			return err
 		}
-		if c.clear && !c.json {
+		if c.clear && !c.json() {
 			_, _ = io.WriteString(out, clearScreen)
 		}
 		if err := c.write(out, rep); err != nil {

@@ -64,6 +64,18 @@ func TestCommandOnSecuredEnsemble(t *testing.T) {
 		t.Errorf("show without -digest: exit %d, stderr %q; want exit 1 naming the missing authentication", code, errOut)
 	}
 
+	// Without -tls-ca the TLS port hears a plain handshake and says
+	// nothing back: the connect fails at -timeout, naming the servers and
+	// what they did, and the command does not hang on after it.
+	servers := strings.Join(e.Addrs(), ",")
+	start := time.Now()
+	_, errOut, code = runCommandArgs(ctx, "show", path, "-servers", servers, "-timeout", "3s", "-digest", testutil.User+":"+testutil.Password)
+	if took := time.Since(start); code != 1 || !strings.Contains(errOut, "cannot connect to "+servers) || !strings.Contains(errOut, "no session within 3s") ||
+		!strings.Contains(errOut, "without -tls-ca") || strings.Contains(errOut, "authentication failed") || took > 8*time.Second {
+		t.Errorf("show without -tls-ca: exit %d after %v, stderr %q", code, took, errOut)
+	}
+	t.Logf("without -tls-ca: %s", errOut)
+
 	rep := show(t, e, path)
 	if rep.Kind != "lock" || len(rep.Contenders) != 2 {
 		t.Fatalf("report: %+v", rep)

@@ -113,7 +113,7 @@ func TestShowDisconnectedHolder(t *testing.T) {
 		t.Errorf("stale %+v", rep.Stale)
 	}
 	text := zkrecipes(t, e, "show", path)
-	if !strings.Contains(text, hex(sid)+" (disconnected)") || !strings.Contains(text, "stale:\n  "+holderNode) {
+	if !strings.Contains(text, hex(sid)+" (disconnected)") || !strings.Contains(text, "stale:\n  "+inspect.ShortName(holderNode[strings.LastIndex(holderNode, "/")+1:])+": ") {
 		t.Errorf("text:\n%s", text)
 	}
 	if err := link.Restore(); err != nil {
