@@ -82,6 +82,7 @@ func checkCounter(h history.History, timeout time.Duration) Result {
 	for _, k := range keys {
 		kops := capOps(byKey[k], MaxLinearizableOps)
 		r.Checked += len(kops)
+		r.Of += len(byKey[k])
 		if len(kops) < len(byKey[k]) {
 			notes = append(notes, fmt.Sprintf("%s: first %d of %d operations checked (cap %d)", k, len(kops), len(byKey[k]), MaxLinearizableOps))
 		}
@@ -96,5 +97,8 @@ func checkCounter(h history.History, timeout time.Duration) Result {
 		}
 	}
 	r.Note = strings.Join(notes, "; ")
+	if r.Of == r.Checked {
+		r.Of = 0 // nothing capped
+	}
 	return r
 }
