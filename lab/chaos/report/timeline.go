@@ -10,12 +10,13 @@ import (
 )
 
 // Timeline is the geometry of one scenario's picture, drawn as inline SVG
-// by the report template: a row per client with its operations' outcomes
+// on the scenario's page: a row per client with its operations' outcomes
 // (a strip of buckets: green = something succeeded, orange = an outcome was
-// unknown, red = only failures) and its holdings as bars, fault windows
-// shaded over every row (titled with the target each struck), crashes and
-// resumptions as ticks on their client's row, and violations marked in
-// red.
+// unknown, red = only failures; a run of buckets of one colour is one
+// rectangle) and its holdings as bars (holdings less than a pixel apart
+// merged), fault windows shaded over every row as injected (titled with
+// the target each struck), crashes and resumptions as ticks on their
+// client's row, and violations marked in red.
 type Timeline struct {
 	Width, Height int
 	Rows          []tlText // client names, left column
@@ -110,42 +111,82 @@ func NewTimeline(h history.History, results []checkers.Result) Timeline {
 			strips[o.Client][i].unknown++
 		}
 	}
+	// A run of buckets of one class is one rectangle, titled with its
+	// counts: a strip has a few rectangles, not one per bucket.
 	bw := plot / tlBuckets
-	for c, bs := range strips {
+	class := func(b bucket) string {
+		switch {
+		case b.unknown > 0:
+			return "op-unknown"
+		case b.ok > 0:
+			return "op-ok"
+		case b.fail > 0:
+			return "op-fail"
+		}
+		return ""
+	}
+	at := func(i int) string {
+		return time.Duration(float64(i) * span / tlBuckets).Round(time.Millisecond).String()
+	}
+	for _, c := range clients {
+		bs := strips[c]
 		y := float64(tlTop + row[c]*tlRow + 16)
-		for i, b := range bs {
-			class := ""
-			switch {
-			case b.unknown > 0:
-				class = "op-unknown"
-			case b.ok > 0:
-				class = "op-ok"
-			case b.fail > 0:
-				class = "op-fail"
-			default:
-				continue
+		for i := 0; i < len(bs); {
+			cl := class(bs[i])
+			j, sum := i, bucket{}
+			for j < len(bs) && class(bs[j]) == cl {
+				sum.ok, sum.fail, sum.unknown = sum.ok+bs[j].ok, sum.fail+bs[j].fail, sum.unknown+bs[j].unknown
+				j++
 			}
-			t.Rects = append(t.Rects, tlRect{X: tlLeft + float64(i)*bw, Y: y, W: bw + 0.3, H: 6, Class: class,
-				Title: fmt.Sprintf("%s at %s: %d ok, %d failed, %d unknown", c, time.Duration(float64(i)*span/tlBuckets).Round(time.Millisecond), b.ok, b.fail, b.unknown)})
+			if cl != "" {
+				t.Rects = append(t.Rects, tlRect{X: tlLeft + float64(i)*bw, Y: y, W: float64(j-i)*bw + 0.3, H: 6, Class: cl,
+					Title: fmt.Sprintf("%s %s to %s: %d ok, %d failed, %d unknown", c, at(i), at(j), sum.ok, sum.fail, sum.unknown)})
+			}
+			i = j
 		}
 	}
 
-	// holdings
+	// holdings: those of a client less than a pixel apart, of one key in
+	// one mode, are one bar (a lock changes hands every few milliseconds),
+	// titled with their count and span; a lone holding, and one that
+	// ended lost, is a bar of its own titled with its token and end.
+	type bar struct {
+		client, class, key string
+		from, to           int64
+		first              history.Holding
+		n                  int
+	}
+	var bars []bar
+	open := map[string]int{} // client/class -> index in bars of its last bar
+	pixel := int64(span / plot)
 	for _, hd := range history.Holdings(h) {
-		r, ok := row[hd.Client]
-		if !ok {
+		if _, ok := row[hd.Client]; !ok {
 			continue
 		}
 		class := "hold"
 		if hd.Mode == "read" {
 			class = "hold-read"
 		}
-		end := "to the end"
-		if hd.Ended != "" {
-			end = string(hd.Ended)
+		id := hd.Client + "/" + class
+		if i, ok := open[id]; ok && bars[i].key == hd.Key && hd.From-bars[i].to < pixel && hd.Ended == history.KindReleased && bars[i].first.Ended == history.KindReleased {
+			bars[i].to = max(bars[i].to, hd.To)
+			bars[i].n++
+			continue
 		}
-		t.Rects = append(t.Rects, tlRect{X: x(hd.From), Y: float64(tlTop + r*tlRow + 3), W: max(x(hd.To)-x(hd.From), 1.5), H: 11, Class: class,
-			Title: fmt.Sprintf("%s holds %s (token %d) %s to %s, %s", hd.Client, hd.Key, hd.Token, history.Rel(h, hd.From), history.Rel(h, hd.To), end)})
+		open[id] = len(bars)
+		bars = append(bars, bar{client: hd.Client, class: class, key: hd.Key, from: hd.From, to: hd.To, first: hd, n: 1})
+	}
+	for _, b := range bars {
+		title := fmt.Sprintf("%s holds %s %d times, %s to %s", b.client, b.key, b.n, history.Rel(h, b.from), history.Rel(h, b.to))
+		if b.n == 1 {
+			hd := b.first
+			end := "to the end"
+			if hd.Ended != "" {
+				end = string(hd.Ended)
+			}
+			title = fmt.Sprintf("%s holds %s (token %d) %s to %s, %s", hd.Client, hd.Key, hd.Token, history.Rel(h, hd.From), history.Rel(h, hd.To), end)
+		}
+		t.Rects = append(t.Rects, tlRect{X: x(b.from), Y: float64(tlTop + row[b.client]*tlRow + 3), W: max(x(b.to)-x(b.from), 1.5), H: 11, Class: b.class, Title: title})
 	}
 
 	// crashes and resumptions (the two-phase workload's): a tick on the

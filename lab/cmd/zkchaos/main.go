@@ -82,8 +82,9 @@ func run() int {
 	}
 	cfg, err := chaos.Config{
 		Tier: faults.Tier(*tier), Duration: *duration, Seed: *seed, Out: *out, Clients: *clients,
-		SessionTimeout: *sessionTimeout, Progress: os.Stdout, Command: commandLine(),
+		SessionTimeout: *sessionTimeout, Progress: os.Stdout, Command: commandLine(os.Args),
 		Secure: *secure, Servers: serverList, Root: *root, Digest: *digest, TLSCA: *tlsCA,
+		Replay: replayBase(*tier, *mutantSeeds > 0), Select: *scenarios,
 	}.WithDefaults()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "zkchaos:", err)
@@ -126,14 +127,7 @@ func run() int {
 
 	fmt.Printf("zkchaos: seed %d, tier %s, %d scenarios, %v per scenario at least, session timeout %v, %d clients\n",
 		cfg.Seed, cfg.Tier, len(scs), cfg.Duration, cfg.SessionTimeout, cfg.Clients)
-	extra := ""
-	if cfg.Secure {
-		extra += " -secure"
-	}
-	if len(cfg.Servers) > 0 {
-		extra += " -servers " + strings.Join(cfg.Servers, ",")
-	}
-	fmt.Printf("zkchaos: replay with: go run ./lab/cmd/zkchaos%s -tier %s -seed %d -scenarios '%s'\n", extra, cfg.Tier, cfg.Seed, strings.Join(names(scs), ","))
+	fmt.Printf("zkchaos: replay the run: %s\n", report.Summary{Seed: cfg.Seed, Replay: cfg.Replay, Select: cfg.Select}.ReplayCommand())
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -163,18 +157,57 @@ func run() int {
 	if cfg.Out != "" {
 		fmt.Printf("report: %s/%s\n", strings.TrimSuffix(cfg.Out, "/"), report.FileHTML)
 	}
+	for _, name := range sum.Failing() {
+		fmt.Printf("replay %s: %s\n", name, sum.ReplayCommand(name))
+	}
+	code = 0
 	switch {
 	case err != nil && !errors.Is(err, context.Canceled):
 		fmt.Fprintln(os.Stderr, "zkchaos:", err)
-		return 2
+		code = 2
 	case err != nil:
 		fmt.Fprintln(os.Stderr, "zkchaos: interrupted")
-		return 130
+		code = 130
 	case sum.Failed():
-		fmt.Fprintf(os.Stderr, "zkchaos: %d violations, %d scenario errors (seed %d)\n", sum.Violations(), sum.Errors(), cfg.Seed)
-		return 1
+		code = 1
 	}
-	return 0
+	if code != 0 && !sum.Failed() && sum.Complete() { // every scenario passed, but the report could not be written
+		fmt.Println(report.Clip("FAIL "+err.Error(), report.ConsoleWidth))
+		return code
+	}
+	fmt.Println(sum.FinalLine(report.ConsoleWidth))
+	return code
+}
+
+// replayBase is the command that replays a scenario of this run less its
+// -seed and -scenarios: zkchaos as invoked with every flag set on the
+// command line but those, -out, -list, -v and -mutant-seeds (-broken in
+// its stead: the mutants are broken workloads), with -tier always.
+func replayBase(tier string, mutants bool) string {
+	args := []string{os.Args[0], "-tier", tier}
+	broken := mutants
+	flag.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "seed", "scenarios", "out", "list", "v", "mutant-seeds", "tier":
+			return
+		case "broken":
+			broken = f.Value.String() == "true"
+			return
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			if v := f.Value.String(); v == "true" {
+				args = append(args, "-"+f.Name)
+			} else {
+				args = append(args, "-"+f.Name+"="+v)
+			}
+			return
+		}
+		args = append(args, "-"+f.Name, f.Value.String())
+	})
+	if broken {
+		args = append(args, "-broken")
+	}
+	return commandLine(args)
 }
 
 // ensemble starts the ensemble of the run (with TLS and enforced
@@ -217,7 +250,7 @@ func ensemble(ctx context.Context, cfg chaos.Config, backend testenv.Backend, lo
 // shown as "go run ./lab/cmd/zkchaos": the package is named from the
 // repository root (the root module's path, the lab module's without its
 // "/lab"), where the README's commands run.
-func commandLine() string {
+func commandLine(args []string) string {
 	var pkg, mod string
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		pkg, mod = bi.Path, strings.TrimSuffix(bi.Main.Path, "/lab")
@@ -226,7 +259,7 @@ func commandLine() string {
 	if dir, err := os.UserCacheDir(); cache == "" && err == nil {
 		cache = filepath.Join(dir, "go-build")
 	}
-	return chaos.CommandLine(chaos.RedactArgs(os.Args), pkg, mod, cache)
+	return chaos.CommandLine(chaos.RedactArgs(args), pkg, mod, cache)
 }
 
 // runMutants is -mutant-seeds: every selected mutant's scenarios on n
