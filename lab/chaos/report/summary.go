@@ -287,7 +287,9 @@ func (r ScenarioResult) CellTitle(checker string) string {
 	return c.Note
 }
 
-// Line is the progress line printed after a scenario.
+// Line is a scenario on one line with every checker's cell, its margins,
+// targets and error, however long: for test messages and logs. The
+// progress line zkchaos prints is ProgressLine.
 func (r ScenarioResult) Line() string {
 	if r.NotApplicable != "" {
 		return fmt.Sprintf("N/A  %-34s not applicable: %s", r.Scenario, r.NotApplicable)

@@ -1,16 +1,23 @@
 // Command zkchaos runs the chaos suite: it prepares the ZooKeeper image,
 // starts a 3-server ensemble in containers behind Toxiproxy, plays every
 // scenario (workload x fault) on a seeded schedule, proves the invariants
-// with the chaos checkers, prints a line per scenario and a summary table,
-// writes the report (index.html, junit.xml, summary.json, history/*.json),
-// and exits 1 on any violation.
+// with the chaos checkers, prints a line per scenario (at most 120
+// columns, with the time elapsed and an estimate of what is left) and a
+// summary table, writes the report after every scenario (index.html,
+// scenarios/*.html, junit.xml, summary.json, history/*.json.gz), prints a
+// replay command per failing scenario and a last line that begins with
+// PASS or FAIL and names the failing scenarios, and exits 1 on any
+// violation.
 //
 //	go run ./lab/cmd/zkchaos [-tier quick|full] [-scenarios 'register/*,lock/kill-*']
 //	                     [-workloads lock,leader] [-duration 12s] [-seed N] [-out report] [-list] [-broken]
 //	                     [-secure] [-servers host:port,... [-root /path] [-digest user:password] [-tls-ca ca.pem]]
 //	go run ./lab/cmd/zkchaos -mutant-seeds 5 [-workloads counter-blind-mutant,...] [-seed N]
 //
-// The seed is printed; the same seed replays the same fault schedules.
+// The seed and the run's replay command are printed; the same seed replays
+// the same fault schedules. A replay command repeats the flags given (less
+// -seed, -scenarios, -out, -list, -v) with -tier, the seed and the
+// scenarios; a -digest password shows as [REDACTED].
 //
 // -mutant-seeds N runs every mutant workload (or those -workloads names)
 // under its exposing faults on N seeds (the first -seed when given, the
