@@ -20,7 +20,14 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"timeline": func(r ScenarioResult) Timeline {
 		return NewTimeline(r.History, r.Results)
 	},
-	"windows":     Windows,
+	"windows": Windows,
+	"rate": func(r ScenarioResult) *RateChart {
+		if c, ok := NewRateChart(r.History); ok {
+			return &c
+		}
+		return nil
+	},
+	"addf":        func(a, b float64) float64 { return a + b },
 	"rel":         func(h history.History, t int64) string { return history.Rel(h, t) },
 	"f":           func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 	"sec":         func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) + " s" },
@@ -66,7 +73,8 @@ func WriteHTML(w io.Writer, s Summary) error {
 
 // WriteDetail renders the page of r, a scenario of s: its replay command,
 // its fault windows as scheduled and as injected, with their targets, its
-// checks with their notes, its violations and its timeline picture.
+// checks with their notes, its violations, its rate and latency picture
+// (RateChart) and its timeline picture (Timeline).
 func WriteDetail(w io.Writer, s Summary, r ScenarioResult) error {
 	return reportTmpl.ExecuteTemplate(w, "detail", struct {
 		S Summary

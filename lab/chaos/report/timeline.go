@@ -209,14 +209,7 @@ func NewTimeline(h history.History, results []checkers.Result) Timeline {
 	}
 
 	// axis: a tick at a round step, about 10 over the span
-	step := time.Second
-	for _, s := range []time.Duration{time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute, 5 * time.Minute} {
-		step = s
-		if time.Duration(span)/s <= 12 {
-			break
-		}
-	}
-	for d := time.Duration(0); d <= time.Duration(span); d += step {
+	for _, d := range ticks(time.Duration(span)) {
 		t.Ticks = append(t.Ticks, tlTick{X: x(h.Start + int64(d)), Label: d.String()})
 	}
 	return t
