@@ -28,6 +28,7 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 		return nil
 	},
 	"addf":        func(a, b float64) float64 { return a + b },
+	"f2":          func(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) },
 	"rel":         func(h history.History, t int64) string { return history.Rel(h, t) },
 	"f":           func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
 	"sec":         func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) + " s" },

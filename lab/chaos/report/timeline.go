@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -21,6 +22,7 @@ type Timeline struct {
 	Width, Height int
 	Rows          []tlText // client names, left column
 	Rects         []tlRect
+	Paths         []tlPath
 	Ticks         []tlTick
 	Marks         []tlRect // violations
 }
@@ -30,6 +32,16 @@ type tlRect struct {
 	Class      string
 	Title      string
 	Label      string
+	Opacity    float64 // 0: the class's
+	// Group, when set, names the group the rectangle belongs to, and
+	// titles it when the group is drawn as one path (see collapse).
+	Group string
+}
+
+// tlPath is a group of rectangles drawn as one shape.
+type tlPath struct {
+	Class, D, Title string
+	Opacity         float64
 }
 
 type tlText struct {
@@ -48,6 +60,9 @@ const (
 	tlTop     = 22
 	tlRow     = 26
 	tlBuckets = 300
+	// holdMergePx: a client's holdings closer than this many pixels are
+	// drawn as one bar.
+	holdMergePx = 4
 )
 
 // NewTimeline lays out h; violations are marked at their times.
@@ -139,26 +154,29 @@ func NewTimeline(h history.History, results []checkers.Result) Timeline {
 				j++
 			}
 			if cl != "" {
-				t.Rects = append(t.Rects, tlRect{X: tlLeft + float64(i)*bw, Y: y, W: float64(j-i)*bw + 0.3, H: 6, Class: cl,
+				t.Rects = append(t.Rects, tlRect{X: tlLeft + float64(i)*bw, Y: y, W: float64(j-i)*bw + 0.3, H: 6, Class: cl, Group: c + ": " + groupTitle[cl],
 					Title: fmt.Sprintf("%s %s to %s: %d ok, %d failed, %d unknown", c, at(i), at(j), sum.ok, sum.fail, sum.unknown)})
 			}
 			i = j
 		}
 	}
 
-	// holdings: those of a client less than a pixel apart, of one key in
-	// one mode, are one bar (a lock changes hands every few milliseconds),
-	// titled with their count and span; a lone holding, and one that
-	// ended lost, is a bar of its own titled with its token and end.
+	// holdings: those of a client less than holdMergePx pixels apart, of
+	// one key in one mode, released, are one bar (a lock changes hands
+	// every few milliseconds: each holding is under a pixel), titled with
+	// their count, span and the share of it they held, which the bar's
+	// opacity shows; a lone holding, and one that ended lost, is a bar of
+	// its own titled with its token and end.
 	type bar struct {
 		client, class, key string
 		from, to           int64
+		held               int64 // time held in total
 		first              history.Holding
 		n                  int
 	}
 	var bars []bar
 	open := map[string]int{} // client/class -> index in bars of its last bar
-	pixel := int64(span / plot)
+	gap := int64(holdMergePx * span / plot)
 	for _, hd := range history.Holdings(h) {
 		if _, ok := row[hd.Client]; !ok {
 			continue
@@ -168,16 +186,25 @@ func NewTimeline(h history.History, results []checkers.Result) Timeline {
 			class = "hold-read"
 		}
 		id := hd.Client + "/" + class
-		if i, ok := open[id]; ok && bars[i].key == hd.Key && hd.From-bars[i].to < pixel && hd.Ended == history.KindReleased && bars[i].first.Ended == history.KindReleased {
+		if i, ok := open[id]; ok && bars[i].key == hd.Key && hd.From-bars[i].to < gap && hd.Ended == history.KindReleased && bars[i].first.Ended == history.KindReleased {
 			bars[i].to = max(bars[i].to, hd.To)
+			bars[i].held += hd.To - hd.From
 			bars[i].n++
 			continue
 		}
 		open[id] = len(bars)
-		bars = append(bars, bar{client: hd.Client, class: class, key: hd.Key, from: hd.From, to: hd.To, first: hd, n: 1})
+		bars = append(bars, bar{client: hd.Client, class: class, key: hd.Key, from: hd.From, to: hd.To, held: hd.To - hd.From, first: hd, n: 1})
 	}
 	for _, b := range bars {
-		title := fmt.Sprintf("%s holds %s %d times, %s to %s", b.client, b.key, b.n, history.Rel(h, b.from), history.Rel(h, b.to))
+		share := 1.0
+		if b.to > b.from {
+			share = float64(b.held) / float64(b.to-b.from)
+		}
+		title := fmt.Sprintf("%s holds %s %d times, %s to %s (held %.0f%% of that time)", b.client, b.key, b.n, history.Rel(h, b.from), history.Rel(h, b.to), 100*share)
+		opacity := 0.0
+		if b.n > 1 {
+			opacity = max(share, 0.3)
+		}
 		if b.n == 1 {
 			hd := b.first
 			end := "to the end"
@@ -186,7 +213,8 @@ func NewTimeline(h history.History, results []checkers.Result) Timeline {
 			}
 			title = fmt.Sprintf("%s holds %s (token %d) %s to %s, %s", hd.Client, hd.Key, hd.Token, history.Rel(h, hd.From), history.Rel(h, hd.To), end)
 		}
-		t.Rects = append(t.Rects, tlRect{X: x(b.from), Y: float64(tlTop + row[b.client]*tlRow + 3), W: max(x(b.to)-x(b.from), 1.5), H: 11, Class: b.class, Title: title})
+		t.Rects = append(t.Rects, tlRect{X: x(b.from), Y: float64(tlTop + row[b.client]*tlRow + 3), W: max(x(b.to)-x(b.from), 1.5), H: 11, Class: b.class, Title: title, Opacity: opacity,
+			Group: b.client + " holds " + b.key + " (bars merged into one shape: too many to title each)"})
 	}
 
 	// crashes and resumptions (the two-phase workload's): a tick on the
@@ -212,7 +240,51 @@ func NewTimeline(h history.History, results []checkers.Result) Timeline {
 	for _, d := range ticks(time.Duration(span)) {
 		t.Ticks = append(t.Ticks, tlTick{X: x(h.Start + int64(d)), Label: d.String()})
 	}
+	t.collapse()
 	return t
+}
+
+// groupTitle titles a client's strip of one outcome drawn as one shape.
+var groupTitle = map[string]string{
+	"op-ok": "operations succeeded (slices of time)", "op-fail": "only failures (slices of time)", "op-unknown": "outcomes unknown (slices of time)",
+}
+
+// maxTitled is the most rectangles of one group (a client's strip of one
+// outcome, its holdings of one key) drawn each with its own title; above
+// it they are one path titled for the group, so that a busy scenario
+// (a leadership changing hands hundreds of times) stays small.
+const maxTitled = 40
+
+// collapse turns each group of more than maxTitled rectangles into one
+// path (per opacity), keeping the others as they are.
+func (t *Timeline) collapse() {
+	type key struct {
+		group, class string
+		opacity      float64
+	}
+	count := map[string]int{}
+	for _, r := range t.Rects {
+		if r.Group != "" {
+			count[r.Group]++
+		}
+	}
+	at := map[key]int{}
+	kept := t.Rects[:0]
+	for _, r := range t.Rects {
+		if r.Group == "" || count[r.Group] <= maxTitled {
+			kept = append(kept, r)
+			continue
+		}
+		k := key{r.Group, r.Class, math.Round(r.Opacity*4) / 4}
+		i, ok := at[k]
+		if !ok {
+			i = len(t.Paths)
+			at[k] = i
+			t.Paths = append(t.Paths, tlPath{Class: r.Class, Title: fmt.Sprintf("%s, %d shapes", r.Group, count[r.Group]), Opacity: k.opacity})
+		}
+		t.Paths[i].D += fmt.Sprintf("M%.1f %.1fh%.1fv%.1fh%.1fz", r.X, r.Y, r.W, r.H, -r.W)
+	}
+	t.Rects = kept
 }
 
 // Bottom is the y of the axis.
