@@ -49,3 +49,37 @@ func TestTimelineMerges(t *testing.T) {
 		t.Errorf("%d holding bars:\n%s", count["hold"], titles["hold"])
 	}
 }
+
+// TestTimelineCollapses: a leadership changing hands hundreds of times
+// is one path per client, not a titled bar per holding; a few holdings
+// keep their bars and titles.
+func TestTimelineCollapses(t *testing.T) {
+	b := newHB(10000)
+	for i := int64(0); i < 100; i++ { // c1 and c2 in turn, 50 ms each, every 100 ms
+		b.hold("c1", "/l", 2*i, 100*i, 100*i+40)
+		b.hold("c2", "/l", 2*i+1, 100*i+50, 100*i+90)
+	}
+	b.hold("c3", "/l", 999, 9950, 9990)
+	tl := NewTimeline(b.build(), nil)
+	holds := 0
+	for _, r := range tl.Rects {
+		if r.Class == "hold" {
+			holds++
+			if !strings.Contains(r.Title, "c3 holds /l (token 999)") {
+				t.Errorf("bar %q: want only c3's", r.Title)
+			}
+		}
+	}
+	var paths []string
+	for _, p := range tl.Paths {
+		if p.Class == "hold" {
+			paths = append(paths, p.Title)
+			if n := strings.Count(p.D, "M"); n != 100 {
+				t.Errorf("path %q has %d shapes, want 100", p.Title, n)
+			}
+		}
+	}
+	if holds != 1 || len(paths) != 2 || !strings.HasPrefix(paths[0], "c1 holds /l") || !strings.HasPrefix(paths[1], "c2 holds /l") {
+		t.Errorf("%d bars, paths %q; want c3's bar and a path for c1 and for c2", holds, paths)
+	}
+}
