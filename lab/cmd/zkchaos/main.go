@@ -187,18 +187,23 @@ func run() int {
 }
 
 // replayBase is the command that replays a scenario of this run less its
-// -seed and -scenarios: zkchaos as invoked with every flag set on the
-// command line but those, -out, -list, -v and -mutant-seeds (-broken in
-// its stead: the mutants are broken workloads), with -tier always.
+// -seed and -scenarios (see replayArgs), as commandLine shows it.
 func replayBase(tier string, mutants bool) string {
-	args := []string{os.Args[0], "-tier", tier}
+	return commandLine(replayArgs(flag.CommandLine, os.Args[0], tier, mutants))
+}
+
+// replayArgs is exe with every flag set on fs but -seed, -scenarios,
+// -out, -list, -v and -mutant-seeds (-broken in its stead: the mutants
+// are broken workloads), and with -tier always, first.
+func replayArgs(fs *flag.FlagSet, exe, tier string, mutants bool) []string {
+	args := []string{exe, "-tier", tier}
 	broken := mutants
-	flag.Visit(func(f *flag.Flag) {
+	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "seed", "scenarios", "out", "list", "v", "mutant-seeds", "tier":
 			return
 		case "broken":
-			broken = f.Value.String() == "true"
+			broken = broken || f.Value.String() == "true"
 			return
 		}
 		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
@@ -214,7 +219,7 @@ func replayBase(tier string, mutants bool) string {
 	if broken {
 		args = append(args, "-broken")
 	}
-	return commandLine(args)
+	return args
 }
 
 // ensemble starts the ensemble of the run (with TLS and enforced
