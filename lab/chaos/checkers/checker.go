@@ -38,6 +38,10 @@ type Result struct {
 	Note     string `json:"note,omitempty"`
 	// Took is how long the check ran (set by Checker.Run).
 	Took time.Duration `json:"took"`
+	// Visual is, for a linearizability violation, porcupine's
+	// visualisation of the first key found not linearizable: an HTML page
+	// of its operations and the longest linearizable prefixes.
+	Visual []byte `json:"-"`
 }
 
 // Void turns r's violations into expected findings under fault.

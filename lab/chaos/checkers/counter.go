@@ -89,6 +89,9 @@ func checkCounter(h history.History, timeout time.Duration) Result {
 		res, info := porcupine.CheckOperationsVerbose(counterModel.ToModel(), kops, timeout)
 		switch res {
 		case porcupine.Illegal:
+			if r.Visual == nil {
+				r.Visual = visualize(counterModel.ToModel(), info)
+			}
 			r.Violations = append(r.Violations, Violation{Time: h.End, Msg: "not linearizable: " + k + ": " + describeLongestWith(h, info, counterModel.DescribeOperation)})
 		case porcupine.Unknown:
 			r.Inconclusive = true

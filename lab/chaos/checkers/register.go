@@ -1,6 +1,7 @@
 package checkers
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"strings"
@@ -172,6 +173,9 @@ func checkRegister(h history.History, timeout time.Duration, reads bool) Result 
 		res, info := porcupine.CheckOperationsVerbose(registerModel.ToModel(), kops, timeout)
 		switch res {
 		case porcupine.Illegal:
+			if r.Visual == nil {
+				r.Visual = visualize(registerModel.ToModel(), info)
+			}
 			r.Violations = append(r.Violations, Violation{Time: h.End, Msg: "not linearizable: " + k + ": " + describeLongest(h, info)})
 		case porcupine.Unknown:
 			r.Inconclusive = true
@@ -184,6 +188,16 @@ func checkRegister(h history.History, timeout time.Duration, reads bool) Result 
 		r.Of = 0 // nothing capped
 	}
 	return r
+}
+
+// visualize returns porcupine's visualisation of info, or nil when it
+// cannot render it.
+func visualize(m porcupine.Model, info porcupine.LinearizationInfo) []byte {
+	var b bytes.Buffer
+	if err := porcupine.Visualize(m, info, &b); err != nil {
+		return nil
+	}
+	return b.Bytes()
 }
 
 // describeLongest names where the longest linearizable prefix stops.

@@ -255,3 +255,28 @@ func TestVoid(t *testing.T) {
 		})
 	}
 }
+
+// TestVisual: a linearizability violation carries porcupine's
+// visualisation; a pass carries none.
+func TestVisual(t *testing.T) {
+	lost := newHB(100).cas("a", "/r", 0, 1, 0, 5, history.KindOK).cas("b", "/r", 0, 1, 6, 8, history.KindOK).build()
+	twice := newHB(100).addOp("a", "/n", 1, 0, 10, history.KindOK, 2).addOp("b", "/n", 1, 20, 30, history.KindOK, 3).build()
+	fine := newHB(100).cas("a", "/r", 0, 1, 0, 5, history.KindOK).build()
+	tests := []struct {
+		name   string
+		r      Result
+		visual bool
+	}{
+		{"register violation", Linearizable(time.Second).Run(lost), true},
+		{"counter violation", CounterLinearizable(time.Second).Run(twice), true},
+		{"pass", Linearizable(time.Second).Run(fine), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := len(tt.r.Visual) > 0
+			if got != tt.visual || got && !strings.Contains(string(tt.r.Visual), "<html") {
+				t.Fatalf("visual %d bytes, want one: %v", len(tt.r.Visual), tt.visual)
+			}
+		})
+	}
+}

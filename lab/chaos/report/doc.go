@@ -21,7 +21,9 @@
 //     directory: index.html (html.go and report.html.tmpl: the verdict,
 //     "needs attention", a summary table per workload), a page per
 //     scenario under scenarios/ (fault windows as scheduled and as
-//     injected, checks, violations, a timeline picture: timeline.go),
+//     injected, checks, violations with porcupine's visualisation of a
+//     linearizability violation, a rate and latency picture: rate.go, a
+//     timeline picture: timeline.go),
 //     summary.json (json.go, SchemaVersion), junit.xml (junit.go) and each
 //     scenario's history, gzipped, under history/. Each file is replaced
 //     whole (written aside, then renamed): the runner writes them after

@@ -124,6 +124,7 @@ type checkDoc struct {
 	Expected   int            `json:"expected,omitempty"`
 	Note       string         `json:"note,omitempty"`
 	Took       float64        `json:"took_seconds"`
+	Visual     string         `json:"visual,omitempty"` // porcupine's visualisation, relative to the report directory
 }
 
 type violationDoc struct {
@@ -193,6 +194,9 @@ func scenarioJSON(s Summary, r ScenarioResult) scenarioDoc {
 	for _, c := range r.Results {
 		cd := checkDoc{Checker: c.Checker, Status: StatusOf(c), Reason: Reason(c), Checked: c.Checked, Of: c.Of,
 			VoidedBy: c.VoidedBy, Expected: c.Expected, Note: c.Note, Took: secs(c.Took)}
+		if len(c.Visual) > 0 {
+			cd.Visual = VisualFile(r.Scenario, c.Checker)
+		}
 		for _, v := range c.Violations {
 			cd.Violations = append(cd.Violations, violationDoc{At: relSecs(h, v.Time), Client: v.Client, Msg: v.Msg})
 		}

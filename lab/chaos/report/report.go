@@ -38,6 +38,13 @@ func DetailFile(scenario string) string {
 	return DirScenarios + "/" + fileName(scenario) + ".html"
 }
 
+// VisualFile names porcupine's visualisation of a linearizability
+// violation found by checker in scenario (checkers.Result.Visual),
+// relative to the report.
+func VisualFile(scenario, checker string) string {
+	return DirScenarios + "/" + fileName(scenario) + "." + fileName(checker) + ".porcupine.html"
+}
+
 // Write writes the whole report of s into dir: every scenario's files
 // (WriteScenarioFiles), then index.html, summary.json and junit.xml
 // (WriteIndex).
@@ -51,7 +58,8 @@ func Write(dir string, s Summary) error {
 }
 
 // WriteScenarioFiles writes what belongs to r, a scenario of s, into dir:
-// its history (HistoryFile) and its page (DetailFile); nothing for a scenario that was
+// its history (HistoryFile), porcupine's visualisation of each
+// linearizability violation (VisualFile) and its page (DetailFile); nothing for a scenario that was
 // not applicable. Each file is replaced whole (written aside, then
 // renamed), so a run killed meanwhile leaves the previous file or the new
 // one, never half of one.
@@ -66,6 +74,14 @@ func WriteScenarioFiles(dir string, s Summary, r ScenarioResult) error {
 	}
 	if err := writeFile(filepath.Join(dir, HistoryFile(r.Scenario)), func(w io.Writer) error { return writeHistory(w, r.History) }); err != nil {
 		return err
+	}
+	for _, c := range r.Results {
+		if len(c.Visual) == 0 {
+			continue
+		}
+		if err := writeFile(filepath.Join(dir, VisualFile(r.Scenario, c.Checker)), func(w io.Writer) error { _, err := w.Write(c.Visual); return err }); err != nil {
+			return err
+		}
 	}
 	return writeFile(filepath.Join(dir, DetailFile(r.Scenario)), func(w io.Writer) error { return WriteDetail(w, s, r) })
 }

@@ -59,7 +59,11 @@ func TestWriteReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"<svg", `class="fault"`, `class="hold"`, "FAIL", `href="../history/lock_cut-short.json.gz"`, `href="../index.html"`} {
+	if vis, err := os.ReadFile(filepath.Join(dir, VisualFile("lock/cut-short", "linearizable"))); err != nil || !strings.Contains(string(vis), "<html") {
+		t.Errorf("porcupine's visualisation of lock/cut-short: %d bytes, %v", len(vis), err)
+	}
+	for _, want := range []string{"<svg", `class="fault"`, `class="hold"`, "FAIL", `href="../history/lock_cut-short.json.gz"`, `href="../index.html"`,
+		`<a href="../scenarios/lock_cut-short.linearizable.porcupine.html">porcupine's visualisation</a>`} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("the scenario's page lacks %q", want)
 		}
