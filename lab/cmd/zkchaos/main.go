@@ -326,7 +326,7 @@ func runMutants(cfg chaos.Config, n int, fixed bool, mutants string, backend tes
 		if out != "" {
 			cfg.Out = filepath.Join(out, fmt.Sprintf("seed-%d", seed))
 		}
-		fmt.Printf("zkchaos: seed %d (replay: go run ./lab/cmd/zkchaos -broken -seed %d -scenarios '%s')\n", seed, seed, strings.Join(names(scs), ","))
+		fmt.Printf("zkchaos: seed %d\n", seed)
 		r, err := chaos.NewRunner(e, cfg)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "zkchaos:", err)
@@ -347,17 +347,15 @@ func runMutants(cfg chaos.Config, n int, fixed bool, mutants string, backend tes
 			missed++
 		}
 	}
-	fmt.Printf("zkchaos: %d mutant scenarios x %d seeds: %d caught, %d missed (%v)\n", len(scs), len(seeds), len(verdicts)-missed, missed+len(scs)*len(seeds)-len(verdicts), time.Since(began).Round(time.Second))
+	for _, v := range verdicts {
+		if !v.Caught {
+			fmt.Printf("replay %s (seed %d): %s\n", v.Scenario, v.Seed, report.Summary{Seed: v.Seed, Replay: cfg.Replay}.ReplayCommand(v.Scenario))
+		}
+	}
+	verdict, code := "PASS", 0
 	if missed > 0 || len(verdicts) < len(scs)*len(seeds) {
-		return 1
+		verdict, code = "FAIL", 1
 	}
-	return 0
-}
-
-func names(scs []chaos.Scenario) []string {
-	out := make([]string, len(scs))
-	for i, s := range scs {
-		out[i] = s.Name
-	}
-	return out
+	fmt.Printf("%s %d mutant scenarios x %d seeds: %d caught, %d missed (%v)\n", verdict, len(scs), len(seeds), len(verdicts)-missed, missed+len(scs)*len(seeds)-len(verdicts), time.Since(began).Round(time.Second))
+	return code
 }
