@@ -14,10 +14,11 @@ import (
 var reportTemplate string
 
 var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
-	"hist":   HistoryFile,
-	"detail": DetailFile,
-	"visual": VisualFile,
-	"round":  func(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) },
+	"hist":    HistoryFile,
+	"detail":  DetailFile,
+	"visual":  VisualFile,
+	"round":   func(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) },
+	"roundms": func(d time.Duration) time.Duration { return d.Round(time.Millisecond) },
 	"timeline": func(r ScenarioResult) Timeline {
 		return NewTimeline(r.History, r.Results)
 	},
