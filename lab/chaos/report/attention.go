@@ -56,13 +56,13 @@ func (s Summary) Attention() []Attention {
 			case StatusFail:
 				add(AttnViolation, c.Checker, fmt.Sprintf("%d violation(s) of %s: %s", len(c.Violations), c.Checker, c.Violations[0].Msg))
 			case StatusNotExercised:
-				add(AttnNotExercised, c.Checker, c.Checker+": "+Reason(c))
+				add(AttnNotExercised, c.Checker, c.Checker+" "+Reason(c))
 			case StatusInconclusive:
-				add(AttnInconclusive, c.Checker, c.Checker+": "+Reason(c))
+				add(AttnInconclusive, c.Checker, c.Checker+" "+Reason(c))
 			case StatusVoided:
-				add(AttnVoided, c.Checker, c.Checker+": "+Reason(c))
+				add(AttnVoided, c.Checker, c.Checker+" "+Reason(c))
 			case StatusCapped:
-				add(AttnCapped, c.Checker, c.Checker+": "+Reason(c))
+				add(AttnCapped, c.Checker, c.Checker+" "+Reason(c))
 			}
 		}
 		if r.Err != "" {

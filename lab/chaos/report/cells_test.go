@@ -30,6 +30,7 @@ func TestStatusAndCells(t *testing.T) {
 			Note: "2 finding(s) expected under freeze-client, not counted: c1 and c2"}, StatusVoided, "void 2 (freeze-client)", "void", "voided: 2 finding(s) expected under freeze-client"},
 		{"inconclusive", checkers.Result{Checker: "linearizable", Checked: 40, Inconclusive: true, Note: "search timed out"}, StatusInconclusive, "? 40", "warn", "inconclusive: search timed out"},
 		{"not exercised", checkers.Result{Checker: "throughput", Checked: 3, Inconclusive: true, Note: "3 operations before the fault"}, StatusNotExercised, "not exercised", "warn", "not exercised: 3 operations"},
+		{"not exercised, said once", checkers.Result{Checker: "exercised", Checked: 1, Inconclusive: true, Note: "not exercised: no trace"}, StatusNotExercised, "not exercised", "warn", "not exercised: no trace"},
 		{"a timed out search is a failure first", checkers.Result{Checker: "linearizable", Checked: 40, Inconclusive: true, Violations: viol}, StatusFail, "1 VIOLATION(S)", "bad", ""},
 	}
 	for _, tt := range tests {
@@ -45,7 +46,7 @@ func TestStatusAndCells(t *testing.T) {
 				t.Errorf("class %q, want %q", got, tt.class)
 			}
 			got := Reason(tt.c)
-			if (tt.reason == "") != (got == "") || !strings.Contains(got, tt.reason) {
+			if (tt.reason == "") != (got == "") || !strings.Contains(got, tt.reason) || strings.Count(got, "not exercised") > 1 {
 				t.Errorf("reason %q, want %q", got, tt.reason)
 			}
 		})

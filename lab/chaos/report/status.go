@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/zkrecipes/zkrecipes/lab/chaos/checkers"
 )
@@ -53,6 +54,13 @@ func Reason(c checkers.Result) string {
 	if c.Note != "" {
 		note = ": " + c.Note
 	}
+	// says: the status, then the note, unless the note begins with it
+	says := func(status string) string {
+		if strings.HasPrefix(c.Note, status) {
+			return c.Note
+		}
+		return status + note
+	}
 	switch StatusOf(c) {
 	case StatusVoided:
 		if c.Note != "" {
@@ -60,9 +68,9 @@ func Reason(c checkers.Result) string {
 		}
 		return "voided by " + c.VoidedBy
 	case StatusNotExercised:
-		return "not exercised" + note
+		return says("not exercised")
 	case StatusInconclusive:
-		return "inconclusive" + note
+		return says("inconclusive")
 	case StatusCapped:
 		return fmt.Sprintf("capped: %d of %d items checked%s", c.Checked, c.Of, note)
 	case StatusEmpty:
