@@ -18,8 +18,9 @@ import (
 // once more at the end. Before the first scenario it makes Config.Root
 // (ErrRootInUse when it has nodes); after the last it deletes everything
 // under it and records a final listing in the summary (Root, RootLeft,
-// RootErr), also printed. It returns early, with the summary so far, when
-// a scenario leaves the ensemble unhealable or ctx ends. Violations and
+// RootErr), also printed. It returns early, with the summary so far
+// (Cut set: its verdict is never a pass), when a scenario leaves the
+// ensemble unhealable or ctx ends. Violations and
 // nodes left are in the summary, not in the error (see
 // report.Summary.Failed).
 func (r *Runner) Run(ctx context.Context, scs []Scenario) (report.Summary, error) {
@@ -44,6 +45,7 @@ func (r *Runner) Run(ctx context.Context, scs []Scenario) (report.Summary, error
 		if err != nil {
 			res.Err = err.Error()
 			runErr = err
+			s.Cut = true
 		}
 		s.Scenarios = append(s.Scenarios, res)
 		s.Took = time.Since(s.Started).Round(time.Millisecond)

@@ -267,7 +267,9 @@ func TestFinalLine(t *testing.T) {
 		{"fail names them", Summary{Seed: 7, Planned: 3, Scenarios: []ScenarioResult{pass, failing("lock/cut-short"), failing("leader/half-open")}}, "FAIL ",
 			[]string{"2 failed: lock/cut-short, leader/half-open"}},
 		{"many failing: as many as fit", Summary{Planned: 30, Scenarios: many}, "FAIL 30 failed: semaphore-max/", []string{"more"}},
-		{"cut short", Summary{Seed: 7, Planned: 5, Scenarios: []ScenarioResult{pass}}, "FAIL incomplete: 1 of 5 scenarios run", nil},
+		{"scenarios missing", Summary{Seed: 7, Planned: 5, Scenarios: []ScenarioResult{pass}}, "FAIL incomplete: 1 of 5 scenarios run", nil},
+		{"cut short", Summary{Seed: 7, Planned: 3, Cut: true, Scenarios: []ScenarioResult{pass, pass, {Scenario: "lock/slicer", Err: "context canceled"}}},
+			"FAIL cut short in scenario 3 of 3; 1 failed: lock/slicer", nil},
 		{"nodes left", Summary{Planned: 1, Scenarios: []ScenarioResult{pass}, Root: "/r", RootLeft: []string{"/r/x"}}, "FAIL root /r: 1 nodes LEFT", nil},
 	}
 	for _, tt := range tests {

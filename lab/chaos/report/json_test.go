@@ -113,6 +113,7 @@ func TestSummaryVerdict(t *testing.T) {
 		{"snapshot during the run", Summary{Planned: 1, Partial: true, Scenarios: []ScenarioResult{pass}}, VerdictIncomplete},
 		{"cut short", Summary{Planned: 2, Scenarios: []ScenarioResult{pass}}, VerdictIncomplete},
 		{"cut short after a failure", Summary{Planned: 3, Scenarios: []ScenarioResult{pass, fail}}, VerdictFail},
+		{"cut short in the last scenario", Summary{Planned: 2, Cut: true, Scenarios: []ScenarioResult{pass, pass}}, VerdictIncomplete},
 		{"nodes left", Summary{Planned: 1, Scenarios: []ScenarioResult{pass}, Root: "/r", RootLeft: []string{"/r/x"}}, VerdictFail},
 	}
 	for _, tt := range tests {

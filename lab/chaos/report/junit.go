@@ -120,7 +120,7 @@ func (out *junitSuites) add(suite junitSuite) {
 }
 
 // runSuite is the run's own suite, "zkchaos/run", with the run's replay
-// command: a "complete" case, an error while scenarios are missing (a
+// command: a "complete" case, an error while the run is not complete (a
 // snapshot written during the run, a run cut short), and, when the run
 // kept its nodes under a root, a "root removed" case, failed when nodes
 // were left or the root could not be listed.
@@ -133,7 +133,11 @@ func runSuite(s Summary) junitSuite {
 	}}
 	complete := junitCase{Class: "zkchaos.run", Name: "complete", Time: seconds(s.Took)}
 	if !s.Complete() {
-		complete.Error = &junitProblem{Message: fmt.Sprintf("run incomplete: %d of %d scenarios played", len(s.Scenarios), max(s.Planned, len(s.Scenarios)))}
+		msg := fmt.Sprintf("run incomplete: %d of %d scenarios played", len(s.Scenarios), max(s.Planned, len(s.Scenarios)))
+		if s.Cut {
+			msg = fmt.Sprintf("run incomplete: cut short in scenario %d of %d", len(s.Scenarios), max(s.Planned, len(s.Scenarios)))
+		}
+		complete.Error = &junitProblem{Message: msg}
 		suite.Errors++
 	}
 	suite.Cases = append(suite.Cases, complete)

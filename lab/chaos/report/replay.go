@@ -58,7 +58,10 @@ func (s Summary) FinalLine(width int) string {
 		return "PASS " + counts
 	}
 	head := "FAIL "
-	if !s.Complete() {
+	switch {
+	case s.Cut:
+		head += fmt.Sprintf("cut short in scenario %d of %d; ", len(s.Scenarios), max(s.Planned, len(s.Scenarios)))
+	case !s.Complete():
 		head += fmt.Sprintf("incomplete: %d of %d scenarios run; ", len(s.Scenarios), max(s.Planned, len(s.Scenarios)))
 	}
 	failing := s.Failing()

@@ -113,7 +113,8 @@ func (s Summary) Verdict() string {
 }
 
 // Complete reports whether the run is over with every planned scenario:
-// not a snapshot written during the run (Partial), nor one cut short.
+// not a snapshot written during the run (Partial), nor one cut short
+// (Cut, or scenarios missing).
 func (s Summary) Complete() bool {
-	return !s.Partial && len(s.Scenarios) >= s.Planned
+	return !s.Partial && !s.Cut && len(s.Scenarios) >= s.Planned
 }

@@ -37,6 +37,10 @@ type Summary struct {
 	// "incomplete" until a failure makes it "fail" (see Verdict).
 	Planned int  `json:"planned,omitempty"`
 	Partial bool `json:"partial,omitempty"`
+	// Cut is set when the run stopped before its plan was over (ctx ended:
+	// interrupted, or a scenario left the ensemble unhealable): the last
+	// scenario is the one it stopped in.
+	Cut bool `json:"cut,omitempty"`
 	// Replay is the command that replays a scenario of the run less its
 	// -seed and -scenarios flags (see ReplayCommand); Select is the
 	// -scenarios filter the run was given, if any.
