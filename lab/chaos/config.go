@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"time"
 
@@ -68,6 +69,13 @@ type Config struct {
 	Out string
 	// Command is the command line, shown in the report.
 	Command string
+	// Replay is the command that replays a scenario of the run, less its
+	// -seed and -scenarios flags, which the report adds (see
+	// report.Summary.ReplayCommand); default: go run ./lab/cmd/zkchaos
+	// with the flags that shape the schedules (DefaultReplay). Select is
+	// the -scenarios filter the run was given, for the run's own replay.
+	Replay string
+	Select string
 	// Progress receives a line per scenario; default: discard.
 	Progress io.Writer
 	// Logger receives details; default: discard.
@@ -138,6 +146,9 @@ func (c Config) WithDefaults() (Config, error) {
 	if c.Secure && len(c.Servers) > 0 && (c.TLSCA == "" || c.Digest == "") {
 		return c, fmt.Errorf("%w: a secure run against external servers needs their TLS CA file and digest credentials", ErrConfig)
 	}
+	if c.Replay == "" {
+		c.Replay = c.DefaultReplay()
+	}
 	if c.Progress == nil {
 		c.Progress = io.Discard
 	}
@@ -145,6 +156,28 @@ func (c Config) WithDefaults() (Config, error) {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
 	return c, nil
+}
+
+// DefaultReplay is the replay command of a run that set none: zkchaos
+// with the flags that shape its schedules and sessions (tier, duration,
+// session timeout, clients) and those that say where and how it connects
+// (-secure, -servers, -tls-ca, -digest with the password redacted).
+func (c Config) DefaultReplay() string {
+	args := []string{"go", "run", "./lab/cmd/zkchaos", "-tier", string(c.Tier), "-duration", c.Duration.String(),
+		"-session-timeout", c.SessionTimeout.String(), "-clients", strconv.Itoa(c.Clients)}
+	if c.Secure {
+		args = append(args, "-secure")
+	}
+	if len(c.Servers) > 0 {
+		args = append(args, "-servers", strings.Join(c.Servers, ","))
+	}
+	if c.TLSCA != "" {
+		args = append(args, "-tls-ca", shellQuote(c.TLSCA))
+	}
+	if user, _, ok := strings.Cut(c.Digest, ":"); ok {
+		args = append(args, "-digest", shellQuote(user+":[REDACTED]"))
+	}
+	return strings.Join(args, " ")
 }
 
 // validRoot reports whether root can hold a run's nodes: an absolute

@@ -24,15 +24,18 @@
 //     and the mutants; each drives several sessions, each through its own
 //     link, and records events; worker processes for the faults that stop
 //     or kill a client.
-//   - report: the results of a run, and the report: index.html with a
-//     summary table per workload and a timeline per scenario, the
-//     histories as JSON, and JUnit XML for CI with each case's real time.
+//   - report: the results of a run, and the report: index.html with
+//     what needs attention first and a summary table per workload, a page
+//     per scenario (fault windows as injected, rate and latency, a
+//     timeline), the histories as gzipped JSON, summary.json and JUnit XML
+//     for CI; the progress line printed after each scenario.
 //
 // This package holds Config (config.go), Scenario, Matrix and Select
 // (scenario.go), and the Runner (runner.go, run.go), which plays each
 // scenario's schedule against its workload, heals the ensemble, checks
 // that no node outlives the closed sessions (admin.go), runs the
-// workload's checkers and writes the report. Invariants: scenarios run one
+// workload's checkers and writes the report after every scenario, so
+// that a run killed meanwhile leaves valid files. Invariants: scenarios run one
 // at a time; each fault is healed (links restored, a quorum serving)
 // before the next one starts; a scenario's checkers run over its whole
 // history, once its workload has stopped; a run stops early only when the

@@ -214,12 +214,15 @@ func (r *Runner) RunScenario(ctx context.Context, sc Scenario) (report.ScenarioR
 		}
 	}
 	checks := sc.Workload.Checkers(cfg.checkConfig())
-	if checkers.Exclusive(checks) {
+	exclusive := checkers.Exclusive(checks)
+	if exclusive {
 		checks = append(checks, checkers.LeaseMargin())
 	}
 	checks = append(checks, checkers.Throughput(cfg.MinRate, cfg.Tier), checkers.Exercised(cfg.SessionTimeout, cfg.Tier))
 	res.Targets = faults.Targets(h)
-	res.Margins, res.MarginMin, res.MarginMedian = checkers.MarginStats(checkers.LeaseMargins(h))
+	if exclusive { // two holdings that may overlap (a semaphore's) have no margin to measure
+		res.Margins, res.MarginMin, res.MarginMedian = checkers.MarginStats(checkers.LeaseMargins(h))
+	}
 	for _, c := range checks {
 		cr := c.Run(h)
 		if f, ok := voids[c.Name]; ok {

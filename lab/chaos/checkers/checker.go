@@ -19,7 +19,11 @@ type Result struct {
 	Checker string `json:"checker"`
 	// Checked counts the items the checker examined (holdings, writes,
 	// operations, fault windows...), to show it had something to check.
-	Checked    int         `json:"checked"`
+	Checked int `json:"checked"`
+	// Of, when above Checked, counts the items there were to examine: the
+	// checker examined only the first Checked of them (a capped check, as
+	// the linearizability checkers are at MaxLinearizableOps per key).
+	Of         int         `json:"of,omitempty"`
 	Violations []Violation `json:"violations,omitempty"`
 	// Inconclusive is set when the checker could not decide: the
 	// linearizability search timed out (which those checkers also report
@@ -29,15 +33,20 @@ type Result struct {
 	// Voided is set when the scenario's fault voids this invariant by
 	// design; Expected then counts what would have been violations.
 	Voided   bool   `json:"voided,omitempty"`
+	VoidedBy string `json:"voided_by,omitempty"` // the fault that voids it
 	Expected int    `json:"expected,omitempty"`
 	Note     string `json:"note,omitempty"`
 	// Took is how long the check ran (set by Checker.Run).
 	Took time.Duration `json:"took"`
+	// Visual is, for a linearizability violation, porcupine's
+	// visualisation of the first key found not linearizable: an HTML page
+	// of its operations and the longest linearizable prefixes.
+	Visual []byte `json:"-"`
 }
 
 // Void turns r's violations into expected findings under fault.
 func (r Result) Void(fault string) Result {
-	r.Voided, r.Expected = true, len(r.Violations)
+	r.Voided, r.VoidedBy, r.Expected = true, fault, len(r.Violations)
 	if r.Expected > 0 {
 		r.Note = fmt.Sprintf("%d finding(s) expected under %s, not counted: %s", r.Expected, fault, r.Violations[0].Msg)
 	} else {
@@ -46,6 +55,10 @@ func (r Result) Void(fault string) Result {
 	r.Violations = nil
 	return r
 }
+
+// Capped reports whether the checker examined only some of its items
+// (Checked of Of).
+func (r Result) Capped() bool { return r.Of > r.Checked }
 
 // OK reports whether no violation was found.
 func (r Result) OK() bool { return len(r.Violations) == 0 }

@@ -82,12 +82,16 @@ func checkCounter(h history.History, timeout time.Duration) Result {
 	for _, k := range keys {
 		kops := capOps(byKey[k], MaxLinearizableOps)
 		r.Checked += len(kops)
+		r.Of += len(byKey[k])
 		if len(kops) < len(byKey[k]) {
 			notes = append(notes, fmt.Sprintf("%s: first %d of %d operations checked (cap %d)", k, len(kops), len(byKey[k]), MaxLinearizableOps))
 		}
 		res, info := porcupine.CheckOperationsVerbose(counterModel.ToModel(), kops, timeout)
 		switch res {
 		case porcupine.Illegal:
+			if r.Visual == nil {
+				r.Visual = visualize(counterModel.ToModel(), info)
+			}
 			r.Violations = append(r.Violations, Violation{Time: h.End, Msg: "not linearizable: " + k + ": " + describeLongestWith(h, info, counterModel.DescribeOperation)})
 		case porcupine.Unknown:
 			r.Inconclusive = true
@@ -96,5 +100,8 @@ func checkCounter(h history.History, timeout time.Duration) Result {
 		}
 	}
 	r.Note = strings.Join(notes, "; ")
+	if r.Of == r.Checked {
+		r.Of = 0 // nothing capped
+	}
 	return r
 }

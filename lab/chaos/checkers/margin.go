@@ -62,6 +62,9 @@ func MarginStats(ms []Margin) (n int, minimum, median time.Duration) {
 	return len(ds), ds[0], ds[len(ds)/2]
 }
 
+// LeaseMarginName is the name of LeaseMargin's check.
+const LeaseMarginName = "lease-margin"
+
 // LeaseMargin proves, for recipes under the default loss policy
 // (StepDownOnSuspend), that every handoff after a loss has a positive
 // margin: the old holder learnt of its loss (its holding's context was
@@ -69,7 +72,7 @@ func MarginStats(ms []Margin) (n int, minimum, median time.Duration) {
 // two believed they held at once, or at the same instant.
 func LeaseMargin() Checker {
 	return Checker{
-		Name:      "lease-margin",
+		Name:      LeaseMarginName,
 		Invariant: "every handoff after a loss: the old holder's loss signal strictly precedes the new holder's acquisition",
 		Check:     checkLeaseMargin,
 	}

@@ -1,6 +1,7 @@
 package checkers
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"strings"
@@ -165,12 +166,16 @@ func checkRegister(h history.History, timeout time.Duration, reads bool) Result 
 	for _, k := range keys {
 		kops := capOps(byKey[k], MaxLinearizableOps)
 		r.Checked += len(kops)
+		r.Of += len(byKey[k])
 		if len(kops) < len(byKey[k]) {
 			notes = append(notes, fmt.Sprintf("%s: first %d of %d operations checked (cap %d)", k, len(kops), len(byKey[k]), MaxLinearizableOps))
 		}
 		res, info := porcupine.CheckOperationsVerbose(registerModel.ToModel(), kops, timeout)
 		switch res {
 		case porcupine.Illegal:
+			if r.Visual == nil {
+				r.Visual = visualize(registerModel.ToModel(), info)
+			}
 			r.Violations = append(r.Violations, Violation{Time: h.End, Msg: "not linearizable: " + k + ": " + describeLongest(h, info)})
 		case porcupine.Unknown:
 			r.Inconclusive = true
@@ -179,7 +184,20 @@ func checkRegister(h history.History, timeout time.Duration, reads bool) Result 
 		}
 	}
 	r.Note = strings.Join(notes, "; ")
+	if r.Of == r.Checked {
+		r.Of = 0 // nothing capped
+	}
 	return r
+}
+
+// visualize returns porcupine's visualisation of info, or nil when it
+// cannot render it.
+func visualize(m porcupine.Model, info porcupine.LinearizationInfo) []byte {
+	var b bytes.Buffer
+	if err := porcupine.Visualize(m, info, &b); err != nil {
+		return nil
+	}
+	return b.Bytes()
 }
 
 // describeLongest names where the longest linearizable prefix stops.

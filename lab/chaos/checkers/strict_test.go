@@ -203,3 +203,80 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// TestCappedResult: a linearizability check over more operations than
+// MaxLinearizableOps says it examined only some (Checked of Of), and one
+// under the cap says nothing of the sort.
+func TestCappedResult(t *testing.T) {
+	n := int64(MaxLinearizableOps + 7)
+	big, cnt := newHB(3*n+10), newHB(3*n+10)
+	for i := int64(0); i < n; i++ {
+		big.cas("c1", "/r", i, i+1, 3*i, 3*i+1, history.KindOK)
+		cnt.addOp("c1", "/n", 1, 3*i, 3*i+1, history.KindOK, i+1)
+	}
+	small := newHB(100).cas("c1", "/r", 0, 1, 0, 1, history.KindOK).cas("c1", "/r", 1, 2, 2, 3, history.KindOK).build()
+	tests := []struct {
+		name        string
+		r           Result
+		checked, of int
+	}{
+		{"register over the cap", Linearizable(time.Minute).Run(big.build()), MaxLinearizableOps, int(n)},
+		{"counter over the cap", CounterLinearizable(time.Minute).Run(cnt.build()), MaxLinearizableOps, int(n)},
+		{"register under the cap", Linearizable(time.Minute).Run(small), 2, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !tt.r.OK() || tt.r.Checked != tt.checked || tt.r.Of != tt.of || tt.r.Capped() != (tt.of > 0) {
+				t.Fatalf("result %+v: want checked %d of %d", tt.r, tt.checked, tt.of)
+			}
+		})
+	}
+}
+
+// TestVoid: a voided result keeps its findings as expected ones, names
+// the fault and says why in its note.
+func TestVoid(t *testing.T) {
+	tests := []struct {
+		name     string
+		r        Result
+		expected int
+		note     string
+	}{
+		{"with findings", Result{Checker: "mutual-exclusion", Checked: 4, Violations: []Violation{{Msg: "c1 and c2 hold /l"}}}, 1,
+			"1 finding(s) expected under freeze-client, not counted: c1 and c2 hold /l"},
+		{"without", Result{Checker: "mutual-exclusion", Checked: 4}, 0, "voided by freeze-client"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := tt.r.Void("freeze-client")
+			if !v.Voided || v.VoidedBy != "freeze-client" || v.Expected != tt.expected || len(v.Violations) != 0 || v.Note != tt.note || v.Checked != 4 {
+				t.Fatalf("voided: %+v", v)
+			}
+		})
+	}
+}
+
+// TestVisual: a linearizability violation carries porcupine's
+// visualisation; a pass carries none.
+func TestVisual(t *testing.T) {
+	lost := newHB(100).cas("a", "/r", 0, 1, 0, 5, history.KindOK).cas("b", "/r", 0, 1, 6, 8, history.KindOK).build()
+	twice := newHB(100).addOp("a", "/n", 1, 0, 10, history.KindOK, 2).addOp("b", "/n", 1, 20, 30, history.KindOK, 3).build()
+	fine := newHB(100).cas("a", "/r", 0, 1, 0, 5, history.KindOK).build()
+	tests := []struct {
+		name   string
+		r      Result
+		visual bool
+	}{
+		{"register violation", Linearizable(time.Second).Run(lost), true},
+		{"counter violation", CounterLinearizable(time.Second).Run(twice), true},
+		{"pass", Linearizable(time.Second).Run(fine), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := len(tt.r.Visual) > 0
+			if got != tt.visual || got && !strings.Contains(string(tt.r.Visual), "<html") {
+				t.Fatalf("visual %d bytes, want one: %v", len(tt.r.Visual), tt.visual)
+			}
+		})
+	}
+}

@@ -1,6 +1,8 @@
 package history
 
 import (
+	"bufio"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -238,14 +240,25 @@ func Save(path string, h History) error {
 	return f.Close()
 }
 
-// Load reads the history saved at path.
+// Load reads the history saved at path, as Save writes it or gzipped
+// (the chaos report's history/<scenario>.json.gz): a gzip stream is
+// recognised by its first bytes, whatever the file's name.
 func Load(path string) (History, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return History{}, err
 	}
 	defer f.Close()
-	return Read(f)
+	br := bufio.NewReader(f)
+	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return History{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+		}
+		defer zr.Close()
+		return Read(zr)
+	}
+	return Read(br)
 }
 
 // Outcome names a two-phase value of a history (a vote, a decision):

@@ -1,6 +1,13 @@
 package history
 
-import "testing"
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 func TestHoldingNow(t *testing.T) {
 	r := NewRecorder()
@@ -17,5 +24,39 @@ func TestHoldingNow(t *testing.T) {
 	holding, has := r.HoldingNow([]string{"c1", "c2", "c3", "c4"})
 	if !has || holding["c1"] || !holding["c2"] || holding["c3"] || holding["c4"] {
 		t.Fatalf("holding %v, has %v; want only c2", holding, has)
+	}
+}
+
+// TestLoadGzip: Load reads a history saved as is and one gzipped, as the
+// chaos report keeps them.
+func TestLoadGzip(t *testing.T) {
+	rec := NewRecorder()
+	rec.Client("c1").Acquired("/l", 3, "")
+	h := rec.History()
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "h.json")
+	if err := Save(plain, h); err != nil {
+		t.Fatal(err)
+	}
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	if err := h.WriteJSON(zw); err != nil {
+		t.Fatal(err)
+	}
+	zw.Close()
+	zipped := filepath.Join(dir, "h.json.gz")
+	if err := os.WriteFile(zipped, z.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{plain, zipped} {
+		got, err := Load(p)
+		if err != nil || len(got.Events) != 1 || got.Events[0].Token != 3 {
+			t.Errorf("%s: %+v, %v", filepath.Base(p), got.Events, err)
+		}
+	}
+	bad := filepath.Join(dir, "bad.gz")
+	os.WriteFile(bad, []byte{0x1f, 0x8b, 0, 1}, 0o644)
+	if _, err := Load(bad); !errors.Is(err, ErrMalformed) {
+		t.Errorf("a broken gzip file: %v, want ErrMalformed", err)
 	}
 }

@@ -116,3 +116,12 @@ func (b tpc) resume(client, tx, detail string, at int64) tpc {
 	b.add(history.Event{Time: at * ms, Client: client, Kind: history.KindResume, Fn: fn, Key: tx, Detail: detail})
 	return b
 }
+
+// faultEvent is a fault's start (start true) or an end that says it was
+// not injected, at ms.
+func faultEvent(name string, at int64, start bool) history.Event {
+	if start {
+		return history.Event{Time: at * ms, Seq: at, Client: history.Nemesis, Kind: history.KindFaultStart, Key: name}
+	}
+	return history.Event{Time: at * ms, Seq: at, Client: history.Nemesis, Kind: history.KindFaultEnd, Key: name, Detail: "not injected: refused"}
+}

@@ -46,9 +46,26 @@ func TestWriteReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"<svg", "register/kill-leader", "lock/cut-short", `class="bad"`, `class="fault"`, `class="hold"`, "seed <b>42</b>", "FAIL"} {
+	for _, want := range []string{"register/kill-leader", "lock/cut-short", `class="bad"`, "seed <b>42</b>", "FAIL", "Needs attention",
+		`<a href="scenarios/lock_cut-short.html">lock/cut-short</a>`, "-seed 42 -scenarios &#39;lock/cut-short&#39;"} {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("index.html lacks %q", want)
+		}
+	}
+	if strings.Contains(string(html), "<svg") {
+		t.Error("index.html draws a timeline: those belong on the scenarios' pages")
+	}
+	page, err := os.ReadFile(filepath.Join(dir, DetailFile("lock/cut-short")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vis, err := os.ReadFile(filepath.Join(dir, VisualFile("lock/cut-short", "linearizable"))); err != nil || !strings.Contains(string(vis), "<html") {
+		t.Errorf("porcupine's visualisation of lock/cut-short: %d bytes, %v", len(vis), err)
+	}
+	for _, want := range []string{"<svg", `class="fault"`, `class="hold"`, "FAIL", `href="../history/lock_cut-short.json.gz"`, `href="../index.html"`,
+		`<a href="../scenarios/lock_cut-short.linearizable.porcupine.html">porcupine's visualisation</a>`} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the scenario's page lacks %q", want)
 		}
 	}
 	var suites junitSuites
@@ -63,10 +80,10 @@ func TestWriteReport(t *testing.T) {
 	for _, s := range suites.Suites {
 		failures += s.Failures
 	}
-	if len(suites.Suites) != 2 || failures != 2 {
-		t.Errorf("junit: %d suites, %d failures; want 2, 2", len(suites.Suites), failures)
+	if len(suites.Suites) != 3 || failures != 2 || suites.Suites[2].Name != "zkchaos/run" {
+		t.Errorf("junit: %d suites, %d failures; want 3 (2 scenarios and the run), 2", len(suites.Suites), failures)
 	}
-	for _, su := range suites.Suites {
+	for _, su := range suites.Suites[:2] {
 		if len(su.Cases) == 0 || su.Cases[0].Name != su.Name[len("zkchaos/"):]+" run" || su.Cases[0].Time != "11.500" {
 			t.Errorf("junit suite %s: the run case is not first with the run's time: %+v", su.Name, su.Cases)
 		}

@@ -32,6 +32,20 @@ type Summary struct {
 	Root     string   `json:"root,omitempty"`
 	RootLeft []string `json:"root_left,omitempty"`
 	RootErr  string   `json:"root_err,omitempty"`
+	// Planned counts the scenarios the run set out to play; Partial is set
+	// on the snapshots written while it runs. Either makes the verdict
+	// "incomplete" until a failure makes it "fail" (see Verdict).
+	Planned int  `json:"planned,omitempty"`
+	Partial bool `json:"partial,omitempty"`
+	// Cut is set when the run stopped before its plan was over (ctx ended:
+	// interrupted, or a scenario left the ensemble unhealable): the last
+	// scenario is the one it stopped in.
+	Cut bool `json:"cut,omitempty"`
+	// Replay is the command that replays a scenario of the run less its
+	// -seed and -scenarios flags (see ReplayCommand); Select is the
+	// -scenarios filter the run was given, if any.
+	Replay string `json:"-"`
+	Select string `json:"-"`
 }
 
 // NotApplicable counts the scenarios that were not run (see
@@ -160,25 +174,37 @@ func (s Summary) NotExercised() int {
 	return n
 }
 
-// notExercisedBy names the checkers whose "not exercised" verdict counts.
-var notExercisedBy = []string{"throughput", "exercised"}
-
 func (r ScenarioResult) notExercised() bool {
-	for _, name := range notExercisedBy {
-		if c, ok := r.Result(name); ok && (c.Inconclusive || len(c.Violations) > 0) {
+	for _, c := range r.Results {
+		if notExercisedBy[c.Checker] && (c.Inconclusive || len(c.Violations) > 0) {
 			return true
 		}
 	}
 	return false
 }
 
-// MarginCell shows the scenario's lease margins: "min/median", or "none"
-// when no handoff followed a loss.
+// MarginCell shows the scenario's lease margins: "min/median", "none"
+// when no handoff followed a loss, "n/a" when the workload's holdings do
+// not exclude each other (no lease-margin check: a semaphore's permits,
+// a reader's lock) so that a margin would measure nothing. A minimum of
+// zero or less is an overlap, and says so, with the check's verdict when
+// that is not a failure (voided: the fault allows it).
 func (r ScenarioResult) MarginCell() string {
-	if r.Margins == 0 {
+	lm, ok := r.Result(checkers.LeaseMarginName)
+	switch {
+	case !ok:
+		return "n/a"
+	case r.Margins == 0:
 		return "none"
 	}
-	return fmt.Sprintf("%v/%v", r.MarginMin.Round(time.Millisecond), r.MarginMedian.Round(time.Millisecond))
+	cell := fmt.Sprintf("%v/%v", r.MarginMin.Round(time.Millisecond), r.MarginMedian.Round(time.Millisecond))
+	if r.MarginMin <= 0 {
+		cell += " overlap"
+		if st := StatusOf(lm); st != StatusFail {
+			cell += " (" + string(st) + ")"
+		}
+	}
+	return cell
 }
 
 // TargetCell lists what the scenario's faults struck, in order.
@@ -201,27 +227,73 @@ func (r ScenarioResult) Result(checker string) (checkers.Result, bool) {
 }
 
 // Cell is how the summary shows one checker's result: "ok 123" (items
-// checked), "3 VIOLATION(S)", "? 123" (inconclusive), "not exercised"
-// (throughput or exercised flagged in the quick tier), "void 2" or "-"
-// (not run).
+// checked), "3 VIOLATION(S)", "3000/4072" (capped: the first 3000 of 4072
+// items checked), "? 123" (inconclusive), "not exercised" (throughput or
+// exercised flagged in the quick tier), "void 2 (freeze-client)" (voided
+// by that fault, 2 findings not counted), "n/a" (nothing to check) or "-"
+// (not run). CellClass colours it.
 func (r ScenarioResult) Cell(checker string) string {
 	c, ok := r.Result(checker)
-	switch {
-	case !ok:
+	if !ok {
 		return "-"
-	case len(c.Violations) > 0:
+	}
+	switch StatusOf(c) {
+	case StatusFail:
 		return fmt.Sprintf("%d VIOLATION(S)", len(c.Violations))
-	case c.Voided:
-		return fmt.Sprintf("void %d", c.Expected)
-	case c.Inconclusive && (c.Checker == "throughput" || c.Checker == "exercised"):
+	case StatusVoided:
+		if c.VoidedBy == "" {
+			return fmt.Sprintf("void %d", c.Expected)
+		}
+		return fmt.Sprintf("void %d (%s)", c.Expected, c.VoidedBy)
+	case StatusNotExercised:
 		return "not exercised"
-	case c.Inconclusive:
+	case StatusInconclusive:
 		return fmt.Sprintf("? %d", c.Checked)
+	case StatusCapped:
+		return fmt.Sprintf("%d/%d", c.Checked, c.Of)
+	case StatusEmpty:
+		return "n/a"
 	}
 	return fmt.Sprintf("ok %d", c.Checked)
 }
 
-// Line is the progress line printed after a scenario.
+// CellClass is the colour class of a cell: "good" (a pass), "bad" (a
+// failure), "warn" (amber: capped, inconclusive, not exercised), "void"
+// (voided by the fault) or "na" (grey: nothing checked, not run).
+func (r ScenarioResult) CellClass(checker string) string {
+	c, ok := r.Result(checker)
+	if !ok {
+		return "na"
+	}
+	switch StatusOf(c) {
+	case StatusPass:
+		return "good"
+	case StatusFail:
+		return "bad"
+	case StatusVoided:
+		return "void"
+	case StatusEmpty:
+		return "na"
+	}
+	return "warn"
+}
+
+// CellTitle is the tooltip of a cell: the checker's note, the reason of a
+// cell that is not a plain pass.
+func (r ScenarioResult) CellTitle(checker string) string {
+	c, ok := r.Result(checker)
+	if !ok {
+		return "not run for this workload"
+	}
+	if why := Reason(c); why != "" {
+		return why
+	}
+	return c.Note
+}
+
+// Line is a scenario on one line with every checker's cell, its margins,
+// targets and error, however long: for test messages and logs. The
+// progress line zkchaos prints is ProgressLine.
 func (r ScenarioResult) Line() string {
 	if r.NotApplicable != "" {
 		return fmt.Sprintf("N/A  %-34s not applicable: %s", r.Scenario, r.NotApplicable)

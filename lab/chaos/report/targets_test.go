@@ -53,23 +53,40 @@ func TestReportTargetsAndMargins(t *testing.T) {
 		t.Fatal(err)
 	}
 	html, _ := os.ReadFile(filepath.Join(dir, FileHTML))
-	for _, want := range []string{"partition-expire: client c1 (holder) on server 2 (follower)", "250ms", "margin"} {
+	for _, want := range []string{"250ms/250ms", "margin"} {
 		if !strings.Contains(string(html), want) {
 			t.Errorf("index.html lacks %q", want)
+		}
+	}
+	page, _ := os.ReadFile(filepath.Join(dir, DetailFile(r.Scenario)))
+	for _, want := range []string{"partition-expire: client c1 (holder) on server 2 (follower)", "250ms/250ms"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the scenario's page lacks %q", want)
 		}
 	}
 	raw, _ := os.ReadFile(filepath.Join(dir, FileSummary))
 	var back struct {
 		Scenarios []struct {
-			Targets   []faults.Target `json:"targets"`
-			Margins   int             `json:"margins"`
-			MarginMin time.Duration   `json:"margin_min"`
+			Targets []struct {
+				ClientRole string  `json:"client_role"`
+				Struck     string  `json:"struck"`
+				At         float64 `json:"at_seconds"`
+			} `json:"targets"`
+			Margins *struct {
+				Count int     `json:"count"`
+				Min   float64 `json:"min_seconds"`
+			} `json:"lease_margins"`
 		} `json:"scenarios"`
 	}
 	if err := json.Unmarshal(raw, &back); err != nil {
 		t.Fatal(err)
 	}
-	if got := back.Scenarios[0]; len(got.Targets) != 1 || got.Targets[0].ClientRole != faults.RoleHolder || got.Margins != 1 || got.MarginMin != 250*time.Millisecond {
+	got := back.Scenarios[0]
+	if len(got.Targets) != 1 || got.Targets[0].ClientRole != faults.RoleHolder || got.Targets[0].At != 1.001 ||
+		got.Targets[0].Struck != "client c1 (holder) on server 2 (follower)" || got.Margins == nil || got.Margins.Count != 1 || got.Margins.Min != 0.25 {
 		t.Fatalf("summary.json scenario: %+v", got)
+	}
+	if back.Scenarios[1].Margins != nil {
+		t.Errorf("a workload without a lease-margin check has margins in summary.json: %+v", back.Scenarios[1].Margins)
 	}
 }

@@ -1,16 +1,23 @@
 // Command zkchaos runs the chaos suite: it prepares the ZooKeeper image,
 // starts a 3-server ensemble in containers behind Toxiproxy, plays every
 // scenario (workload x fault) on a seeded schedule, proves the invariants
-// with the chaos checkers, prints a line per scenario and a summary table,
-// writes the report (index.html, junit.xml, summary.json, history/*.json),
-// and exits 1 on any violation.
+// with the chaos checkers, prints a line per scenario (at most 120
+// columns, with the time elapsed and an estimate of what is left) and a
+// summary table, writes the report after every scenario (index.html,
+// scenarios/*.html, junit.xml, summary.json, history/*.json.gz), prints a
+// replay command per failing scenario and a last line that begins with
+// PASS or FAIL and names the failing scenarios, and exits 1 on any
+// violation.
 //
 //	go run ./lab/cmd/zkchaos [-tier quick|full] [-scenarios 'register/*,lock/kill-*']
 //	                     [-workloads lock,leader] [-duration 12s] [-seed N] [-out report] [-list] [-broken]
 //	                     [-secure] [-servers host:port,... [-root /path] [-digest user:password] [-tls-ca ca.pem]]
 //	go run ./lab/cmd/zkchaos -mutant-seeds 5 [-workloads counter-blind-mutant,...] [-seed N]
 //
-// The seed is printed; the same seed replays the same fault schedules.
+// The seed and the run's replay command are printed; the same seed replays
+// the same fault schedules. A replay command repeats the flags given (less
+// -seed, -scenarios, -out, -list, -v) with -tier, the seed and the
+// scenarios; a -digest password shows as [REDACTED].
 //
 // -mutant-seeds N runs every mutant workload (or those -workloads names)
 // under its exposing faults on N seeds (the first -seed when given, the
@@ -82,8 +89,9 @@ func run() int {
 	}
 	cfg, err := chaos.Config{
 		Tier: faults.Tier(*tier), Duration: *duration, Seed: *seed, Out: *out, Clients: *clients,
-		SessionTimeout: *sessionTimeout, Progress: os.Stdout, Command: commandLine(),
+		SessionTimeout: *sessionTimeout, Progress: os.Stdout, Command: commandLine(os.Args),
 		Secure: *secure, Servers: serverList, Root: *root, Digest: *digest, TLSCA: *tlsCA,
+		Replay: replayBase(*tier, *mutantSeeds > 0), Select: *scenarios,
 	}.WithDefaults()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "zkchaos:", err)
@@ -126,14 +134,7 @@ func run() int {
 
 	fmt.Printf("zkchaos: seed %d, tier %s, %d scenarios, %v per scenario at least, session timeout %v, %d clients\n",
 		cfg.Seed, cfg.Tier, len(scs), cfg.Duration, cfg.SessionTimeout, cfg.Clients)
-	extra := ""
-	if cfg.Secure {
-		extra += " -secure"
-	}
-	if len(cfg.Servers) > 0 {
-		extra += " -servers " + strings.Join(cfg.Servers, ",")
-	}
-	fmt.Printf("zkchaos: replay with: go run ./lab/cmd/zkchaos%s -tier %s -seed %d -scenarios '%s'\n", extra, cfg.Tier, cfg.Seed, strings.Join(names(scs), ","))
+	fmt.Printf("zkchaos: replay the run: %s\n", report.Summary{Seed: cfg.Seed, Replay: cfg.Replay, Select: cfg.Select}.ReplayCommand())
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -163,18 +164,62 @@ func run() int {
 	if cfg.Out != "" {
 		fmt.Printf("report: %s/%s\n", strings.TrimSuffix(cfg.Out, "/"), report.FileHTML)
 	}
+	for _, name := range sum.Failing() {
+		fmt.Printf("replay %s: %s\n", name, sum.ReplayCommand(name))
+	}
+	code = 0
 	switch {
 	case err != nil && !errors.Is(err, context.Canceled):
 		fmt.Fprintln(os.Stderr, "zkchaos:", err)
-		return 2
+		code = 2
 	case err != nil:
 		fmt.Fprintln(os.Stderr, "zkchaos: interrupted")
-		return 130
+		code = 130
 	case sum.Failed():
-		fmt.Fprintf(os.Stderr, "zkchaos: %d violations, %d scenario errors (seed %d)\n", sum.Violations(), sum.Errors(), cfg.Seed)
-		return 1
+		code = 1
 	}
-	return 0
+	if code != 0 && !sum.Failed() && sum.Complete() { // every scenario passed, but the report could not be written
+		fmt.Println(report.Clip("FAIL "+err.Error(), report.ConsoleWidth))
+		return code
+	}
+	fmt.Println(sum.FinalLine(report.ConsoleWidth))
+	return code
+}
+
+// replayBase is the command that replays a scenario of this run less its
+// -seed and -scenarios (see replayArgs), as commandLine shows it.
+func replayBase(tier string, mutants bool) string {
+	return commandLine(replayArgs(flag.CommandLine, os.Args[0], tier, mutants))
+}
+
+// replayArgs is exe with every flag set on fs but -seed, -scenarios,
+// -out, -list, -v and -mutant-seeds (-broken in its stead: the mutants
+// are broken workloads), and with -tier always, first.
+func replayArgs(fs *flag.FlagSet, exe, tier string, mutants bool) []string {
+	args := []string{exe, "-tier", tier}
+	broken := mutants
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "seed", "scenarios", "out", "list", "v", "mutant-seeds", "tier":
+			return
+		case "broken":
+			broken = broken || f.Value.String() == "true"
+			return
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			if v := f.Value.String(); v == "true" {
+				args = append(args, "-"+f.Name)
+			} else {
+				args = append(args, "-"+f.Name+"="+v)
+			}
+			return
+		}
+		args = append(args, "-"+f.Name, f.Value.String())
+	})
+	if broken {
+		args = append(args, "-broken")
+	}
+	return args
 }
 
 // ensemble starts the ensemble of the run (with TLS and enforced
@@ -217,7 +262,7 @@ func ensemble(ctx context.Context, cfg chaos.Config, backend testenv.Backend, lo
 // shown as "go run ./lab/cmd/zkchaos": the package is named from the
 // repository root (the root module's path, the lab module's without its
 // "/lab"), where the README's commands run.
-func commandLine() string {
+func commandLine(args []string) string {
 	var pkg, mod string
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		pkg, mod = bi.Path, strings.TrimSuffix(bi.Main.Path, "/lab")
@@ -226,7 +271,7 @@ func commandLine() string {
 	if dir, err := os.UserCacheDir(); cache == "" && err == nil {
 		cache = filepath.Join(dir, "go-build")
 	}
-	return chaos.CommandLine(chaos.RedactArgs(os.Args), pkg, mod, cache)
+	return chaos.CommandLine(chaos.RedactArgs(args), pkg, mod, cache)
 }
 
 // runMutants is -mutant-seeds: every selected mutant's scenarios on n
@@ -281,7 +326,7 @@ func runMutants(cfg chaos.Config, n int, fixed bool, mutants string, backend tes
 		if out != "" {
 			cfg.Out = filepath.Join(out, fmt.Sprintf("seed-%d", seed))
 		}
-		fmt.Printf("zkchaos: seed %d (replay: go run ./lab/cmd/zkchaos -broken -seed %d -scenarios '%s')\n", seed, seed, strings.Join(names(scs), ","))
+		fmt.Printf("zkchaos: seed %d\n", seed)
 		r, err := chaos.NewRunner(e, cfg)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "zkchaos:", err)
@@ -302,17 +347,15 @@ func runMutants(cfg chaos.Config, n int, fixed bool, mutants string, backend tes
 			missed++
 		}
 	}
-	fmt.Printf("zkchaos: %d mutant scenarios x %d seeds: %d caught, %d missed (%v)\n", len(scs), len(seeds), len(verdicts)-missed, missed+len(scs)*len(seeds)-len(verdicts), time.Since(began).Round(time.Second))
+	for _, v := range verdicts {
+		if !v.Caught {
+			fmt.Printf("replay %s (seed %d): %s\n", v.Scenario, v.Seed, report.Summary{Seed: v.Seed, Replay: cfg.Replay}.ReplayCommand(v.Scenario))
+		}
+	}
+	verdict, code := "PASS", 0
 	if missed > 0 || len(verdicts) < len(scs)*len(seeds) {
-		return 1
+		verdict, code = "FAIL", 1
 	}
-	return 0
-}
-
-func names(scs []chaos.Scenario) []string {
-	out := make([]string, len(scs))
-	for i, s := range scs {
-		out[i] = s.Name
-	}
-	return out
+	fmt.Printf("%s %d mutant scenarios x %d seeds: %d caught, %d missed (%v)\n", verdict, len(scs), len(seeds), len(verdicts)-missed, missed+len(scs)*len(seeds)-len(verdicts), time.Since(began).Round(time.Second))
+	return code
 }
