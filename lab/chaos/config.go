@@ -76,6 +76,9 @@ type Config struct {
 	// the -scenarios filter the run was given, for the run's own replay.
 	Replay string
 	Select string
+	// AllHistories keeps every scenario's history in the report, not only
+	// those report.Summary.KeepsHistory names.
+	AllHistories bool
 	// Progress receives a line per scenario; default: discard.
 	Progress io.Writer
 	// Logger receives details; default: discard.

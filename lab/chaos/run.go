@@ -29,6 +29,7 @@ func (r *Runner) Run(ctx context.Context, scs []Scenario) (report.Summary, error
 		Seed: cfg.Seed, Tier: cfg.Tier, Started: time.Now(), Duration: cfg.Duration,
 		SessionTimeout: cfg.SessionTimeout, Clients: cfg.Clients, Backend: string(r.e.Backend()), Command: cfg.Command,
 		Secure: r.Secure(), Root: cfg.Root, Planned: len(scs), Replay: cfg.Replay, Select: cfg.Select,
+		AllHistories: cfg.AllHistories,
 	}
 	admin, err := newAdmin(ctx, r.e, cfg.SessionTimeout, r.sec)
 	if err != nil {

@@ -179,7 +179,10 @@ func scenarioJSON(s Summary, r ScenarioResult) scenarioDoc {
 		Windows: []Window{}, Targets: []targetDoc{}, Checks: []checkDoc{},
 	}
 	if r.NotApplicable == "" {
-		sd.History, sd.Detail = HistoryFile(r.Scenario), DetailFile(r.Scenario)
+		sd.Detail = DetailFile(r.Scenario)
+		if s.KeepsHistory(r) {
+			sd.History = HistoryFile(r.Scenario)
+		}
 	}
 	sd.Windows = append(sd.Windows, Windows(r)...)
 	for _, t := range r.Targets {

@@ -72,8 +72,10 @@ func WriteScenarioFiles(dir string, s Summary, r ScenarioResult) error {
 			return fmt.Errorf("chaos: report: %w", err)
 		}
 	}
-	if err := writeFile(filepath.Join(dir, HistoryFile(r.Scenario)), func(w io.Writer) error { return writeHistory(w, r.History) }); err != nil {
-		return err
+	if s.KeepsHistory(r) {
+		if err := writeFile(filepath.Join(dir, HistoryFile(r.Scenario)), func(w io.Writer) error { return writeHistory(w, r.History) }); err != nil {
+			return err
+		}
 	}
 	for _, c := range r.Results {
 		if len(c.Visual) == 0 {
@@ -101,6 +103,30 @@ func WriteIndex(dir string, s Summary) error {
 		return err
 	}
 	return writeFile(filepath.Join(dir, FileHTML), func(w io.Writer) error { return WriteHTML(w, s) })
+}
+
+// KeepsHistory reports whether the report keeps r's history, r being a
+// scenario of s: with AllHistories every one; otherwise a scenario that
+// failed, or whose checks were not exercised or inconclusive, and the
+// first scenario of each workload in s (a sample of a green run). The
+// other histories of a green run are left out, which keeps a quick tier's
+// report under 10 MB; -all-histories keeps them, and a replay of the
+// scenario (summary.json's replay) records its history again.
+func (s Summary) KeepsHistory(r ScenarioResult) bool {
+	if s.AllHistories || r.Failed() {
+		return true
+	}
+	for _, c := range r.Results {
+		if st := StatusOf(c); st == StatusNotExercised || st == StatusInconclusive {
+			return true
+		}
+	}
+	for _, o := range s.Scenarios {
+		if o.Workload == r.Workload && o.NotApplicable == "" {
+			return o.Scenario == r.Scenario
+		}
+	}
+	return true
 }
 
 // writeHistory writes h as gzipped JSON (about a fourteenth of its size).

@@ -46,6 +46,9 @@ type Summary struct {
 	// -scenarios filter the run was given, if any.
 	Replay string `json:"-"`
 	Select string `json:"-"`
+	// AllHistories keeps every scenario's history in the report (zkchaos
+	// -all-histories); by default only those KeepsHistory names.
+	AllHistories bool `json:"-"`
 }
 
 // NotApplicable counts the scenarios that were not run (see

@@ -71,6 +71,7 @@ func run() int {
 	clients := flag.Int("clients", 0, "clients per workload (default 4)")
 	sessionTimeout := flag.Duration("session-timeout", 0, "client session timeout (default 3s)")
 	backend := flag.String("backend", string(testenv.BackendContainers), "testenv backend: containers or processes")
+	allHistories := flag.Bool("all-histories", false, "keep every scenario's history in the report (default: failing, not exercised or inconclusive scenarios and the first of each workload)")
 	verbose := flag.Bool("v", false, "log ensemble and fault details")
 	workloadNames := flag.String("workloads", "", "comma-separated workload names (lock,leader); default all")
 	secure := flag.Bool("secure", false, "TLS client port and enforced digest authentication; every session speaks TLS and authenticates")
@@ -91,7 +92,7 @@ func run() int {
 		Tier: faults.Tier(*tier), Duration: *duration, Seed: *seed, Out: *out, Clients: *clients,
 		SessionTimeout: *sessionTimeout, Progress: os.Stdout, Command: commandLine(os.Args),
 		Secure: *secure, Servers: serverList, Root: *root, Digest: *digest, TLSCA: *tlsCA,
-		Replay: replayBase(*tier, *mutantSeeds > 0), Select: *scenarios,
+		Replay: replayBase(*tier, *mutantSeeds > 0), Select: *scenarios, AllHistories: *allHistories,
 	}.WithDefaults()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "zkchaos:", err)
