@@ -160,6 +160,9 @@ func run() int {
 	sum, err := r.Run(ctx, scs)
 	fmt.Println()
 	_ = sum.WriteTable(os.Stdout)
+	if line := chaos.UpstreamLine(chaos.SelectedVerdicts(chaos.JudgeMutants(sum, workloads.UpstreamCases()), scs)); line != "" {
+		fmt.Println("zkchaos: " + line)
+	}
 	if cfg.Out != "" {
 		fmt.Printf("report: %s/%s\n", strings.TrimSuffix(cfg.Out, "/"), report.FileHTML)
 	}
@@ -301,6 +304,9 @@ func runMutants(cfg chaos.Config, n int, fixed bool, mutants string, backend tes
 		if !v.Caught {
 			missed++
 		}
+	}
+	if line := chaos.UpstreamLine(verdicts); line != "" {
+		fmt.Println("zkchaos: " + line)
 	}
 	fmt.Printf("zkchaos: %d mutant scenarios x %d seeds: %d caught, %d missed (%v)\n", len(scs), len(seeds), len(verdicts)-missed, missed+len(scs)*len(seeds)-len(verdicts), time.Since(began).Round(time.Second))
 	if missed > 0 || len(verdicts) < len(scs)*len(seeds) {
