@@ -84,7 +84,7 @@ func sessionBound(s *recipes.Session, sid int64) (context.Context, context.Cance
 		}
 	})
 	context.AfterFunc(ctx, stop)
-	if (st != recipes.StateConnected && st != recipes.StateReconnected) || id != sid {
+	if !usable(st) || id != sid {
 		cancel(fmt.Errorf("chaos: session %s", st))
 	}
 	return ctx, cancel
@@ -142,14 +142,19 @@ func contenders(children []string, ref int32, roles ...recipes.Role) []recipes.C
 // timeouts, so that the fault finds it holding.
 //
 // With Mutant set, the target releases as InterProcessMutex.release did
-// (CURATOR-678): it forgets its holding first and then deletes its node
-// once, whatever the outcome. Under cut-short the suspension makes it
-// release while the connection is down: the delete fails, the session
-// survives, and its node stays at the head of the queue with nobody to
-// delete it; its own next acquisition and every bystander's wait behind
-// it: a stuck lock (no-nodes-left sees the node, liveness the stall). The
-// twin's lock.Mutex.Unlock hands a delete it could not confirm to a
-// background retry that outlives the disconnection.
+// (CURATOR-678): it forgets its holding first and then deletes its node,
+// waiting for the connection within a retry budget and giving up with a
+// connection loss past it. The budget is a quarter of the session timeout,
+// the ratio of Curator's default connection timeout to its default session
+// timeout (15 s to 60 s). Under cut-short the suspension makes it release
+// while the connection is down (go-zookeeper waits a second before it
+// tries the servers again, so the disconnection outlasts the budget): the
+// delete is never sent, the session survives, and the node stays at the
+// head of the queue with nobody to delete it; the target's next
+// acquisition and every bystander's wait behind it: a stuck lock
+// (no-nodes-left sees the node, liveness the stall). The twin's
+// lock.Mutex.Unlock hands a delete it could not confirm to a background
+// retry that lasts as long as the session.
 type LockRelease struct {
 	Mutant bool
 }
@@ -182,16 +187,35 @@ func (w *LockRelease) Run(ctx context.Context, env *cluster.Env) error {
 						return nil, err
 					}
 					return &holding{held: h.Context(), fence: h.Fence(), multi: h.FencedMulti, release: func(context.Context) error {
-						// The mutant: the holding is forgotten, the node
-						// deleted once; a failed delete leaves it behind.
-						_ = s.Conn().Delete(h.Path(), -1)
-						return nil
+						// The mutant: the holding is already forgotten; the
+						// delete waits for the connection within its budget
+						// and is sent once. A failure leaves the node behind.
+						if !waitUsable(s, env.SessionTimeout/4) {
+							return zk.ErrConnectionClosed
+						}
+						return s.Conn().Delete(h.Path(), -1)
 					}}, nil
 				}
 			}
 			return mutexAcquirer(s, lockPath)
 		})
 	})
+}
+
+// usable reports whether st lets requests reach a server.
+func usable(st recipes.State) bool {
+	return st == recipes.StateConnected || st == recipes.StateReconnected
+}
+
+// waitUsable waits up to budget for s to be usable; false when it is not.
+func waitUsable(s *recipes.Session, budget time.Duration) bool {
+	for end := time.Now().Add(budget); !usable(s.State()); {
+		if time.Now().After(end) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
 }
 
 // mutexAcquirer returns the acquire function of a lock.Mutex client of
@@ -357,8 +381,11 @@ func (l *naiveTryLock) try(ctx context.Context) (*holding, error) {
 		}
 	}
 	// The mutant: kazoo's _best_effort_cleanup, one delete whose error is
-	// swallowed.
-	_ = l.s.Conn().Delete(created, -1)
+	// swallowed; on a suspended connection it fails at once (kazoo raised
+	// ConnectionLoss), and the node stays.
+	if usable(l.s.State()) {
+		_ = l.s.Conn().Delete(created, -1)
+	}
 	return nil, recipes.ErrWouldBlock
 }
 
@@ -366,7 +393,7 @@ func (l *naiveTryLock) try(ctx context.Context) (*holding, error) {
 // with guid; "" when there is none. It gives up only when ctx ends.
 func (l *naiveTryLock) find(ctx context.Context, guid string) (string, error) {
 	for {
-		if st := l.s.State(); st == recipes.StateConnected || st == recipes.StateReconnected {
+		if usable(l.s.State()) {
 			kids, _, err := l.s.Conn().Children(l.path)
 			if err == nil {
 				for _, k := range kids {
