@@ -417,8 +417,10 @@ func (l *naiveTryLock) find(ctx context.Context, guid string) (string, error) {
 // keeps each term for three session timeouts; the bystanders resign after
 // two writes.
 //
-// With Mutant set, the target's term ends the way Curator's did before
-// CURATOR-460: when the session is found expired on reconnection, or when
+// With Mutant set, the target is a latch on the contender core (the same
+// nodes and wait as leader.Election, without its owner check, which the
+// core's own check makes moot here) whose term ends the way Curator's did
+// before CURATOR-460: when the session is found expired on reconnection, or when
 // a timer of one session timeout, started at the moment the client
 // noticed the suspension, runs out. The client notices only after its read
 // timeout (two thirds of the session timeout after the last frame), so the
@@ -454,6 +456,24 @@ func (w *LeaderTimer) Run(ctx context.Context, env *cluster.Env) error {
 			hold = 3 * env.SessionTimeout
 		}
 		return aimedHolder(ctx, env, c, election, counter, hold, quiesce, func(s *recipes.Session) func(context.Context) (*holding, error) {
+			if i == 0 && w.Mutant {
+				// The latch: the contender core's node and wait (Curator's
+				// latch nodes), the term's end the mutant's own. Not
+				// leader.Election, whose term deletes our node when our
+				// lease runs out.
+				spec := recipes.Spec{Path: election, Role: recipes.RoleLatch, Data: []byte(c.Name), Policy: recipes.StepDownOnLost}
+				return func(ctx context.Context) (*holding, error) {
+					h, err := recipes.Acquire(ctx, s, spec)
+					if err != nil {
+						return nil, err
+					}
+					held, drop := suspendedTimer(s, h.SessionID(), env.SessionTimeout)
+					return &holding{held: held, fence: h.Fence(), multi: h.FencedMulti, release: func(ctx context.Context) error {
+						drop(recipes.ErrReleased)
+						return h.Release(ctx)
+					}}, nil
+				}
+			}
 			e, err := leader.New(s, election, leader.WithData([]byte(c.Name)), leader.WithLossPolicy(recipes.StepDownOnLost))
 			if err != nil {
 				return func(context.Context) (*holding, error) { return nil, err }
@@ -463,16 +483,7 @@ func (w *LeaderTimer) Run(ctx context.Context, env *cluster.Env) error {
 				if err != nil {
 					return nil, err
 				}
-				h := &holding{held: t.Context(), fence: t.Fence(), multi: t.FencedMulti, release: t.Release}
-				if i == 0 && w.Mutant {
-					held, drop := suspendedTimer(s, t.Fence().SessionID, env.SessionTimeout)
-					h.held = held
-					h.release = func(ctx context.Context) error {
-						drop(recipes.ErrReleased)
-						return t.Release(ctx)
-					}
-				}
-				return h, nil
+				return &holding{held: t.Context(), fence: t.Fence(), multi: t.FencedMulti, release: t.Release}, nil
 			}
 		})
 	})
