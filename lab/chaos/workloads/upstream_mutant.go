@@ -248,11 +248,16 @@ const lockTryWorkers = 6
 // With Mutant set, the target's attempt is kazoo's Lock.acquire(blocking=
 // False) before the fix: it creates its node, lists the children and, when
 // its node is not first (or the listing failed), deletes the node once and
-// swallows the error (_best_effort_cleanup). Under cut-short some attempt
-// is between its create and that delete when the connection drops: the
-// delete fails, the session survives, and the node is an orphan that
-// reaches the head of the queue once the holders ahead leave: a stuck lock
-// (no-nodes-left, liveness). The twin's lock.Mutex.TryLock lists first and
+// swallows the error (_best_effort_cleanup); on a suspended connection
+// that delete fails at once. An attempt leaks its node when the connection
+// drops between its create and that delete, which a contender is in only
+// part of the time (a create or a delete in flight at a drop is applied all
+// the same). Under limit-data, which closes the connection after a
+// few hundred bytes again and again for about a session timeout, the
+// drops are many: some attempt leaks, the session survives, and the node
+// is an orphan that reaches the head of the queue once the holders ahead
+// leave: a stuck lock (no-nodes-left, liveness). (A single drop, under
+// cut-short, left no orphan on one seed of three.) The twin's lock.Mutex.TryLock lists first and
 // creates nothing when it would block; a node it created and must give
 // up is deleted with retries for as long as the session lives.
 type LockTry struct {

@@ -148,7 +148,7 @@ var mutantFaults = map[string][]string{
 	"cache-reread":      {"limit-data"},
 	// the upstream bug classes (upstream_mutant.go)
 	"lock-release": {"cut-short"},
-	"lock-try":     {"cut-short"},
+	"lock-try":     {"limit-data"},
 	"leader-timer": {"partition-expire"},
 	"rwlock-gone":  {"partition-expire@waiter"},
 	"rwlock-later": {"latency-low"},
