@@ -45,7 +45,7 @@ func UpstreamBugs() []UpstreamBug {
 		{"kazoo #760", "https://github.com/python-zk/kazoo/pull/760", "lock-try-mutant"},
 		{"kazoo #282", "https://github.com/python-zk/kazoo/issues/282", ""},
 		{"kazoo #649", "https://github.com/python-zk/kazoo/issues/649", "rwlock-later-mutant"},
-		{"go-zookeeper #229", "https://github.com/samuel/go-zookeeper/issues/229", ""},
+		{"go-zookeeper #229", "https://github.com/samuel/go-zookeeper/issues/229", "lock-create-mutant"},
 		{"etcd #19597", "https://github.com/etcd-io/etcd/issues/19597", ""},
 		{"etcd #16221", "https://github.com/etcd-io/etcd/issues/16221", "rwlock-gone-mutant"},
 	}
@@ -790,5 +790,96 @@ func (r *laterReader) rlock(ctx context.Context) (*holding, error) {
 	}
 	h := nodeHolding(r.s, created, "read", st)
 	h.multi = nil // readers do not write
+	return h, nil
+}
+
+// LockCreate is the go-zookeeper #229 variant and its twin: lock clients
+// that loop acquire, fenced increments, release; the target (c1) holds for
+// 10 ms like the bystanders (lock.Mutex).
+//
+// With Mutant set, the target's lock is go-zookeeper's own zk.Lock
+// (v1.0.4, which still has the bug), not a rewrite: its protected create,
+// when the reply is lost with the connection, lists the parent at once to
+// find its node, and that listing fails on the connection that is still
+// down; it returns the error, and the node its create made stays with the
+// live session. Its wait returns on any error of its listing or watch
+// without deleting its node either. Its names ("_c_<32 hex>-lock-<seq>")
+// sort with lock.Mutex's ("lock-<seq>" is what both order by). Under
+// limit-data its connection is dropped again and again: a node is left
+// behind, reaches the head of the queue and stays there: a stuck lock
+// (no-nodes-left, liveness). The twin's lock.Mutex resolves an ambiguous
+// create by its GUID once the connection is back, and deletes in the
+// background whatever it gives up.
+type LockCreate struct {
+	Mutant bool
+}
+
+// Name is "lock-create-mutant", or "lock-create" for the twin.
+func (w *LockCreate) Name() string { return mutantName("lock-create", w.Mutant) }
+
+// QuickFaults names the faults that expose the lock-create mutant.
+func (w *LockCreate) QuickFaults() []string { return mutantFaults["lock-create"] }
+
+// Checkers: mutual-exclusion, fencing, liveness, no-nodes-left.
+func (w *LockCreate) Checkers(cfg CheckConfig) []checkers.Checker {
+	return []checkers.Checker{checkers.MutualExclusion(1), checkers.FencedWrites(), checkers.Liveness(cfg.LivenessBound), checkers.NoNodesLeft()}
+}
+
+// Run makes <root>/lock and <root>/counter = 0 and runs the target and the
+// bystanders until ctx is done.
+func (w *LockCreate) Run(ctx context.Context, env *cluster.Env) error {
+	lockPath, counter := env.Root+"/lock", env.Root+"/counter"
+	return runAimed(ctx, env, lockPath, counter, func(i int, c *cluster.Client, quiesce func()) error {
+		return aimedHolder(ctx, env, c, lockPath, counter, 10*time.Millisecond, quiesce, func(s *recipes.Session) func(context.Context) (*holding, error) {
+			if i == 0 && w.Mutant {
+				return func(ctx context.Context) (*holding, error) { return goZKLock(ctx, s, lockPath) }
+			}
+			return mutexAcquirer(s, lockPath)
+		})
+	})
+}
+
+// goZKLock takes the lock with a new zk.Lock. zk.Lock.Lock takes no ctx:
+// when ctx ends first, a goroutine waits for it and unlocks what it gets,
+// so that only the nodes the bug leaves stay behind.
+func goZKLock(ctx context.Context, s *recipes.Session, lockPath string) (*holding, error) {
+	l := zk.NewLock(s.Conn(), lockPath, s.ACLFor(lockPath))
+	sid := s.ID()
+	done := make(chan error, 1)
+	go func() { done <- l.Lock() }()
+	select {
+	case <-ctx.Done():
+		go func() {
+			if <-done == nil {
+				_ = l.Unlock()
+			}
+		}()
+		return nil, ctx.Err()
+	case err := <-done:
+		if err != nil {
+			return nil, fmt.Errorf("chaos: zk.Lock: %w", err)
+		}
+	}
+	// zk.Lock keeps its node's path to itself: the head of the queue is
+	// ours once it holds.
+	kids, _, err := s.Conn().Children(lockPath)
+	var st *zk.Stat
+	var head string
+	if err == nil {
+		if cs := contenders(kids, 0, recipes.RoleLock); len(cs) > 0 {
+			head = lockPath + "/" + cs[0].Name
+			_, st, err = s.Conn().Get(head)
+		}
+	}
+	if err != nil || st == nil || st.EphemeralOwner != sid {
+		_ = l.Unlock()
+		return nil, fmt.Errorf("chaos: zk.Lock: cannot tell its node: %v", err)
+	}
+	h := nodeHolding(s, head, "", st)
+	release := h.release
+	h.release = func(ctx context.Context) error {
+		_ = l.Unlock()      // one delete; its failure is retried below
+		return release(ctx) // ends the holding's context, deletes until gone
+	}
 	return h, nil
 }

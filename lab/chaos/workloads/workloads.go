@@ -152,6 +152,7 @@ var mutantFaults = map[string][]string{
 	"leader-timer": {"partition-expire"},
 	"rwlock-gone":  {"partition-expire@waiter"},
 	"rwlock-later": {"latency-low"},
+	"lock-create":  {"limit-data"},
 }
 
 // MutantCases returns every mutant with its twin, faults and checkers.
@@ -176,6 +177,7 @@ func MutantCases() []MutantCase {
 		{Mutant: &LeaderTimer{Mutant: true}, Twin: &LeaderTimer{}, Catch: []string{"single-leader"}, Mild: []string{"cut-short"}},
 		{Mutant: &RWLockGone{Mutant: true}, Twin: &RWLockGone{}, Catch: []string{"writer-exclusive"}, Mild: []string{"cut-short"}},
 		{Mutant: &RWLockLater{Mutant: true}, Twin: &RWLockLater{}, Catch: []string{"liveness"}},
+		{Mutant: &LockCreate{Mutant: true}, Twin: &LockCreate{}, Catch: []string{"no-nodes-left", "liveness"}, Mild: []string{"latency-low"}},
 	}
 	for i := range cs {
 		cs[i].Faults = mutantFaults[cs[i].Twin.Name()]
