@@ -69,8 +69,10 @@ func UpstreamCases() []MutantCase {
 
 // sessionBound returns the context of a naive variant's holding: cancelled
 // the moment the connection is suspended, the session sid is lost or
-// replaced, or the Session closes. The variants' bugs lie elsewhere; this
-// keeps them from stepping down later than the bug makes them.
+// replaced, or the Session closes. It has no lease (see recipes.LossPolicy:
+// a disconnection can be noticed late); the variants that use it hold
+// under faults that close connections, or are struck while they wait, so
+// the bug each rebuilds is the only way for it to hold too long.
 func sessionBound(s *recipes.Session, sid int64) (context.Context, context.CancelCauseFunc) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	st, id, stop := s.OnStateChange(func(c recipes.StateChange) {
