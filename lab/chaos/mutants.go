@@ -112,3 +112,61 @@ func JudgeMutants(sum report.Summary, cases []workloads.MutantCase) []MutantVerd
 	}
 	return out
 }
+
+// UpstreamLine is the run's line on the upstream bug classes
+// (workloads.UpstreamBugs that have a variant): "upstream bug classes: N
+// of M caught", a class counted caught when every verdict of vs on its
+// mutant's scenarios is caught, followed by the classes missed and by how
+// many of the listed bugs have no variant yet. Only the classes that have
+// a verdict in vs are counted (a run may select some); with none, it
+// returns "". Pure.
+func UpstreamLine(vs []MutantVerdict) string {
+	seen := map[string]bool{}   // mutant -> has a verdict
+	missed := map[string]bool{} // mutant -> some verdict missed
+	for _, v := range vs {
+		m, _, _ := strings.Cut(v.Scenario, "/")
+		seen[m] = true
+		if !v.Caught {
+			missed[m] = true
+		}
+	}
+	total, caught, without := 0, 0, 0
+	var miss []string
+	for _, b := range workloads.UpstreamBugs() {
+		switch {
+		case b.Mutant == "":
+			without++
+		case seen[b.Mutant]:
+			total++
+			if missed[b.Mutant] {
+				miss = append(miss, b.ID+" ("+b.Mutant+")")
+			} else {
+				caught++
+			}
+		}
+	}
+	if total == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("upstream bug classes: %d of %d caught", caught, total)
+	if len(miss) > 0 {
+		s += "; missed: " + strings.Join(miss, ", ")
+	}
+	return s + fmt.Sprintf(" (%d more listed in docs/upstream-bugs.md have no variant yet)", without)
+}
+
+// SelectedVerdicts keeps the verdicts of vs whose scenario is among scs:
+// the mutant scenarios a run selected.
+func SelectedVerdicts(vs []MutantVerdict, scs []Scenario) []MutantVerdict {
+	in := map[string]bool{}
+	for _, sc := range scs {
+		in[sc.Name] = true
+	}
+	var out []MutantVerdict
+	for _, v := range vs {
+		if in[v.Scenario] {
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -187,8 +187,9 @@ func (w *LockStepDown) client(ctx context.Context, env *cluster.Env, c *cluster.
 
 // aimedHolder is one client of a holder workload with a target: it loops
 // acquire, fenced increments of counter every 100 ms (or half of hold)
-// until hold passed or the holding's context is done, release, until ctx
-// is done; then it calls quiesce and closes its session.
+// until hold passed or the holding's context is done (a holding without
+// multi only waits), release, until ctx is done; then it calls quiesce and
+// closes its session.
 func aimedHolder(ctx context.Context, env *cluster.Env, c *cluster.Client, key, counter string, hold time.Duration, quiesce func(),
 	acquirer func(s *recipes.Session) func(context.Context) (*holding, error)) error {
 	s, err := connectRecipes(ctx, env, c)
@@ -209,7 +210,10 @@ func aimedHolder(ctx context.Context, env *cluster.Env, c *cluster.Client, key, 
 		token := h.fence.Token
 		c.Log.Acquired(key, token, h.mode)
 		watched := watchHolding(c.Log, key, token, h.held)
-		for end := time.Now().Add(hold); time.Now().Before(end); {
+		if h.multi == nil { // a holding that does not write (a reader)
+			holdFor(ctx, h.held, hold)
+		}
+		for end := time.Now().Add(hold); h.multi != nil && time.Now().Before(end); {
 			cluster.Sleep(ctx, step)
 			if h.held.Err() != nil || ctx.Err() != nil {
 				break

@@ -146,6 +146,13 @@ var mutantFaults = map[string][]string{
 	"partitioner-stale": {"partition-expire"},
 	"discovery-rearm":   {"partition-expire"},
 	"cache-reread":      {"limit-data"},
+	// the upstream bug classes (upstream_mutant.go)
+	"lock-release": {"cut-short"},
+	"lock-try":     {"limit-data"},
+	"leader-timer": {"partition-expire"},
+	"rwlock-gone":  {"partition-expire@waiter"},
+	"rwlock-later": {"latency-low"},
+	"lock-create":  {"limit-data"},
 }
 
 // MutantCases returns every mutant with its twin, faults and checkers.
@@ -164,6 +171,13 @@ func MutantCases() []MutantCase {
 		{Mutant: &PartitionerStale{Mutant: true}, Twin: &PartitionerStale{}, Catch: []string{"mutual-exclusion"}, Mild: []string{"cut-short"}},
 		{Mutant: &DiscoveryRearm{Mutant: true}, Twin: &DiscoveryRearm{}, Catch: []string{"discovery-converges"}, Mild: []string{"cut-short"}},
 		{Mutant: &Cache{Mutant: true}, Twin: &Cache{Twin: true}, Catch: []string{"cache-converges"}, Mild: []string{"latency-low"}},
+		// The upstream bug classes (UpstreamBugs; leader-owner above is CURATOR-696).
+		{Mutant: &LockRelease{Mutant: true}, Twin: &LockRelease{}, Catch: []string{"no-nodes-left", "liveness"}, Mild: []string{"latency-low"}},
+		{Mutant: &LockTry{Mutant: true}, Twin: &LockTry{}, Catch: []string{"no-nodes-left", "liveness"}, Mild: []string{"latency-low"}},
+		{Mutant: &LeaderTimer{Mutant: true}, Twin: &LeaderTimer{}, Catch: []string{"single-leader"}, Mild: []string{"cut-short"}},
+		{Mutant: &RWLockGone{Mutant: true}, Twin: &RWLockGone{}, Catch: []string{"writer-exclusive"}, Mild: []string{"cut-short"}},
+		{Mutant: &RWLockLater{Mutant: true}, Twin: &RWLockLater{}, Catch: []string{"liveness"}},
+		{Mutant: &LockCreate{Mutant: true}, Twin: &LockCreate{}, Catch: []string{"no-nodes-left", "liveness"}, Mild: []string{"latency-low"}},
 	}
 	for i := range cs {
 		cs[i].Faults = mutantFaults[cs[i].Twin.Name()]

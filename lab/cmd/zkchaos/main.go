@@ -162,6 +162,9 @@ func run() int {
 	sum, err := r.Run(ctx, scs)
 	fmt.Println()
 	_ = sum.WriteTable(os.Stdout)
+	if line := chaos.UpstreamLine(chaos.SelectedVerdicts(chaos.JudgeMutants(sum, workloads.UpstreamCases()), scs)); line != "" {
+		fmt.Println("zkchaos: " + line)
+	}
 	if cfg.Out != "" {
 		fmt.Printf("report: %s/%s\n", strings.TrimSuffix(cfg.Out, "/"), report.FileHTML)
 	}
@@ -352,6 +355,9 @@ func runMutants(cfg chaos.Config, n int, fixed bool, mutants string, backend tes
 		if !v.Caught {
 			fmt.Printf("replay %s (seed %d): %s\n", v.Scenario, v.Seed, report.Summary{Seed: v.Seed, Replay: cfg.Replay}.ReplayCommand(v.Scenario))
 		}
+	}
+	if line := chaos.UpstreamLine(verdicts); line != "" {
+		fmt.Println("zkchaos: " + line)
 	}
 	verdict, code := "PASS", 0
 	if missed > 0 || len(verdicts) < len(scs)*len(seeds) {

@@ -1,0 +1,78 @@
+package lock_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/internal/zkpath"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// TestExpiredWaiterQueuesAgainAtOnce is the regression test of etcd
+// #19597 (docs/upstream-bugs.md): a waiter whose session expires behind a
+// holder that keeps holding. Etcd's waiter watched only the key ahead of
+// it and went on waiting, out of the queue, until that key went. Ours
+// notices the new session at once (recipes' waitGone returns errRetry)
+// and queues again under it: the check that fails on the naive waiter is
+// that a node of the new session appears while the holder still holds.
+func TestExpiredWaiterQueuesAgainAtOnce(t *testing.T) {
+	e := ensemble(t)
+	path := testPath(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	admin := connect(t, e.Addrs())
+	ensurePath(t, admin, path, nil)
+	holder := newMutex(t, connect(t, e.Addrs()), path)
+	if err := holder.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	link, err := e.NewLink(t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer link.Close()
+	s := connect(t, link.Addrs())
+	waiter := newMutex(t, s, path)
+	done := make(chan error, 1)
+	go func() { done <- waiter.Lock(ctx) }()
+	waitFor(t, 20*time.Second, "the waiter's node", func() bool { return len(rawChildren(t, admin, path)) == 2 })
+	old := s.ID()
+	if err := link.ExpireSession(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "the waiter's new session", func() bool { return s.ID() != old && s.State() == recipes.StateConnected })
+	waitFor(t, 20*time.Second, "a node of the waiter's new session while the holder holds", func() bool {
+		for _, k := range rawChildren(t, admin, path) {
+			if ok, st, err := admin.Conn().Exists(zkpath.Join(path, k)); err == nil && ok && st.EphemeralOwner == s.ID() {
+				return true
+			}
+		}
+		return false
+	})
+	if err := holder.Context().Err(); err != nil {
+		t.Fatalf("the holder lost its holding meanwhile: %v", err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("the waiter's Lock returned (%v) while the holder holds", err)
+	default:
+	}
+	if err := holder.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the waiter did not get the lock after the holder's unlock")
+	}
+	if waiter.Fence().SessionID != s.ID() {
+		t.Errorf("the waiter holds under session 0x%x, want 0x%x", waiter.Fence().SessionID, s.ID())
+	}
+	if err := waiter.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
