@@ -32,7 +32,8 @@
 //	Register (Dynamic)        1 exists, then persistent.Node.Start: 1 create + 1 exists (+ parents as above;
 //	                          a node replaced: +1 multi, and the Node adopts it: +1 getData)
 //	Update                    1 setData (Dynamic: +1 exists, the Node's watch set again;
-//	                          Static: + the creates of Register if the node was gone)
+//	                          Static: +1 exists, the owner check, and the creates of Register
+//	                          if the node was gone)
 //	Unregister                1 exists + 1 delete
 //	Names                     1 getChildren
 //	Instances                 1 getChildren + 1 getData per instance
@@ -56,7 +57,9 @@
 //     Curator does, but the persistent.Node then waits for it to go, so
 //     two registrants of one id do not delete each other's nodes in a
 //     loop.
-//   - Unregister never deletes another session's node.
+//   - Unregister never deletes, and Update never writes, another session's
+//     node (for Static and Permanent ones: one other than the node the
+//     Registration created, told apart by its czxid).
 //   - A Provider's cache only ever holds what ZooKeeper held, and follows
 //     it: every change fires a watch that the Provider reads after.
 //   - Every payload Register accepts is one Curator 5.4 can read (see
@@ -69,9 +72,10 @@
 // Curator registers its instances again when it reconnects; here a
 // persistent.Node keeps a Dynamic instance's node, so it also comes back
 // after someone deletes it, and Registration.Present says when it may be
-// absent. Update of a Dynamic instance writes only our own node (with its
-// version) and waits while it is absent; Curator's setData writes whatever
-// node holds the path. Register refuses DynamicSequential (Curator appends
+// absent. Update writes only our own node (with its version): a Dynamic
+// instance's Update waits while it is absent, a Static one's creates it
+// again, and either leaves another registrant's node alone; Curator's
+// setData writes whatever node holds the path. Register refuses DynamicSequential (Curator appends
 // a sequence number to the node's name, so the node cannot be found by its
 // id); such instances registered by Curator are read like the others. A
 // Provider never creates the service's node (Curator's ServiceCache does).

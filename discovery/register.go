@@ -296,10 +296,14 @@ func (r *Registration) lock(ctx context.Context) error {
 // (SetData): on our node only, with its version; while the node is absent
 // Update waits for its re-creation, which carries the new data (and if ctx
 // ends first, the data is still recorded for it). A Static or Permanent
-// node is written without a version (the newest write wins, as in
-// Curator), and created again if it is gone. Cost: 1 setData (Dynamic: +1
-// exists, the Node's watch set again after its own write); nothing when
-// ctx is done. Fails with ErrUnregistered after Unregister.
+// node is likewise written only while it is the node this Registration
+// created (its czxid, as for Unregister), with the version read, and
+// created again if it is gone; when another registrant's node holds the
+// path (it replaced ours), Update leaves it alone and fails with an error
+// wrapping zk.ErrNodeExists (Curator writes whatever node holds the path).
+// Cost: 1 setData (Dynamic: +1 exists, the Node's watch set again after
+// its own write; Static: +1 exists, the owner check); nothing when ctx is
+// done. Fails with ErrUnregistered after Unregister.
 func (r *Registration) Update(ctx context.Context, inst Instance) error {
 	if r == nil {
 		return ErrNilReceiver
@@ -337,13 +341,7 @@ func (r *Registration) Update(ctx context.Context, inst Instance) error {
 	if r.node != nil {
 		err = r.node.SetData(ctx, data)
 	} else {
-		err = zkcall.Exec(ctx, r.d.s, func(conn *zk.Conn, _ int64) error {
-			_, err := conn.Set(r.path, data, -1)
-			return err
-		})
-		if errors.Is(err, zk.ErrNoNode) {
-			_, err = r.create(ctx, false)
-		}
+		err = r.setOurs(ctx)
 	}
 	if err != nil {
 		return fmt.Errorf("discovery: update %s: %w", r.path, err)
@@ -407,20 +405,67 @@ func (r *Registration) Unregister(ctx context.Context) error {
 // readCzxid reads the czxid of the node at r's path, for a create whose
 // reply the create tap missed (1 exists): the node read may already be
 // another registrant's that replaced ours since, the one case in which
-// Unregister could delete a node that is not ours. 0 when it cannot be
-// read (Unregister then deletes whatever node is at the path).
+// Unregister could delete (and Update write) a node that is not ours. 0
+// when it cannot be read (Unregister then deletes, and Update writes,
+// whatever node is at the path).
 func (r *Registration) readCzxid(ctx context.Context) int64 {
-	st, err := zkcall.Do(ctx, r.d.s, func(conn *zk.Conn, _ int64) (*zk.Stat, error) {
+	st, err := r.stat(ctx)
+	if err != nil || st == nil {
+		return 0
+	}
+	return st.Czxid
+}
+
+// stat reads the stat of the node at r's path (1 exists, retried through
+// zkcall.Do), nil when there is none.
+func (r *Registration) stat(ctx context.Context) (*zk.Stat, error) {
+	return zkcall.Do(ctx, r.d.s, func(conn *zk.Conn, _ int64) (*zk.Stat, error) {
 		ok, st, err := conn.Exists(r.path)
 		if err == nil && !ok {
 			st = nil
 		}
 		return st, err
 	})
-	if err != nil || st == nil {
-		return 0
+}
+
+// setOurs writes r.data to r's persistent node (Static, Permanent) only
+// while it is the node this Registration created: its czxid is r.czxid
+// (any node when that is unknown, 0). Each attempt reads the node's stat
+// (1 exists) and writes at the version read (1 setData), reading again
+// when the version changed meanwhile (or when a write's answer was lost:
+// its repeat then fails on the version, and the next attempt writes the
+// same data again). A node gone is created again, as ours (create without
+// displacing); another registrant's node at the path is left alone and
+// the error wraps zk.ErrNodeExists. ZooKeeper has no write conditional on
+// a czxid: as for zkcall.DeleteOwned, the one round trip between the
+// exists and the setData is the window in which a replacement, created
+// with the very version read, would still be written. Errors: ctx's
+// (Stopped), recipes.ErrClosed, or the server's answer. The caller holds
+// r.op.
+func (r *Registration) setOurs(ctx context.Context) error {
+	for {
+		st, err := r.stat(ctx)
+		switch {
+		case err != nil:
+			return err
+		case st == nil:
+			taken, err := r.create(ctx, false)
+			if err != nil || !taken {
+				return err
+			}
+			continue // another registrant's node came first: look at it
+		case r.czxid != 0 && st.Czxid != r.czxid:
+			return fmt.Errorf("another registrant's node replaced ours: %w", zk.ErrNodeExists)
+		}
+		err = zkcall.Exec(ctx, r.d.s, func(conn *zk.Conn, _ int64) error {
+			_, err := conn.Set(r.path, r.data, st.Version)
+			return err
+		})
+		if err == nil || !errors.Is(err, zk.ErrBadVersion) && !errors.Is(err, zk.ErrNoNode) {
+			return err
+		}
+		// Changed or gone meanwhile: look again.
 	}
-	return st.Czxid
 }
 
 // create writes r's persistent node (Static, Permanent) with r.data; the
@@ -459,13 +504,7 @@ func (r *Registration) create(ctx context.Context, displace bool) (taken bool, e
 			return false, fmt.Errorf("another client keeps a node at the path: %w", zk.ErrNodeExists)
 		}
 		displaced++
-		st, err := zkcall.Do(ctx, s, func(conn *zk.Conn, _ int64) (*zk.Stat, error) {
-			ok, st, err := conn.Exists(r.path)
-			if err == nil && !ok {
-				st = nil
-			}
-			return st, err
-		})
+		st, err := r.stat(ctx)
 		if err != nil {
 			return false, err
 		}

@@ -60,8 +60,9 @@
 //
 // Per transaction of n sites, with no faults: Begin 1 multi; each site: 1
 // notification on the root, about 4 reads and 1 create to learn it, 1 create
-// to vote, 1 exists (watch) and 1 getData to learn the decision, 1 multi
-// and 1 delete to finish; the coordinator: 1 exists and n getChildren
+// to vote, 1 exists (watch) and 1 getData to learn the decision, 1 multi,
+// 1 exists and 1 delete to finish (the liveness node is deleted only while
+// it is our session's); the coordinator: 1 exists and n getChildren
 // (its watches), 1 getData per vote, 1 create. The decision wakes
 // n watchers; the votes wake the coordinator's n watches. Notifications are
 // O(n): no site watches another site, and the coordinator stops watching a

@@ -131,7 +131,7 @@ func ExampleParticipant() {
 		}
 		// Apply idempotently: a restart delivers it again until Finish.
 		fmt.Println(prop.TxID(), "applies", d)
-		if err := prop.Finish(ctx); err != nil { // 1 multi + 1 delete
+		if err := prop.Finish(ctx); err != nil { // 1 multi + 1 exists + 1 delete
 			log.Print(err)
 		}
 	}

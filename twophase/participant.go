@@ -522,15 +522,17 @@ func (pr *Proposal) Await(ctx context.Context) (Decision, error) {
 
 // Finish records that this site has applied the decision: it creates
 // <root>/<tx>/<site>/done (only if the decision exists, in the same multi)
-// and deletes the site's liveness node. Transactions does not deliver a
+// and deletes the site's liveness node if it is our session's (a node
+// another process of this site took over is left to that process). Transactions does not deliver a
 // finished transaction again. Call it once the decision is applied
 // durably; a site that stops before it gets the transaction again from its
 // next Transactions (so applying a decision must be idempotent). Finishing
 // twice is fine. An undecided transaction is ErrNotDecided; a missing one,
 // ErrUnknownTx.
 //
-// Cost: 1 multi (check of the decision + create) + 1 delete (+1 exists when
-// the multi finds no decision). Wakes nobody
+// Cost: 1 multi (check of the decision + create) + 1 exists (the liveness
+// node's owner) + 1 delete when it is ours (+1 exists when the multi finds
+// no decision). Wakes nobody
 // who is waiting (the coordinator no longer watches a site that voted).
 func (pr *Proposal) Finish(ctx context.Context) error {
 	if pr == nil {
@@ -569,9 +571,16 @@ func (pr *Proposal) Finish(ctx context.Context) error {
 	default:
 		return fmt.Errorf("twophase: finish %s: %w", pr.sitePath, err)
 	}
+	// Only our session's liveness node: another process of this site (a
+	// restart) may have taken the path over (markAlive), and its node must
+	// stay until it finishes. A node of an earlier session of ours went
+	// with that session.
 	alive := zkpath.Join(pr.sitePath, aliveNode)
-	err = zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) error { return s.Conn().Delete(alive, -1) })
-	if err != nil && !errors.Is(err, zk.ErrNoNode) {
+	sid, err := zkcall.Usable(ctx, s)
+	if err == nil {
+		err = zkcall.DeleteOwned(ctx, s, alive, 0, sid)
+	}
+	if err != nil {
 		return fmt.Errorf("twophase: delete %s: %w", alive, err)
 	}
 	return nil

@@ -80,7 +80,7 @@ func TestCost(t *testing.T) {
 	if err := r2.Update(ctx, inst); err != nil {
 		t.Fatal(err)
 	}
-	want("Update, static", c.Snapshot().Sub(before), map[zkcount.Op]int64{zkcount.OpSetData: 1})
+	want("Update, static", c.Snapshot().Sub(before), map[zkcount.Op]int64{zkcount.OpExists: 1, zkcount.OpSetData: 1})
 
 	// Queries.
 	before = c.Snapshot()

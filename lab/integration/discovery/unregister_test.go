@@ -3,9 +3,11 @@ package discovery_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/discovery"
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
@@ -109,4 +111,58 @@ func TestUnregisterLeavesReplacement(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestUpdateLeavesReplacement: a second process registers the same Static
+// id, replacing our node; our Update must not write the replacement (it
+// fails, wrapping zk.ErrNodeExists, and the replacement keeps its data).
+// Before, Update wrote by path with version -1, so the newest write won
+// on whichever node held the path.
+func TestUpdateLeavesReplacement(t *testing.T) {
+	e := ensemble(t)
+	ctx := ctxT(t, time.Minute)
+	base := basePath(t)
+	s, other := connect(t, e.Addrs()), connect(t, e.Addrs())
+	d, dOther := newDiscovery(t, s, base), newDiscovery(t, other, base)
+	inst := discovery.Instance{Name: "api", ID: "i1", Port: 1, ServiceType: discovery.Static}
+	ours := register(t, d, inst)
+
+	// Ours still: Update writes it.
+	inst.Port = 2
+	if err := ours.Update(ctx, inst); err != nil {
+		t.Fatalf("Update of our own node = %v", err)
+	}
+	if data, _ := node(t, other, ours.Path()); !strings.Contains(string(data), `"port":2`) {
+		t.Fatalf("our node after Update: %s", data)
+	}
+
+	inst.Port = 3
+	theirs := register(t, dOther, inst)
+	dataTheirs, stTheirs := node(t, other, theirs.Path())
+	inst.Port = 4
+	if err := ours.Update(ctx, inst); !errors.Is(err, zk.ErrNodeExists) {
+		t.Errorf("Update of a replaced node = %v, want an error wrapping zk.ErrNodeExists", err)
+	}
+	data, st := node(t, other, theirs.Path())
+	if st == nil || st.Czxid != stTheirs.Czxid || st.Version != stTheirs.Version || string(data) != string(dataTheirs) {
+		t.Fatalf("the replacement changed: %s %+v, was %s %+v", data, st, dataTheirs, stTheirs)
+	}
+
+	// Gone: Update creates it again, as ours.
+	if err := theirs.Unregister(ctx); err != nil {
+		t.Fatal(err)
+	}
+	inst.Port = 5
+	if err := ours.Update(ctx, inst); err != nil {
+		t.Fatalf("Update of a deleted node = %v", err)
+	}
+	if data, _ := node(t, other, ours.Path()); !strings.Contains(string(data), `"port":5`) {
+		t.Fatalf("our node after Update: %s", data)
+	}
+	if err := ours.Unregister(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, st := node(t, other, ours.Path()); st != nil {
+		t.Fatalf("Unregister after the re-creating Update left the node: %+v", st)
+	}
 }

@@ -135,7 +135,7 @@ func TestCost(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantOps(t, "Finish", ac, before, map[zkcount.Op]int64{
-		zkcount.OpMulti: 1, zkcount.OpDelete: 1}, 0)
+		zkcount.OpMulti: 1, zkcount.OpExists: 1, zkcount.OpDelete: 1}, 0)
 	if err := pb.Finish(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -370,3 +370,66 @@ func TestParticipantRestartsBeforeVoting(t *testing.T) {
 	}
 	checkInvariants(t, cs, root, "t1", names, twophase.Commit, res)
 }
+
+// TestFinishLeavesNewLiveness: a site's new process takes over its
+// liveness node (as in TestParticipantRestartsBeforeVoting) while the old
+// process is still running, and the old one finishes the transaction
+// after that. The old Finish deletes only a liveness node of its own
+// session: the new process's node stays until the new process finishes.
+// Before, Finish deleted the node by path, whoever owned it.
+func TestFinishLeavesNewLiveness(t *testing.T) {
+	e := ensemble(t)
+	ctx := testCtx(t, 30*time.Second)
+	root := testRoot(t)
+	cs := connect(t, e.Addrs())
+	tx, err := newCoordinator(t, cs, root).Begin(ctx, "t1", []string{"a"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, ns := connect(t, e.Addrs()), connect(t, e.Addrs())
+	pOld, err := newParticipant(t, old, root, "a").Lookup(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pNew, err := newParticipant(t, ns, root, "a").Lookup(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alive := root + "/t1/a/alive"
+	owner := func() int64 { // 0: no liveness node
+		ok, st, err := cs.Conn().Exists(alive)
+		if err != nil {
+			t.Fatalf("exists %s: %v", alive, err)
+		}
+		if !ok {
+			return 0
+		}
+		return st.EphemeralOwner
+	}
+	if got := owner(); got != ns.ID() {
+		t.Fatalf("liveness node owned by 0x%x, want the new session 0x%x", got, ns.ID())
+	}
+	if err := pOld.Vote(ctx, twophase.Commit); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := tx.Decide(ctx); err != nil || d != twophase.Commit {
+		t.Fatalf("Decide = %v, %v", d, err)
+	}
+	for _, p := range []*twophase.Proposal{pOld, pNew} {
+		if d, err := p.Await(ctx); err != nil || d != twophase.Commit {
+			t.Fatalf("Await = %v, %v", d, err)
+		}
+	}
+	if err := pOld.Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := owner(); got != ns.ID() {
+		t.Fatalf("after the old process's Finish the liveness node is owned by 0x%x, want the new session 0x%x", got, ns.ID())
+	}
+	if err := pNew.Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := owner(); got != 0 {
+		t.Fatalf("after the new process's Finish a liveness node of 0x%x is left", got)
+	}
+}
