@@ -208,7 +208,7 @@ func (m *MultiMutex) acquire(ctx context.Context, take func(context.Context, *re
 	// so no loss falls between the check and the tie.
 	mh := newMultiHolding(hs)
 	for _, h := range hs {
-		if err := h.Err(); err != nil {
+		if err := zkcall.Cause(h); err != nil {
 			mh.end(err)
 			return fail(fmt.Errorf("lock: multi-lock %s lost while acquiring: %w", h.Path(), err))
 		}

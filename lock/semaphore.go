@@ -365,13 +365,13 @@ func (sem *Semaphore) await(ctx context.Context, mu *recipes.Holding, hs []*reci
 	// may be lost, or a lease was created under a session other than the
 	// mutex's (the session changed in between: the mutex is gone).
 	guard := func() error {
-		if err := mu.Err(); err != nil {
+		if err := zkcall.Cause(mu); err != nil {
 			return fmt.Errorf("mutex %s: %w", mu.Path(), err)
 		}
 		for _, h := range hs {
 			switch {
-			case h.Err() != nil:
-				return fmt.Errorf("lease %s: %w", h.Path(), h.Err())
+			case zkcall.Cause(h) != nil:
+				return fmt.Errorf("lease %s: %w", h.Path(), zkcall.Cause(h))
 			case h.SessionID() != mu.SessionID():
 				return fmt.Errorf("%w: lease of session 0x%x, mutex of 0x%x", recipes.ErrSessionLost, h.SessionID(), mu.SessionID())
 			}

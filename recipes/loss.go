@@ -2,6 +2,7 @@ package recipes
 
 import (
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/zkrecipes/zkrecipes/internal/corelink"
@@ -14,6 +15,13 @@ import (
 // later, on a goroutine of its own, leaving a moment in which the part is
 // done and the whole still looks live.
 func init() {
+	corelink.Cause = func(h any) error {
+		hh, _ := h.(*Holding)
+		if hh == nil {
+			return fmt.Errorf("%w: nil holding", ErrBadArgument)
+		}
+		return context.Cause(hh.ctx)
+	}
 	corelink.OnLoss = func(h any, f func(cause error)) func() {
 		hh, _ := h.(*Holding)
 		if hh == nil || f == nil {

@@ -85,7 +85,7 @@ func (hd *holding) lost() error {
 	if hd.ctx != nil && hd.ctx.Err() != nil {
 		return context.Cause(hd.ctx)
 	}
-	return hd.h.Err()
+	return zkcall.Cause(hd.h)
 }
 
 // alreadyLost is the error of releasing a holding (what) that ended, with

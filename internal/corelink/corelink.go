@@ -70,6 +70,10 @@ var (
 	// cancellation of holding h's Context (h is a *recipes.Holding), or at
 	// once if it is done; stop removes it.
 	OnLoss func(h any, f func(cause error)) (stop func())
+	// Cause is holding h's Err without arming its node's watch (h is a
+	// *recipes.Holding): how recipes built on holdings look at one
+	// without paying Err's getData.
+	Cause func(h any) error
 	// WatchExistsNow subscribes to the Session's exists watch on path and
 	// answers from a read made now (1 exists); w is a *recipes.Watch.
 	WatchExistsNow func(ctx context.Context, s any, path string) (ok bool, st *zk.Stat, w any, err error)

@@ -285,3 +285,9 @@ func CleanupGUID(s *recipes.Session, d recipes.Dialect, parent, guid string) {
 func OnLoss(h *recipes.Holding, f func(cause error)) (stop func()) {
 	return corelink.OnLoss(h, f)
 }
+
+// Cause is h.Err() without arming the watch on h's node that Err arms on
+// its first call: for recipes that check a holding of their own during an
+// acquisition, where that getData would be a request their Cost lines do
+// not count. No ZooKeeper calls.
+func Cause(h *recipes.Holding) error { return corelink.Cause(h) }
