@@ -21,16 +21,11 @@
 // "ready" once everyone has left: only the node of the round that ended,
 // never a next round's (DoubleBarrier.Leave).
 //
-// Bad input: New and NewDouble validate their arguments once and return
-// an error wrapping a sentinel instead of a value: a nil session
-// (recipes.ErrNilSession), an invalid or reserved path
-// (recipes.ErrInvalidPath), a path too long for the barrier's requests
-// (recipes.ErrDataTooLarge) or n < 1 (ErrMembers and
-// recipes.ErrBadArgument). They never panic and send nothing. A closed
-// session is reported by every method as recipes.ErrClosed. Set, Remove,
-// Wait, Enter and Leave on a nil receiver return ErrNilReceiver (Name
-// returns ""); Path may panic on one, as in package sync, and so may a nil
-// context, the same kind of programming error.
+// Bad input, nil receivers and nil contexts follow the conventions of
+// every zkrecipes package (see "Conventions" in package recipes). Here:
+// NewDouble with n < 1 is ErrMembers (and recipes.ErrBadArgument); a path
+// too long for the barrier's requests is recipes.ErrDataTooLarge; a
+// method on a nil receiver returns ErrNilReceiver (Name returns "").
 //
 // # Permissions
 //

@@ -1,6 +1,11 @@
 package barrier
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
 
 // Sentinel errors of package barrier. Errors from this package wrap them, or
 // the recipes sentinels (recipes.ErrInvalidPath, recipes.ErrNilSession,
@@ -8,7 +13,7 @@ import "errors"
 // or go-zookeeper's errors, so that errors.Is reaches all of them.
 var (
 	// ErrNilReceiver: a method was called on a nil *Barrier or *DoubleBarrier.
-	ErrNilReceiver = errors.New("barrier: nil receiver")
+	ErrNilReceiver = fmt.Errorf("barrier: nil receiver: %w", recipes.ErrBadArgument)
 	// ErrMembers: NewDouble was asked for fewer than 1 member. The error
 	// also wraps recipes.ErrBadArgument.
 	ErrMembers = errors.New("barrier: double barrier needs at least 1 member")

@@ -46,7 +46,12 @@ func (c *ChildrenCache) Path() string { return c.e.root }
 // cache's goroutine waits for the stream's reader: read it until it closes
 // (the view moves with it). A cache starts once (ErrStarted). See the
 // package doc for what the stream guarantees.
-func (c *ChildrenCache) Start(ctx context.Context) *recipes.Stream[Event] { return c.e.start(ctx) }
+func (c *ChildrenCache) Start(ctx context.Context) *recipes.Stream[Event] {
+	if c == nil {
+		return nilCache(ctx)
+	}
+	return c.e.start(ctx)
+}
 
 // Current returns the cached children, sorted by path. The data are
 // copies. It sends nothing.

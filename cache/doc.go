@@ -141,4 +141,9 @@
 //
 // READ on the root and on every node cached; nothing else: a cache never
 // writes, not even its root's parents. See the README's "Running securely".
+//
+// Bad input, nil receivers and nil contexts follow the conventions of
+// every zkrecipes package (see "Conventions" in package recipes): Start on
+// a nil cache returns a Stream that ends with an error wrapping
+// recipes.ErrBadArgument.
 package cache

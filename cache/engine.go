@@ -114,6 +114,14 @@ func newEngine(s *recipes.Session, root string, cfg config) *engine {
 var errStop = errors.New("cache: stopped")
 
 // start runs the cache on its Stream.
+// nilCache is Start on a nil cache: a Stream that ends with an error
+// wrapping recipes.ErrBadArgument, having sent nothing.
+func nilCache(ctx context.Context) *recipes.Stream[Event] {
+	return recipes.StartStream(ctx, func(context.Context, chan<- Event) error {
+		return fmt.Errorf("cache: %w: nil cache", recipes.ErrBadArgument)
+	})
+}
+
 func (e *engine) start(ctx context.Context) *recipes.Stream[Event] {
 	if ctx != nil && !e.started.CompareAndSwap(false, true) {
 		return recipes.StartStream(ctx, func(context.Context, chan<- Event) error {

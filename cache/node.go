@@ -45,7 +45,12 @@ func (c *NodeCache) Path() string { return c.e.root }
 // closes (Current moves with it). A cache starts once; a second Start
 // returns a stream that fails with ErrStarted. See the package doc for
 // what the stream guarantees.
-func (c *NodeCache) Start(ctx context.Context) *recipes.Stream[Event] { return c.e.start(ctx) }
+func (c *NodeCache) Start(ctx context.Context) *recipes.Stream[Event] {
+	if c == nil {
+		return nilCache(ctx)
+	}
+	return c.e.start(ctx)
+}
 
 // Current returns the node as cached, and false when it is not (missing,
 // or not read yet). The data is a copy. It sends nothing.

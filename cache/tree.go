@@ -98,7 +98,12 @@ func (c *TreeCache) Path() string { return c.e.root }
 // cache's goroutine waits for the stream's reader: read it until it closes
 // (the view moves with it). A cache starts once (ErrStarted). See the
 // package doc for what the stream guarantees.
-func (c *TreeCache) Start(ctx context.Context) *recipes.Stream[Event] { return c.e.start(ctx) }
+func (c *TreeCache) Start(ctx context.Context) *recipes.Stream[Event] {
+	if c == nil {
+		return nilCache(ctx)
+	}
+	return c.e.start(ctx)
+}
 
 // Get returns the cached node at path (a full path), and false when it is
 // not cached. The data is a copy. It sends nothing.

@@ -94,14 +94,15 @@
 //
 // # Bad input
 //
-// As in every zkrecipes package: New checks its arguments, sends nothing
-// and never panics, returning an error that wraps recipes.ErrNilSession or
-// recipes.ErrInvalidPath; Register, Update and NewProvider check theirs
-// before sending anything (ErrInvalidInstance, which wraps
-// recipes.ErrBadArgument or recipes.ErrInvalidPath; recipes.ErrDataTooLarge
-// for an instance too large for a request). A closed session is reported
-// as recipes.ErrClosed. A method on a nil receiver returns ErrNilReceiver;
-// a nil context may panic.
+// Bad input, nil receivers and nil contexts follow the conventions of
+// every zkrecipes package (see "Conventions" in package recipes). Here:
+// Register, Update and NewProvider check their arguments before sending
+// anything (ErrInvalidInstance, which wraps recipes.ErrBadArgument or
+// recipes.ErrInvalidPath; recipes.ErrDataTooLarge for an instance too
+// large for a request); a method on a nil receiver returns ErrNilReceiver.
+// NewProvider is not a constructor in the conventions' sense: it takes a
+// ctx, reads the instances, and starts the goroutine that follows them
+// until Close.
 //
 // # Permissions
 //

@@ -1,6 +1,11 @@
 package discovery
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
 
 // Sentinel errors of package discovery. Errors from this package wrap them,
 // or the recipes sentinels (recipes.ErrNilSession, recipes.ErrInvalidPath,
@@ -9,7 +14,7 @@ import "errors"
 var (
 	// ErrNilReceiver: a method was called on a nil *Discovery,
 	// *Registration or *Provider.
-	ErrNilReceiver = errors.New("discovery: nil receiver")
+	ErrNilReceiver = fmt.Errorf("discovery: nil receiver: %w", recipes.ErrBadArgument)
 	// ErrInvalidInstance: Register or Update was given an instance that
 	// cannot be registered (an empty or unusable name or id, a port out of
 	// range, a service type other than Dynamic, Static or Permanent, a

@@ -61,15 +61,16 @@
 //
 // # Bad input
 //
+// Bad input, nil receivers and nil contexts follow the conventions of
+// every zkrecipes package (see "Conventions" in package recipes). Here:
 // Join, Members and Watch validate their arguments before sending
-// anything and never panic on them: a nil session (recipes.ErrNilSession),
-// an invalid path or, for Join, one in /zookeeper (recipes.ErrInvalidPath),
-// an empty id or one that is not a single path segment in Curator's or the
-// ShallowParty layout (ErrInvalidID; ValidateID checks an id alone),
-// WithData with a kazoo layout (recipes.ErrBadArgument),
-// a member node too large for the session's requests
-// (recipes.ErrDataTooLarge). Methods on a nil *Member return ErrNilMember.
-// A done ctx sends nothing.
+// anything: an invalid path or, for Join, one in /zookeeper
+// (recipes.ErrInvalidPath), an empty id or one that is not a single path
+// segment in Curator's or the ShallowParty layout (ErrInvalidID;
+// ValidateID checks an id alone), WithData with a kazoo layout
+// (recipes.ErrBadArgument), a member node too large for the session's
+// requests (recipes.ErrDataTooLarge). Methods on a nil *Member return
+// ErrNilMember.
 //
 // # Permissions
 //

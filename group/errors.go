@@ -1,6 +1,11 @@
 package group
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
 
 // Sentinel errors of package group. Errors from this package wrap one of
 // these, or a persistent or recipes sentinel (recipes.ErrNilSession,
@@ -9,7 +14,7 @@ import "errors"
 // or ctx's error (recipes.ContextError); use errors.Is.
 var (
 	// ErrNilMember: a method was called on a nil *Member.
-	ErrNilMember = errors.New("group: nil member")
+	ErrNilMember = fmt.Errorf("group: nil member: %w", recipes.ErrBadArgument)
 	// ErrInvalidID: a member id that cannot be used: empty, or, in
 	// Curator's layout (where it names the member's node), not a single
 	// valid path segment. It also wraps recipes.ErrBadArgument or

@@ -69,12 +69,8 @@
 // recipes.DefaultAuthACL an outsider can read who leads but can neither
 // campaign nor remove a term's node. See the README's "Running securely".
 //
-// Bad input follows the convention of every zkrecipes package (see
-// package recipes): New validates its arguments once and returns an error
-// wrapping a sentinel (recipes.ErrNilSession, recipes.ErrInvalidPath,
-// recipes.ErrDataTooLarge, recipes.ErrBadArgument) instead of an Election
-// (Do returns it); a closed session is reported by the methods as
-// recipes.ErrClosed, before anything is sent; a method on a nil receiver,
-// or a nil context, may panic, as in package sync; no other runtime input
-// panics.
+// Bad input, nil receivers and nil contexts follow the conventions of
+// every zkrecipes package (see "Conventions" in package recipes): New's
+// errors are Do's too, and a method on a nil receiver that returns an
+// error returns ErrNilReceiver.
 package leader

@@ -2,6 +2,7 @@ package leader
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -15,7 +16,7 @@ var (
 	ErrNoLeader = errors.New("leader: no leader")
 	// ErrNilReceiver: a method was called on a nil *Election or *Term (a
 	// nil Term's Context is cancelled with it).
-	ErrNilReceiver = errors.New("leader: nil receiver")
+	ErrNilReceiver = fmt.Errorf("leader: nil receiver: %w", recipes.ErrBadArgument)
 	// ErrCampaigning: Campaign on an Election that is already campaigning
 	// or whose term is still live. An Election is one participant.
 	ErrCampaigning = errors.New("leader: already campaigning or leading")

@@ -85,12 +85,7 @@
 // delete under (recipes.ErrOpenParent). The README's "Running securely"
 // lists every package.
 //
-// Bad input follows the convention of every zkrecipes package (see
-// package recipes): New, NewMulti, NewSemaphore and NewSemaphoreCount
-// validate their arguments once and return an error wrapping a sentinel
-// (recipes.ErrNilSession, recipes.ErrInvalidPath, recipes.ErrDataTooLarge,
-// recipes.ErrBadArgument) instead of a value; a closed session is reported
-// by the methods as recipes.ErrClosed, before anything is sent; a method on
-// a nil receiver, or a nil context, may panic, as in package sync; no other
-// runtime input panics.
+// Bad input, nil receivers and nil contexts follow the conventions of
+// every zkrecipes package (see "Conventions" in package recipes): a
+// method on a nil receiver that returns an error returns ErrNilReceiver.
 package lock

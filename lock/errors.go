@@ -2,6 +2,7 @@ package lock
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -21,7 +22,7 @@ var (
 	// acquiring, the lock. A Mutex is not reentrant.
 	ErrAlreadyHeld = errors.New("lock: already held by this Mutex")
 	// ErrNilReceiver: a method was called on a nil *Mutex, *Semaphore or *Lease.
-	ErrNilReceiver = errors.New("lock: nil receiver")
+	ErrNilReceiver = fmt.Errorf("lock: nil receiver: %w", recipes.ErrBadArgument)
 	// ErrLeases: a number of leases out of range: NewSemaphore was asked
 	// for fewer than 1 lease, or AcquireN (TryAcquireN) for fewer than 1 or
 	// more than a fixed maximum, more than math.MaxInt32, or (count-based,

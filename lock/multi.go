@@ -107,7 +107,7 @@ func (mh *multiHolding) end(cause error) {
 // sentinel, on a nil session (recipes.ErrNilSession), no path
 // (recipes.ErrBadArgument), or any path or option New would refuse.
 func NewMulti(s *recipes.Session, paths []string, opts ...Option) (*MultiMutex, error) {
-	cfg := lockopt.New(opts)
+	cfg := config(opts)
 	if len(paths) == 0 {
 		if s == nil {
 			return nil, fmt.Errorf("lock: %w", recipes.ErrNilSession)

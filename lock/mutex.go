@@ -50,7 +50,7 @@ type Mutex struct {
 // (recipes.ErrDataTooLarge) or a dialect without lock names (ErrDialect
 // and recipes.ErrBadArgument).
 func New(s *recipes.Session, path string, opts ...Option) (*Mutex, error) {
-	cfg := lockopt.New(opts)
+	cfg := config(opts)
 	if err := checkArgs(s, path, cfg, recipes.RoleLock); err != nil {
 		return nil, err
 	}

@@ -28,7 +28,7 @@ func TestNewValidates(t *testing.T) {
 		{"mutex at root", func() (any, error) { return lock.New(s, "/") }, nil},
 		{"mutex kazoo", func() (any, error) { return lock.New(s, "/a", lock.WithDialect(recipes.Kazoo)) }, nil},
 		{"mutex zero dialect", func() (any, error) { return lock.New(s, "/a", lock.WithDialect(recipes.Dialect{})) }, nil},
-		{"mutex nil option", func() (any, error) { return lock.New(s, "/a", nil, lock.WithRevocation()) }, nil},
+		{"mutex zero option", func() (any, error) { return lock.New(s, "/a", lock.Option{}, lock.WithRevocation()) }, nil},
 		{"mutex no data", func() (any, error) { return lock.New(s, "/a", lock.WithData(nil)) }, nil},
 		{"mutex nil session", func() (any, error) { return lock.New(nil, "/a") }, []error{recipes.ErrNilSession}},
 		{"mutex empty path", func() (any, error) { return lock.New(s, "") }, []error{recipes.ErrInvalidPath}},

@@ -6,9 +6,17 @@ import (
 )
 
 // Option configures a Mutex or a Semaphore (New, NewMulti, NewSemaphore,
-// NewSemaphoreCount). Package rwlock takes the same options (rwlock.Option
-// is Option), so each option is documented once, here.
-type Option func(*lockopt.Config)
+// NewSemaphoreCount). Package rwlock has the same options under its own
+// name (rwlock.WithDialect and so on), so each option is documented once,
+// here. The zero Option changes nothing.
+type Option struct {
+	set lockopt.Set
+}
+
+// config applies opts over the defaults.
+func config(opts []Option) lockopt.Config {
+	return lockopt.New(opts, func(o Option) lockopt.Set { return o.set })
+}
 
 // WithDialect selects the wire format: recipes.Curator (the default;
 // recipes.CuratorSelector is the same for locks) or recipes.Kazoo, and
@@ -20,7 +28,7 @@ type Option func(*lockopt.Config)
 // Curator's InterProcessSemaphoreV2 only: NewSemaphore rejects recipes.Kazoo
 // with ErrDialect.
 func WithDialect(d recipes.Dialect) Option {
-	return func(c *lockopt.Config) { c.Dialect = d }
+	return Option{lockopt.Dialect(d)}
 }
 
 // WithData sets the bytes stored in our nodes, the participant's identity
@@ -29,19 +37,13 @@ func WithDialect(d recipes.Dialect) Option {
 // stores none. More than the session's request limit allows makes the
 // constructor fail with recipes.ErrDataTooLarge.
 func WithData(b []byte) Option {
-	return func(c *lockopt.Config) { c.Data = append([]byte(nil), b...) }
+	return Option{lockopt.Data(b)}
 }
 
 // WithLossPolicy overrides the session's loss policy (see
 // recipes.WithLossPolicy) for the holdings of this lock.
 func WithLossPolicy(p recipes.LossPolicy) Option {
-	return func(c *lockopt.Config) {
-		if p == recipes.DefaultLossPolicy {
-			c.Policy = nil
-			return
-		}
-		c.Policy = &p
-	}
+	return Option{lockopt.LossPolicy(p)}
 }
 
 // WithRevocation makes holdings watch their node for Curator's revocation
@@ -52,5 +54,5 @@ func WithLossPolicy(p recipes.LossPolicy) Option {
 // recipes.ErrRevoked. This is the "recoverable shared lock" of ZooKeeper's
 // recipes.
 func WithRevocation() Option {
-	return func(c *lockopt.Config) { c.Revocable = true }
+	return Option{lockopt.Revocation()}
 }

@@ -101,7 +101,7 @@ type nodeVersion struct {
 // It fails as New does, and on n < 1 (ErrLeases) or a dialect other than
 // Curator's (ErrDialect); both also wrap recipes.ErrBadArgument.
 func NewSemaphore(s *recipes.Session, path string, n int, opts ...Option) (*Semaphore, error) {
-	cfg := lockopt.New(opts)
+	cfg := config(opts)
 	if err := checkArgs(s, path, cfg, recipes.RoleLease); err != nil {
 		return nil, err
 	}

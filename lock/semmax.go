@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkrecipes/zkrecipes/internal/lockopt"
 	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -40,7 +39,7 @@ type CountNode interface {
 // (recipes.ErrBadArgument) or an invalid count path (recipes.ErrInvalidPath,
 // recipes.ErrDataTooLarge).
 func NewSemaphoreCount(s *recipes.Session, path string, count CountNode, opts ...Option) (*Semaphore, error) {
-	cfg := lockopt.New(opts)
+	cfg := config(opts)
 	if err := checkArgs(s, path, cfg, recipes.RoleLease); err != nil {
 		return nil, err
 	}

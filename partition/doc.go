@@ -77,9 +77,9 @@
 //
 // # Bad input
 //
-// New validates its arguments before anything is sent and never panics on
-// them: a nil session (recipes.ErrNilSession), an invalid path
-// (recipes.ErrInvalidPath), no items, a duplicate or an item that is not
+// Bad input, nil receivers and nil contexts follow the conventions of
+// every zkrecipes package (see "Conventions" in package recipes). Here:
+// New refuses no items, a duplicate or an item that is not
 // one path segment (ErrInvalidItems), a bad id (group.ErrInvalidID), a
 // negative boundary or a nil partition function (recipes.ErrBadArgument).
 // Run with a nil ctx, or on a nil Partitioner, returns a Stream that is

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -13,9 +14,9 @@ import (
 // or ctx's error (recipes.ContextError); use errors.Is.
 var (
 	// ErrNilPartitioner: a method was called on a nil *Partitioner.
-	ErrNilPartitioner = errors.New("partition: nil partitioner")
+	ErrNilPartitioner = fmt.Errorf("partition: nil partitioner: %w", recipes.ErrBadArgument)
 	// ErrNilPartition: a method was called on a nil *Partition.
-	ErrNilPartition = errors.New("partition: nil partition")
+	ErrNilPartition = fmt.Errorf("partition: nil partition: %w", recipes.ErrBadArgument)
 	// ErrInvalidItems: New was given no items, an item twice, or an item
 	// that is not one valid path segment (each names its lock node's
 	// parent). It also wraps recipes.ErrBadArgument or

@@ -70,13 +70,10 @@
 //
 // # Bad input
 //
-// New validates its arguments once and returns an error wrapping a
-// sentinel instead of a value: a nil session (recipes.ErrNilSession), an
-// invalid path, the root or a path in the reserved /zookeeper tree
-// (recipes.ErrInvalidPath), data or a path too large for the session's
-// request limit (recipes.ErrDataTooLarge). It never panics and sends
-// nothing. Methods on a nil *Node return ErrNilNode. A done ctx sends
-// nothing.
+// Bad input, nil receivers and nil contexts follow the conventions of
+// every zkrecipes package (see "Conventions" in package recipes). Here:
+// New also refuses the root (recipes.ErrInvalidPath), and methods on a
+// nil *Node return ErrNilNode.
 //
 // # Permissions
 //

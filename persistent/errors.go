@@ -1,6 +1,11 @@
 package persistent
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
 
 // Sentinel errors of package persistent. Errors from this package wrap one
 // of these, or a recipes sentinel (recipes.ErrNilSession,
@@ -9,7 +14,7 @@ import "errors"
 // errors.Is.
 var (
 	// ErrNilNode: a method was called on a nil *Node.
-	ErrNilNode = errors.New("persistent: nil node")
+	ErrNilNode = fmt.Errorf("persistent: nil node: %w", recipes.ErrBadArgument)
 	// ErrStarted: Start on a Node that is already started.
 	ErrStarted = errors.New("persistent: already started")
 	// ErrNotStarted: the cause of Present before Start (or after a Start

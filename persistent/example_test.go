@@ -91,6 +91,6 @@ func ExampleNew_badInput() {
 	_, err = persistent.New(new(recipes.Session), "/zookeeper/x")
 	fmt.Println(err)
 	// Output:
-	// persistent: recipes: nil session
+	// persistent: recipes: nil session: recipes: bad argument
 	// persistent: recipes: invalid path "/zookeeper/x": reserved /zookeeper tree
 }

@@ -259,7 +259,7 @@ func (q *Queue) Claim(ctx context.Context) (*Claim, error) {
 	// Before anything is sent: a claim node's create of the longest item
 	// name must fit (the ACL the session's provider gives claim nodes may
 	// fill the limit; the server would drop the connection on every try).
-	if err := q.checkClaim(itemPrefix(q.cfg.dialect, MaxPriority, true) + "-2147483648"); err != nil {
+	if err := q.checkClaim(itemPrefix(q.cfg.dialect, MaxPriority, explicitPriority) + "-2147483648"); err != nil {
 		return nil, err
 	}
 	var refused string // the item whose claim the server's answer just refused
@@ -268,7 +268,7 @@ func (q *Queue) Claim(ctx context.Context) (*Claim, error) {
 		begun = time.Now()
 	}
 	for {
-		e, waits, err := q.next(ctx, true, true)
+		e, waits, err := q.next(ctx, waitForItem, skipClaimed)
 		if err != nil {
 			return nil, err
 		}

@@ -51,19 +51,14 @@
 // RFC 1982 serial arithmetic (recipes.SortBySeq), so the wrap of the
 // parent's counter after 2^31 items does not reorder the queue.
 //
-// Bad input: New validates its arguments once (session, path, claim path,
-// claim data) and returns an error wrapping a sentinel instead of a Queue
-// (recipes.ErrNilSession for a nil Session, recipes.ErrInvalidPath, ...); a
-// closed Session gives recipes.ErrClosed. Methods on a nil *Queue or
-// *Claim may panic, as in package sync. No runtime input (paths, data,
-// priorities, counts, a ctx, done or even nil, a closed or nil Session
-// handed to New) ever panics: this is the convention of every zkrecipes
-// package (see package recipes), and queue also refuses a nil ctx with
-// recipes.ErrBadArgument. A done ctx sends nothing: every method returns
-// ctx's error (recipes.ContextError) before any request. Nor does a write
+// Bad input, nil receivers and nil contexts follow the conventions of
+// every zkrecipes package (see "Conventions" in package recipes). Here:
+// New validates the claim path and claim data too; a method on a nil
+// *Queue or *Claim that returns an error returns ErrNilReceiver. A write
 // that cannot fit the session's request limit, even one that would fit
-// were it not for the ACL the session's ACL provider gives the node: Put,
-// PutAll and Claim fail with recipes.ErrDataTooLarge first.
+// were it not for the ACL the session's ACL provider gives the node, is
+// refused before it is sent: Put, PutAll and Claim fail with
+// recipes.ErrDataTooLarge.
 //
 // # Permissions
 //

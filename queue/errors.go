@@ -1,6 +1,11 @@
 package queue
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
 
 // Sentinel errors of package queue. Errors from this package wrap them, or
 // the recipes sentinels (recipes.ErrInvalidPath, recipes.ErrNilSession,
@@ -13,7 +18,7 @@ var (
 	// was added.
 	ErrFull = errors.New("queue: full")
 	// ErrNilReceiver: a method was called on a nil *Queue or *Claim.
-	ErrNilReceiver = errors.New("queue: nil receiver")
+	ErrNilReceiver = fmt.Errorf("queue: nil receiver: %w", recipes.ErrBadArgument)
 	// ErrPriority: a priority outside MinPriority..MaxPriority, or a
 	// priority given to a queue made without WithPriority.
 	ErrPriority = errors.New("queue: bad priority")

@@ -138,7 +138,7 @@ func (q *Queue) Path() string { return q.path }
 // see recipes.WithAllowOpenParents) and fails with an error wrapping
 // recipes.ErrOpenParent when anyone may create or delete items there.
 func (q *Queue) Put(ctx context.Context, data []byte) (string, error) {
-	return q.put(ctx, data, DefaultPriority, false)
+	return q.put(ctx, data, DefaultPriority, implicitPriority)
 }
 
 // PutPriority is Put with a priority (MinPriority..MaxPriority, lower taken
@@ -147,7 +147,7 @@ func (q *Queue) PutPriority(ctx context.Context, data []byte, priority int) (str
 	if q != nil && !q.cfg.priority {
 		return "", fmt.Errorf("%w: queue %s was not made WithPriority", ErrPriority, q.path)
 	}
-	return q.put(ctx, data, priority, true)
+	return q.put(ctx, data, priority, explicitPriority)
 }
 
 func (q *Queue) put(ctx context.Context, data []byte, priority int, explicit bool) (string, error) {
@@ -250,7 +250,7 @@ func (q *Queue) PutAll(ctx context.Context, items [][]byte) ([]string, error) {
 			return nil, fmt.Errorf("item %d: %w", i, err)
 		}
 		total += len(data) + q.createOverhead() + multiHeader
-		ops[i] = q.createReq(data, DefaultPriority, false)
+		ops[i] = q.createReq(data, DefaultPriority, implicitPriority)
 	}
 	if total += multiHeader; total > q.s.MaxData() {
 		return nil, fmt.Errorf("queue %s: %w: batch of %d items is %d bytes on the wire, server limit %d",
@@ -360,22 +360,22 @@ func (q *Queue) multi(ctx context.Context, ops []any) ([]zk.MultiResponse, error
 // changes) before trying it again. On a connection loss during the delete
 // the item is returned with an error wrapping ErrUncertain (see there).
 func (q *Queue) Take(ctx context.Context) (Item, error) {
-	return q.take(ctx, true)
+	return q.take(ctx, waitForItem)
 }
 
 // Poll is Take without waiting: ErrEmpty when the queue has no item. Cost as
 // Take; an empty queue costs 1 getChildren.
 func (q *Queue) Poll(ctx context.Context) (Item, error) {
-	return q.take(ctx, false)
+	return q.take(ctx, returnEmpty)
 }
 
-func (q *Queue) take(ctx context.Context, block bool) (Item, error) {
+func (q *Queue) take(ctx context.Context, empty whenEmpty) (Item, error) {
 	if err := q.check(ctx); err != nil {
 		return Item{}, err
 	}
 	var refused string // the item just taken by another consumer
 	for {
-		e, waits, err := q.next(ctx, block, false)
+		e, waits, err := q.next(ctx, empty, keepClaimed)
 		if err != nil {
 			return Item{}, err
 		}
@@ -478,14 +478,37 @@ func (q *Queue) unread(e entry) {
 	q.mu.Unlock()
 }
 
+// whenEmpty tells next (and take) what to do when the queue is empty.
+type whenEmpty bool
+
+const (
+	returnEmpty whenEmpty = false // return ErrEmpty (Poll)
+	waitForItem whenEmpty = true  // return the watches to wait on (Take, Claim)
+)
+
+// claimed tells next whether to list the claims and skip claimed items.
+type claimed bool
+
+const (
+	keepClaimed claimed = false // Take, Poll: claims are not consulted
+	skipClaimed claimed = true  // Claim
+)
+
+// The explicit argument of put and createReq (itemPrefix's): whether the
+// item's name carries DefaultPriority. A priority queue's always do.
+const (
+	implicitPriority = false // Put, PutAll
+	explicitPriority = true  // PutPriority
+)
+
 // next hands out the next cached entry, listing again when the cache ran out
-// (or is stale). When the queue is empty it returns ErrEmpty (block false)
-// or the watch channels to wait on (block true). claims: also list the
-// claims and skip claimed items.
+// (or is stale). When the queue is empty it returns ErrEmpty (returnEmpty)
+// or the watch channels to wait on (waitForItem). skipClaimed: also list
+// the claims and skip claimed items.
 //
 // q.mu guards the cache and is held only briefly; q.listing (a token, so
 // that waiting for it honours ctx) lets one goroutine at a time list.
-func (q *Queue) next(ctx context.Context, block, claims bool) (*entry, []<-chan zk.Event, error) {
+func (q *Queue) next(ctx context.Context, empty whenEmpty, claims claimed) (*entry, []<-chan zk.Event, error) {
 	if e := q.pop(); e != nil {
 		return e, nil, nil
 	}
@@ -501,10 +524,11 @@ func (q *Queue) next(ctx context.Context, block, claims bool) (*entry, []<-chan 
 			return e, nil, nil
 		}
 		q.mu.Lock()
+		block := empty == waitForItem
 		armItems := block && q.watch == nil
-		armClaims := block && claims && q.claimWatch == nil
+		armClaims := block && claims == skipClaimed && q.claimWatch == nil
 		q.mu.Unlock()
-		l, err := q.list(ctx, armItems, armClaims, claims)
+		l, err := q.list(ctx, armItems, armClaims, claims == skipClaimed)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -68,20 +68,41 @@
 // (ErrOpenParent; WithAllowOpenParents makes it a warning). The Session's
 // logs and printed forms (LogValue, String) show no password.
 //
-// # Bad input
+// # Conventions
 //
-// The convention of every zkrecipes package: constructors validate their
-// arguments once, send nothing and never panic, and return (T, error): an
-// invalid argument is reported by the constructor, with no value, in an
-// error wrapping ErrNilSession (a nil session), ErrInvalidPath (a bad path,
-// or one in the reserved /zookeeper tree), ErrDataTooLarge (data or a path
-// too large for a request) or ErrBadArgument (a count out of range, a
-// dialect without the recipe's names, conflicting options), and possibly a
-// more precise sentinel of the recipe's package. A session that is closed
-// is reported by the methods as ErrClosed. A request larger than the
-// server's limit (Session.MaxData; see RequestSize) is refused with
-// ErrDataTooLarge before it is sent: the server would close the
-// connection on it. A method called on a nil receiver may panic, as in
-// package sync; so may a nil context, the same kind of programming error
-// (the context package forbids it). No other runtime input panics.
+// Every zkrecipes package follows these rules; their docs link here
+// instead of restating them.
+//
+//   - Ctx first: a function or method that may send takes a
+//     context.Context as its first argument. A done ctx sends nothing and
+//     the call returns ctx's error (see above).
+//   - Sentinel errors: every error wraps a sentinel of its package or of
+//     this one (or go-zookeeper's); test with errors.Is, never by text.
+//   - Constructors validate and send nothing: New, NewX and NewXCache take
+//     no ctx, check their arguments once, start no goroutine and return
+//     (T, error), with no value when an argument is bad. Functions that
+//     take a ctx and return a live value (group.Join, Discovery.Register,
+//     Discovery.NewProvider, Election.Campaign, Acquire, ...) are not
+//     constructors in this sense: they send, and may start goroutines
+//     that end with the value (its Close, Release or Leave, or its
+//     Session's Close).
+//   - Bad input returns an error and sends nothing: a nil session is
+//     ErrNilSession, a bad path (or one in the reserved /zookeeper tree)
+//     ErrInvalidPath, data or a path too large for a request
+//     ErrDataTooLarge (refused before it is sent, see RequestSize: the
+//     server would close the connection on it), anything else
+//     ErrBadArgument (a count out of range, a dialect without the recipe's
+//     names, conflicting options), possibly with a more precise sentinel
+//     of the recipe's package. A closed Session is ErrClosed. No runtime
+//     input (paths, data, counts, names, server answers) panics.
+//   - Nil receivers: a method with a pointer receiver that returns an
+//     error or a Stream returns, on a nil receiver, an error wrapping
+//     ErrBadArgument (and the package's nil-receiver sentinel, such as
+//     lock.ErrNilReceiver or ErrNilSession; a Stream ends with it), and
+//     sends nothing. Other methods (accessors such as Path, Context, Fence
+//     and Err) may panic on a nil receiver, as in package sync.
+//   - Nil ctx: a nil context.Context is a programming error (package
+//     context forbids it) and may panic. Some methods refuse it with an
+//     error wrapping ErrBadArgument (queue's, leader's, partition's,
+//     StartStream); do not rely on that.
 package recipes

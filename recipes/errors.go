@@ -2,6 +2,7 @@ package recipes
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/go-zookeeper/zk"
 )
@@ -22,7 +23,7 @@ var (
 	// way.)
 	ErrDataTooLarge = errors.New("recipes: request too large")
 	// ErrNilSession: a nil *Session was passed.
-	ErrNilSession = errors.New("recipes: nil session")
+	ErrNilSession = fmt.Errorf("recipes: nil session: %w", ErrBadArgument)
 	// ErrClosed: the Session is closed.
 	ErrClosed = errors.New("recipes: session closed")
 	// ErrSuspended: the connection was lost; the session may still live.

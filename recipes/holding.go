@@ -129,10 +129,10 @@ func (h *Holding) Fence() Fence { return h.fence }
 // FencedMulti runs ops in one multi after a version check of our node (see
 // the function FencedMulti), so ZooKeeper rejects them once the holding is
 // gone. Cost: 1 multi. A nil Holding sends nothing and returns an error
-// wrapping ErrFenced.
+// wrapping ErrFenced and ErrBadArgument.
 func (h *Holding) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
 	if h == nil {
-		return nil, fmt.Errorf("%w: nil holding", ErrFenced)
+		return nil, fmt.Errorf("%w: %w: nil holding", ErrFenced, ErrBadArgument)
 	}
 	return FencedMulti(ctx, h.s, h.fence, ops...)
 }
@@ -252,7 +252,7 @@ func (h *Holding) dataChanged(data []byte, version int32) {
 // ErrRevoked). Other errors are the server's answer to the delete.
 func (h *Holding) Release(ctx context.Context) error {
 	if h == nil {
-		return ErrReleased
+		return fmt.Errorf("%w: %w: nil holding", ErrReleased, ErrBadArgument)
 	}
 	h.mu.Lock()
 	if h.released {

@@ -289,6 +289,9 @@ func (w *WatchSet) unwant(k fanKey) {
 // start checks what every read checks before sending: the Session, the
 // path and ctx.
 func (w *WatchSet) start(ctx context.Context, path string) error {
+	if w == nil {
+		return fmt.Errorf("%w: nil watch set", ErrBadArgument)
+	}
 	if err := w.s.check(); err != nil {
 		return err
 	}

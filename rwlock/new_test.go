@@ -4,7 +4,6 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/rwlock"
 )
@@ -26,8 +25,8 @@ func TestNewValidates(t *testing.T) {
 		{"root", "/", s, nil, nil},
 		{"kazoo", "/a", s, []rwlock.Option{rwlock.WithDialect(recipes.Kazoo)}, nil},
 		{"kazoo text order", "/a", s, []rwlock.Option{rwlock.WithDialect(recipes.Kazoo.TextOrder())}, nil},
-		// rwlock.Option is lock.Option: package lock's options apply.
-		{"lock's options", "/a", s, []rwlock.Option{lock.WithData([]byte("me")), lock.WithRevocation(), nil}, nil},
+		// A zero Option changes nothing.
+		{"options and a zero one", "/a", s, []rwlock.Option{rwlock.WithData([]byte("me")), rwlock.WithRevocation(), {}}, nil},
 		{"nil session", "/a", nil, nil, []error{recipes.ErrNilSession}},
 		{"empty path", "", s, nil, []error{recipes.ErrInvalidPath}},
 		{"relative path", "a", s, nil, []error{recipes.ErrInvalidPath}},

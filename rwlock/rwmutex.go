@@ -111,7 +111,7 @@ func (hd *holding) end(cause error) {
 // (recipes.ErrDataTooLarge) or a dialect without read and write names
 // (lock.ErrDialect and recipes.ErrBadArgument).
 func New(s *recipes.Session, path string, opts ...Option) (*RWMutex, error) {
-	cfg := lockopt.New(opts)
+	cfg := config(opts)
 	if err := checkArgs(s, path, cfg); err != nil {
 		return nil, err
 	}

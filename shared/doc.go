@@ -53,6 +53,8 @@
 //
 // # Errors
 //
+// Bad input, nil receivers and nil contexts follow the conventions of
+// every zkrecipes package (see "Conventions" in package recipes).
 // Bad input is refused before anything is sent, with an error wrapping
 // recipes.ErrBadArgument (or recipes.ErrInvalidPath, recipes.ErrNilSession,
 // recipes.ErrDataTooLarge): a compare-and-set against version -1, a nil

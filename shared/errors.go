@@ -1,6 +1,11 @@
 package shared
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
 
 // Sentinel errors of package shared. Errors from this package wrap them, or
 // the recipes sentinels (recipes.ErrInvalidPath, recipes.ErrNilSession,
@@ -18,5 +23,5 @@ var (
 	// recipes.ErrBadArgument.
 	ErrOverflow = errors.New("shared: long overflow")
 	// ErrNilReceiver: a method was called on a nil *Value, *Count or *Long.
-	ErrNilReceiver = errors.New("shared: nil receiver")
+	ErrNilReceiver = fmt.Errorf("shared: nil receiver: %w", recipes.ErrBadArgument)
 )

@@ -78,16 +78,12 @@
 // is idempotent under that retry.
 //
 // Coordinator, Tx, Participant and Proposal are safe for concurrent use.
-// Invalid input never panics: NewCoordinator and NewParticipant validate
-// their arguments once and return an error instead of a value, and every
-// call returns an error
-// wrapping this package's sentinels or recipes' (recipes.ErrNilSession,
-// recipes.ErrClosed, recipes.ErrInvalidPath for a bad or reserved root,
-// recipes.ErrDataTooLarge for a write larger than the session's request
-// limit, Begin's and the Collect multi it implies included) before
-// anything is sent. Methods on nil receivers return ErrNilReceiver. A nil
-// context is a programming error and may panic, like a nil receiver in
-// package sync.
+// Bad input, nil receivers and nil contexts follow the conventions of
+// every zkrecipes package (see "Conventions" in package recipes). Here: a
+// write larger than the session's request limit is refused before it is
+// sent (recipes.ErrDataTooLarge), Begin's and the Collect multi it implies
+// included, and a method on a nil receiver that returns an error returns
+// ErrNilReceiver.
 //
 // # Permissions
 //

@@ -1,6 +1,11 @@
 package twophase
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
 
 // Sentinel errors of package twophase. Errors returned by this package wrap
 // one of these, or a recipes sentinel (recipes.ErrNilSession,
@@ -36,5 +41,5 @@ var (
 	ErrCorrupt = errors.New("twophase: unrecognised node data")
 	// ErrNilReceiver: a method was called on a nil *Coordinator, *Tx,
 	// *Participant or *Proposal.
-	ErrNilReceiver = errors.New("twophase: nil receiver")
+	ErrNilReceiver = fmt.Errorf("twophase: nil receiver: %w", recipes.ErrBadArgument)
 )

@@ -194,5 +194,5 @@ func ExampleDecision_String() {
 func ExampleNewParticipant_invalid() {
 	p, err := twophase.NewParticipant(nil, "/app/transfers", "bank-a")
 	fmt.Println(p == nil, err)
-	// Output: true twophase: recipes: nil session
+	// Output: true twophase: recipes: nil session: recipes: bad argument
 }
