@@ -7,7 +7,9 @@
 #     (interop peers),
 #     debootstrap (image build), docker.io when no docker client exists
 #   - a running Docker engine (dockerd is started when none answers)
-#   - the ZooKeeper image zkrecipes/zookeeper:3.8-debian (built once)
+#   - the ZooKeeper image zkrecipes/zookeeper:3.8-debian (built once; the
+#     other releases' images are built when a run asks for them, or by
+#     go run ./lab/cmd/zkimage -all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

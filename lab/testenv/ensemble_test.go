@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,10 +19,17 @@ import (
 )
 
 // backends returns the backends to test: ZKRECIPES_BACKEND alone when set,
-// otherwise both, so one `go test ./lab/testenv` proves both.
+// otherwise both, so one `go test ./lab/testenv` proves both. With
+// ZKRECIPES_ZK_VERSION set, only the containers backend: the processes
+// backend runs the local installation, whatever its release, while the
+// variable picks an image.
 func backends(t *testing.T) []Backend {
 	if b := Backend(os.Getenv(EnvBackend)); b != BackendAuto {
 		return []Backend{b}
+	}
+	if v := os.Getenv(EnvVersion); v != "" {
+		t.Logf("%s=%s: containers backend only (the processes backend runs the local ZooKeeper)", EnvVersion, v)
+		return []Backend{BackendContainers}
 	}
 	return []Backend{BackendContainers, BackendProcesses}
 }
@@ -262,6 +270,10 @@ func TestStandaloneAndBadIndex(t *testing.T) {
 		if m, err := e.Mode(ctx, 0); err != nil || m != ModeStandalone {
 			t.Fatalf("mode %q, %v", m, err)
 		}
+		if want := os.Getenv(EnvVersion); e.ServerVersion() == "" || (want != "" && e.ServerVersion() != want) {
+			t.Fatalf("ServerVersion() = %q, %s=%q", e.ServerVersion(), EnvVersion, want)
+		}
+		t.Logf("ZooKeeper %s", e.ServerVersion())
 		if err := e.Kill(ctx, 1); err == nil {
 			t.Fatal("Kill(1) on a 1-server ensemble succeeded")
 		}
@@ -273,6 +285,38 @@ func TestStandaloneAndBadIndex(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestVersionMismatch: servers that run another release than Config.Version
+// asks for fail Start with ErrVersion.
+func TestVersionMismatch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real ZooKeeper ensemble")
+	}
+	if b := Backend(os.Getenv(EnvBackend)); b == BackendProcesses {
+		t.Skip("needs the containers backend")
+	}
+	runs := DefaultVersion
+	if v := os.Getenv(EnvVersion); v != "" {
+		runs = v
+	}
+	z, err := LookupVersion(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := Versions[0].Version
+	if other == runs {
+		other = Versions[len(Versions)-1].Version
+	}
+	ctx := ctxT(t, 5*time.Minute)
+	e, err := Start(ctx, Config{Servers: 1, Backend: BackendContainers, Image: z.Image, Version: other})
+	if err == nil {
+		_ = e.Close(ctx)
+		t.Fatalf("image %s asked to be ZooKeeper %s: Start succeeded", z.Image, other)
+	}
+	if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), runs) {
+		t.Fatalf("Start = %v, want ErrVersion naming %s", err, runs)
+	}
 }
 
 func TestTeardownLeavesNothing(t *testing.T) {
