@@ -4,13 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
+
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
+	"github.com/zkrecipes/zkrecipes/lab/internal/peers"
 	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
+	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/rwlock"
 )
@@ -64,6 +68,98 @@ func (c *curator55) runlock() {
 	}
 }
 
+// downgrader is a Curator 5.5+ InterProcessReadWriteLock writer that holds
+// the write lock: the raw emulation (curator55) or the real Curator 5.7.1
+// (curatorPeer).
+type downgrader interface {
+	// downgrade takes the read lock and releases the write lock.
+	downgrade()
+	// runlock releases the read lock.
+	runlock()
+	// readNode is the read node's full path, once downgraded.
+	readNode() string
+}
+
+func (c *curator55) readNode() string { return c.read }
+
+// emulated makes the raw emulation of a Curator 5.5+ writer on path.
+func emulated(t *testing.T, e *testenv.Ensemble, path string) downgrader {
+	return newCurator55(t, connect(t, e.Addrs()), path)
+}
+
+// curatorPeer is a real Curator InterProcessReadWriteLock writer: a Java
+// peer of peers.Testing (Curator 5.7.1, run in a container).
+type curatorPeer struct {
+	t     *testing.T
+	p     *peers.Peer
+	admin *recipes.Session
+	path  string
+	write string // the write node's name
+	read  string // full path of the downgrade's read node, once created
+}
+
+// realCurator starts a Curator 5.7.1 peer and takes the write lock on path
+// (it is free: the peer holds it once rw-wlock returns).
+func realCurator(t *testing.T, e *testenv.Ensemble, path string) downgrader {
+	t.Helper()
+	if testutil.Secure() {
+		// The secured pass's ensembles take TLS and digest only; the plain
+		// pass runs this test.
+		t.Skip("the Curator peer speaks neither TLS nor digest here; the plain pass runs this test")
+	}
+	ctx := testCtx(t, 15*time.Minute)
+	rel := peers.Testing
+	if err := rel.EnsureImage(ctx, nil); err != nil {
+		t.Fatalf("peer image: %v", err)
+	}
+	p, err := rel.Start(ctx, peers.Curator, e.ConnectString(), 4*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	c := &curatorPeer{t: t, p: p, admin: connect(t, e.Addrs()), path: path}
+	if _, err := p.Do(ctx, "rw-wlock "+path); err != nil {
+		t.Fatalf("Curator %s write lock: %v", rel.Curator, err)
+	}
+	children := rawChildren(t, c.admin, path)
+	if len(children) != 1 || !strings.Contains(children[0], "__WRIT__") {
+		t.Fatalf("Curator's write lock left %v, want one write node", children)
+	}
+	c.write = children[0]
+	return c
+}
+
+// downgrade has Curator take its read lock and release its write lock, and
+// checks that the read node is what curator55 emulates: a plain node
+// named after the write node, its guid and its sequence.
+func (c *curatorPeer) downgrade() {
+	c.t.Helper()
+	if _, err := c.p.Do(testCtx(c.t, time.Minute), "rw-downgrade "+c.path); err != nil {
+		c.t.Fatalf("Curator downgrade: %v", err)
+	}
+	guid, _, _ := strings.Cut(c.write, "__WRIT__")
+	want := guid + "__READ__" + c.write[len(c.write)-10:]
+	var ours []string
+	for _, n := range rawChildren(c.t, c.admin, c.path) {
+		if strings.HasPrefix(n, guid) {
+			ours = append(ours, n)
+		}
+	}
+	if len(ours) != 1 || ours[0] != want {
+		c.t.Fatalf("after Curator's downgrade its nodes are %v, want only %s (the emulation's read node)", ours, want)
+	}
+	c.read = c.path + "/" + want
+}
+
+func (c *curatorPeer) runlock() {
+	c.t.Helper()
+	if _, err := c.p.Do(testCtx(c.t, time.Minute), "rw-runlock "+c.path); err != nil {
+		c.t.Fatalf("Curator runlock: %v", err)
+	}
+}
+
+func (c *curatorPeer) readNode() string { return c.read }
+
 // queued is one Go contender waiting in Lock or RLock on a counted session.
 type queued struct {
 	m     *rwlock.RWMutex
@@ -109,19 +205,25 @@ func (q *queued) settledOrReturned(t *testing.T, snap zkcount.Counts, gets int64
 // (its plain-ephemeral read node sorts ahead of the Go writer, which was
 // woken by the write node's deletion); it gets the lock once the read node
 // is deleted.
-func TestWriterBehindCurator55Downgrade(t *testing.T) {
+func TestWriterBehindCurator55Downgrade(t *testing.T) { writerBehindDowngrade(t, emulated) }
+
+// TestWriterBehindCurator571Downgrade is TestWriterBehindCurator55Downgrade
+// with the real Curator 5.7.1 as the downgrading writer.
+func TestWriterBehindCurator571Downgrade(t *testing.T) { writerBehindDowngrade(t, realCurator) }
+
+func writerBehindDowngrade(t *testing.T, mk func(*testing.T, *testenv.Ensemble, string) downgrader) {
 	e := ensemble(t)
 	path := testPath(t)
 	admin := connect(t, e.Addrs())
 	ensurePath(t, admin, path)
+	cur := mk(t, e, path)
 	ctx := testCtx(t, time.Minute)
-	cur := newCurator55(t, connect(t, e.Addrs()), path)
 	g := queue(t, e.Addrs(), path, ctx, true)
 
 	snap := g.c.Snapshot()
 	cur.downgrade()
 	if g.settledOrReturned(t, snap, 1) {
-		t.Fatalf("Go writer returned from Lock (%v) while Curator's downgraded read node %s exists", <-g.done, cur.read)
+		t.Fatalf("Go writer returned from Lock (%v) while Curator's downgraded read node %s exists", <-g.done, cur.readNode())
 	}
 	cur.runlock()
 	if err := recv(t, g.done, waitLong, "Go writer after the read node went"); err != nil {
@@ -137,13 +239,19 @@ func TestWriterBehindCurator55Downgrade(t *testing.T) {
 // the first gives up (ctx cancelled) while the read node exists, the second
 // is woken with a list that no longer shows anything ahead of it but the
 // (departed) Curator write node, and still must not take the lock.
-func TestWritersBehindCurator55Downgrade(t *testing.T) {
+func TestWritersBehindCurator55Downgrade(t *testing.T) { writersBehindDowngrade(t, emulated) }
+
+// TestWritersBehindCurator571Downgrade is TestWritersBehindCurator55Downgrade
+// with the real Curator 5.7.1 as the downgrading writer.
+func TestWritersBehindCurator571Downgrade(t *testing.T) { writersBehindDowngrade(t, realCurator) }
+
+func writersBehindDowngrade(t *testing.T, mk func(*testing.T, *testenv.Ensemble, string) downgrader) {
 	e := ensemble(t)
 	path := testPath(t)
 	admin := connect(t, e.Addrs())
 	ensurePath(t, admin, path)
+	cur := mk(t, e, path)
 	ctx := testCtx(t, time.Minute)
-	cur := newCurator55(t, connect(t, e.Addrs()), path)
 	ctx1, cancel1 := context.WithCancel(ctx)
 	defer cancel1()
 	g1 := queue(t, e.Addrs(), path, ctx1, true)
@@ -152,7 +260,7 @@ func TestWritersBehindCurator55Downgrade(t *testing.T) {
 	snap1 := g1.c.Snapshot()
 	cur.downgrade()
 	if g1.settledOrReturned(t, snap1, 1) {
-		t.Fatalf("first Go writer returned from Lock (%v) while Curator's read node %s exists", <-g1.done, cur.read)
+		t.Fatalf("first Go writer returned from Lock (%v) while Curator's read node %s exists", <-g1.done, cur.readNode())
 	}
 	snap2 := g2.c.Snapshot()
 	cancel1()
@@ -160,7 +268,7 @@ func TestWritersBehindCurator55Downgrade(t *testing.T) {
 		t.Fatalf("first Go writer: Lock = %v, want context.Canceled", err)
 	}
 	if g2.settledOrReturned(t, snap2, 2) {
-		t.Fatalf("second Go writer returned from Lock (%v) while Curator's read node %s exists", <-g2.done, cur.read)
+		t.Fatalf("second Go writer returned from Lock (%v) while Curator's read node %s exists", <-g2.done, cur.readNode())
 	}
 	cur.runlock()
 	if err := recv(t, g2.done, waitLong, "second Go writer after the read node went"); err != nil {
@@ -177,12 +285,23 @@ func TestWritersBehindCurator55Downgrade(t *testing.T) {
 // shows nothing ahead but the departed Curator write node: it must still
 // wait for Curator's read node.
 func TestReaderAndWriterBehindCurator55Downgrade(t *testing.T) {
+	readerAndWriterBehindDowngrade(t, emulated)
+}
+
+// TestReaderAndWriterBehindCurator571Downgrade is
+// TestReaderAndWriterBehindCurator55Downgrade with the real Curator 5.7.1 as
+// the downgrading writer.
+func TestReaderAndWriterBehindCurator571Downgrade(t *testing.T) {
+	readerAndWriterBehindDowngrade(t, realCurator)
+}
+
+func readerAndWriterBehindDowngrade(t *testing.T, mk func(*testing.T, *testenv.Ensemble, string) downgrader) {
 	e := ensemble(t)
 	path := testPath(t)
 	admin := connect(t, e.Addrs())
 	ensurePath(t, admin, path)
+	cur := mk(t, e, path)
 	ctx := testCtx(t, time.Minute)
-	cur := newCurator55(t, connect(t, e.Addrs()), path)
 	r := queue(t, e.Addrs(), path, ctx, false)
 	w := queue(t, e.Addrs(), path, ctx, true)
 
@@ -195,7 +314,7 @@ func TestReaderAndWriterBehindCurator55Downgrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	if w.settledOrReturned(t, snap, 2) {
-		t.Fatalf("Go writer returned from Lock (%v) while Curator's read node %s exists", <-w.done, cur.read)
+		t.Fatalf("Go writer returned from Lock (%v) while Curator's read node %s exists", <-w.done, cur.readNode())
 	}
 	cur.runlock()
 	if err := recv(t, w.done, waitLong, "Go writer after the read node went"); err != nil {
