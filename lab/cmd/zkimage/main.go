@@ -3,10 +3,12 @@
 // run does not pay for them. Without flags it builds the default image
 // (zkrecipes/zookeeper:3.8-debian, ZooKeeper 3.8.0 from Debian 12);
 // -version builds one release of testenv.Versions ("3.9.6"), -all every
-// one. -force removes and rebuilds what it builds.
+// one; -peers builds the images of the newer peer releases too (Curator
+// 5.7.1 and kazoo 2.11.0 from Debian testing, peers.Testing). -force removes
+// and rebuilds what it builds.
 //
 //	go run ./lab/cmd/zkimage -version 3.9.6
-//	go run ./lab/cmd/zkimage -all
+//	go run ./lab/cmd/zkimage -all -peers
 package main
 
 import (
@@ -19,6 +21,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/zkrecipes/zkrecipes/lab/internal/peers"
 	"github.com/zkrecipes/zkrecipes/lab/testenv"
 )
 
@@ -26,6 +29,7 @@ func main() {
 	force := flag.Bool("force", false, "remove and rebuild the image even if it is present")
 	version := flag.String("version", testenv.DefaultVersion, "the ZooKeeper release to build an image for")
 	all := flag.Bool("all", false, "build the image of every release in testenv.Versions")
+	withPeers := flag.Bool("peers", false, "build the peer releases' images too (lab/internal/peers)")
 	list := flag.Bool("list", false, "list the releases, their Debian suites and images, and whether each is present")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -39,6 +43,15 @@ func main() {
 				present = "present"
 			}
 			fmt.Printf("%-6s %-9s %-36s %s\n", z.Version, z.Suite, z.Image, present)
+		}
+		for _, r := range peers.Releases {
+			if r.Image != "" {
+				present := "missing"
+				if testenv.ImagePresent(ctx, r.Image) {
+					present = "present"
+				}
+				fmt.Printf("peers  %-9s %-36s %s (Curator %s, kazoo %s)\n", r.Suite, r.Image, present, r.Curator, r.Kazoo)
+			}
 		}
 		return
 	}
@@ -65,5 +78,24 @@ func main() {
 			os.Exit(1)
 		}
 		fmt.Printf("%s (ZooKeeper %s, Debian %s) is present\n", z.Image, z.Version, z.Suite)
+	}
+	if !*withPeers {
+		return
+	}
+	for _, r := range peers.Releases {
+		if r.Image == "" {
+			continue
+		}
+		if *force && testenv.ImagePresent(ctx, r.Image) {
+			if out, err := exec.CommandContext(ctx, "docker", "image", "rm", r.Image).CombinedOutput(); err != nil {
+				fmt.Fprintf(os.Stderr, "zkimage: %v: %s\n", err, out)
+				os.Exit(1)
+			}
+		}
+		if err := r.EnsureImage(ctx, logger); err != nil {
+			fmt.Fprintln(os.Stderr, "zkimage:", err)
+			os.Exit(1)
+		}
+		fmt.Printf("%s (peers %s: Curator %s, kazoo %s, Debian %s) is present\n", r.Image, r.Name, r.Curator, r.Kazoo, r.Suite)
 	}
 }
