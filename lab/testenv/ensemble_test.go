@@ -34,6 +34,16 @@ func backends(t *testing.T) []Backend {
 	return []Backend{BackendContainers, BackendProcesses}
 }
 
+// quickBackend is the backend of tests that need one server fast: the
+// processes backend, or the containers backend when ZKRECIPES_ZK_VERSION
+// asks for a release (the processes backend runs the local ZooKeeper).
+func quickBackend() Backend {
+	if os.Getenv(EnvVersion) != "" {
+		return BackendContainers
+	}
+	return BackendProcesses
+}
+
 // forEachBackend runs fn as a subtest per backend, each with its own ensemble.
 func forEachBackend(t *testing.T, cfg Config, fn func(t *testing.T, e *Ensemble)) {
 	if testing.Short() {

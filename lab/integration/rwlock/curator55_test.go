@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -22,9 +23,11 @@ import (
 // curator55 emulates, with raw requests of its own session, a Curator 5.5+
 // InterProcessReadWriteLock writer (CURATOR-621): it queues a protected
 // sequential write node, and its downgrade creates a plain EPHEMERAL (not
-// sequential) read node named after the write node's own sequence, then
+// sequential) read node, protected with a fresh guid of its own and named
+// after the write node's sequence, _c_<uuid36>-__READ__<sequence>, then
 // deletes the write node. That read node sorts where the write node was:
-// ahead of every writer already queued behind it.
+// ahead of every writer already queued behind it. Curator 5.7.1 writes
+// exactly that (curatorPeer checks it).
 type curator55 struct {
 	t     *testing.T
 	s     *recipes.Session
@@ -50,9 +53,12 @@ func newCurator55(t *testing.T, s *recipes.Session, path string) *curator55 {
 func (c *curator55) downgrade() {
 	c.t.Helper()
 	seq := c.write[len(c.write)-10:]
-	r, err := c.s.Conn().Create(fmt.Sprintf("%s/_c_%s-__READ__%s", c.path, c.guid, seq), nil, zk.FlagEphemeral, testutil.ACL())
+	r, err := c.s.Conn().Create(fmt.Sprintf("%s/_c_%s-__READ__%s", c.path, uuid.NewString(), seq), nil, zk.FlagEphemeral, testutil.ACL())
 	if err != nil {
 		c.t.Fatalf("curator downgrade: %v", err)
+	}
+	if m := readNodeName.FindStringSubmatch(r[len(c.path)+1:]); m == nil || m[1] != seq {
+		c.t.Fatalf("emulated read node %s is not Curator's form", r)
 	}
 	c.read = r
 	if err := c.s.Conn().Delete(c.write, -1); err != nil {
@@ -129,26 +135,35 @@ func realCurator(t *testing.T, e *testenv.Ensemble, path string) downgrader {
 	return c
 }
 
+// readNodeName is the read node of a Curator 5.5+ downgrade:
+// _c_<uuid36>-__READ__ and the write node's 10-digit sequence, no sequence
+// of its own.
+var readNodeName = regexp.MustCompile(`^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-__READ__([0-9]{10})$`)
+
 // downgrade has Curator take its read lock and release its write lock, and
-// checks that the read node is what curator55 emulates: a plain node
-// named after the write node, its guid and its sequence.
+// checks that what it left is what curator55 emulates: one plain
+// ephemeral node of its session, _c_<uuid36>-__READ__<the write node's
+// sequence>, and no write node.
 func (c *curatorPeer) downgrade() {
 	c.t.Helper()
 	if _, err := c.p.Do(testCtx(c.t, time.Minute), "rw-downgrade "+c.path); err != nil {
 		c.t.Fatalf("Curator downgrade: %v", err)
 	}
-	guid, _, _ := strings.Cut(c.write, "__WRIT__")
-	want := guid + "__READ__" + c.write[len(c.write)-10:]
 	var ours []string
 	for _, n := range rawChildren(c.t, c.admin, c.path) {
-		if strings.HasPrefix(n, guid) {
+		_, st, err := c.admin.Conn().Get(c.path + "/" + n)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		if st.EphemeralOwner == c.p.SessionID {
 			ours = append(ours, n)
 		}
 	}
-	if len(ours) != 1 || ours[0] != want {
-		c.t.Fatalf("after Curator's downgrade its nodes are %v, want only %s (the emulation's read node)", ours, want)
+	seq := c.write[len(c.write)-10:]
+	if len(ours) != 1 || readNodeName.FindStringSubmatch(ours[0]) == nil || readNodeName.FindStringSubmatch(ours[0])[1] != seq {
+		c.t.Fatalf("after Curator's downgrade its session's nodes are %v, want only _c_<uuid36>-__READ__%s (the emulation's read node)", ours, seq)
 	}
-	c.read = c.path + "/" + want
+	c.read = c.path + "/" + ours[0]
 }
 
 func (c *curatorPeer) runlock() {
