@@ -45,8 +45,9 @@ const modPrefix = "github.com/zkrecipes/zkrecipes/"
 // Run is one go test of one package against one server release (and, for
 // lab/interop, one peer release).
 type Run struct {
-	Package string `json:"package"` // relative to the repository: lab/integration/lock
-	Server  string `json:"server"`  // ZooKeeper release
+	Package string `json:"package"`        // relative to the repository: lab/integration/lock
+	Date    string `json:"date,omitempty"` // when it began
+	Server  string `json:"server"`         // ZooKeeper release
 	Peers   string `json:"peers,omitempty"`
 	// Tests maps each test and subtest that ended to pass, fail or skip.
 	Tests   map[string]string `json:"tests"`
@@ -206,7 +207,13 @@ func peersNote(rel string) string {
 }
 
 func commandLine() string {
-	args := append([]string{"go", "run", "./lab/cmd/zkmatrix"}, os.Args[1:]...)
+	args := []string{"go", "run", "./lab/cmd/zkmatrix"}
+	for _, a := range os.Args[1:] {
+		if strings.ContainsAny(a, " \t'\"*") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		args = append(args, a)
+	}
 	return "flock /tmp/zkrecipes-ensemble.lock " + strings.Join(args, " ")
 }
 
@@ -228,8 +235,8 @@ func goList(ctx context.Context, patterns []string) ([]string, error) {
 // runPackage runs one package's tests with the race detector against
 // server (and peer release rel) and collects every test's verdict.
 func runPackage(ctx context.Context, pkg, server, rel string, timeout time.Duration) Run {
-	r := Run{Package: pkg, Server: server, Peers: rel, Tests: map[string]string{}}
 	began := time.Now()
+	r := Run{Package: pkg, Server: server, Peers: rel, Tests: map[string]string{}, Date: began.UTC().Format("2006-01-02 15:04 MST")}
 	cmd := exec.CommandContext(ctx, "go", "test", "-race", "-count=1", "-json", "-timeout", timeout.String(), "./"+pkg)
 	cmd.Env = append(os.Environ(), testenv.EnvVersion+"="+server, peers.EnvRelease+"="+rel)
 	var stderr bytes.Buffer
@@ -533,6 +540,10 @@ func renderPage(res Results, notes string) string {
 		}
 		sort.Strings(names)
 		failed = append(failed, fmt.Sprintf("- ZooKeeper %s, `%s`%s: %s", run.Server, run.Package, peersNote(run.Peers), strings.Join(names, ", ")))
+	}
+	p("\n## Runs\n\n| began | ZooKeeper | package | peers | result | seconds |\n|---|---|---|---|---|---|\n")
+	for _, run := range res.Runs {
+		p("| %s | %s | `%s` | %s | %s | %.0f |\n", run.Date, run.Server, run.Package, run.Peers, run.Result, run.Seconds)
 	}
 	p("\n## Failures\n\n")
 	if len(failed) == 0 {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -55,6 +56,7 @@ func TestRenderPage(t *testing.T) {
 		"| `lab/integration/lock` | pass 1, 1 skipped | not run | not run |",
 		"- ZooKeeper 3.9.6, `lab/interop` peers testing: TestMutexWithKazooLock/testing",
 		"Command: `cmd`",
+		"| 3.9.6 | `lab/interop` | testing | fail |",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q:\n%s", want, page)
@@ -79,5 +81,17 @@ func TestMergeRuns(t *testing.T) {
 	}
 	if !strings.Contains(m.Date, "d1") || !strings.Contains(m.Date, "d2") || !strings.Contains(m.Command, "c1") {
 		t.Errorf("date %q command %q: want both runs'", m.Date, m.Command)
+	}
+}
+
+// TestCommandLine: arguments with spaces are quoted, so the page's command
+// can be pasted.
+func TestCommandLine(t *testing.T) {
+	old := os.Args
+	defer func() { os.Args = old }()
+	os.Args = []string{"zkmatrix", "-servers", "3.9.6", "-packages", "./lab/interop ./lab/testenv"}
+	want := "flock /tmp/zkrecipes-ensemble.lock go run ./lab/cmd/zkmatrix -servers 3.9.6 -packages './lab/interop ./lab/testenv'"
+	if got := commandLine(); got != want {
+		t.Errorf("commandLine() = %q, want %q", got, want)
 	}
 }
