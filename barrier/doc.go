@@ -30,7 +30,11 @@
 // # Permissions
 //
 // Barrier.Set and Remove need CREATE and DELETE on the barrier node's
-// parent; Wait needs nothing beyond an exists watch. DoubleBarrier's Enter
+// parent; Wait needs nothing beyond an exists watch on the node, which
+// ZooKeeper 3.8.4 and later 3.8s and 3.9.2 and later check for READ while
+// the node exists (ZOOKEEPER-2590; older servers check nothing). DoubleBarrier's Enter
 // and Leave need CREATE and DELETE on the barrier's path (member nodes and
-// ready) and READ on it. See the README's "Running securely".
+// ready) and READ on it, and on those 3.8.4+ and 3.9.2+ servers READ on
+// ready and the members' nodes too (exists watches). See the README's
+// "Running securely".
 package barrier

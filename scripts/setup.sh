@@ -7,7 +7,12 @@
 #     (interop peers),
 #     debootstrap (image build), docker.io when no docker client exists
 #   - a running Docker engine (dockerd is started when none answers)
-#   - the ZooKeeper image zkrecipes/zookeeper:3.8-debian (built once)
+#   - the ZooKeeper image zkrecipes/zookeeper:3.8-debian and the newer peer
+#     release's image zkrecipes/peers:curator-5.7.1-kazoo-2.11.0 (Curator
+#     5.7.1 and kazoo 2.11.0 from Debian testing, which lab/interop runs
+#     beside Debian 12's), each built once; the other ZooKeeper releases'
+#     images are built when a run asks for them, or by
+#     go run ./lab/cmd/zkimage -all)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,4 +53,4 @@ if ! docker version >/dev/null 2>&1; then
 	docker version >/dev/null 2>&1 || { log "dockerd did not start; see /var/log/zkrecipes-dockerd.log"; exit 1; }
 fi
 
-GOWORK="$PWD/go.work" go run ./lab/cmd/zkimage
+GOWORK="$PWD/go.work" go run ./lab/cmd/zkimage -peers

@@ -122,43 +122,49 @@ func mixedExclusive(t *testing.T, path, counter string, jobs []peerJob, goClient
 // TestMutexWithCuratorMutex: 2 Java InterProcessMutex and 2 Go Mutex clients,
 // 200 acquisitions in all, on one path.
 func TestMutexWithCuratorMutex(t *testing.T) {
-	e := ensemble(t)
-	path := uniquePath(t, "lock")
-	counter := path + "-counter"
-	var jobs []peerJob
-	for i := range 2 {
-		p := startPeer(t, peers.Curator, e.ConnectString())
-		jobs = append(jobs, peerJob{fmt.Sprintf("curator-%d", i+1), p, fmt.Sprintf("lock-loop %s 50 %s", path, counter)})
-	}
-	mixedLock(t, path, counter, jobs, 2, 50)
+	forEachRelease(t, func(t *testing.T, rel peers.Release) {
+		e := ensemble(t)
+		path := uniquePath(t, "lock")
+		counter := path + "-counter"
+		var jobs []peerJob
+		for i := range 2 {
+			p := startPeer(t, rel, peers.Curator, e.ConnectString())
+			jobs = append(jobs, peerJob{fmt.Sprintf("curator-%d", i+1), p, fmt.Sprintf("lock-loop %s 50 %s", path, counter)})
+		}
+		mixedLock(t, path, counter, jobs, 2, 50)
+	})
 }
 
 // TestMutexWithCuratorSelector: a Curator LeaderSelector (which takes an
 // InterProcessMutex on its path), a Curator mutex and 2 Go Mutexes.
 func TestMutexWithCuratorSelector(t *testing.T) {
-	e := ensemble(t)
-	path := uniquePath(t, "selector")
-	counter := path + "-counter"
-	sel := startPeer(t, peers.Curator, e.ConnectString())
-	mtx := startPeer(t, peers.Curator, e.ConnectString())
-	jobs := []peerJob{
-		{"curator-selector", sel, fmt.Sprintf("selector-loop %s 25 %s", path, counter)},
-		{"curator-mutex", mtx, fmt.Sprintf("lock-loop %s 25 %s", path, counter)},
-	}
-	mixedLock(t, path, counter, jobs, 2, 25)
+	forEachRelease(t, func(t *testing.T, rel peers.Release) {
+		e := ensemble(t)
+		path := uniquePath(t, "selector")
+		counter := path + "-counter"
+		sel := startPeer(t, rel, peers.Curator, e.ConnectString())
+		mtx := startPeer(t, rel, peers.Curator, e.ConnectString())
+		jobs := []peerJob{
+			{"curator-selector", sel, fmt.Sprintf("selector-loop %s 25 %s", path, counter)},
+			{"curator-mutex", mtx, fmt.Sprintf("lock-loop %s 25 %s", path, counter)},
+		}
+		mixedLock(t, path, counter, jobs, 2, 25)
+	})
 }
 
 // TestMutexWithKazooLock: 2 kazoo Locks and 2 Go Mutexes in kazoo's dialect.
 func TestMutexWithKazooLock(t *testing.T) {
-	e := ensemble(t)
-	path := uniquePath(t, "kazoo-lock")
-	counter := path + "-counter"
-	var jobs []peerJob
-	for i := range 2 {
-		p := startPeer(t, peers.Kazoo, e.ConnectString())
-		jobs = append(jobs, peerJob{fmt.Sprintf("kazoo-%d", i+1), p, fmt.Sprintf("lock-loop %s 25 %s", path, counter)})
-	}
-	mixedLock(t, path, counter, jobs, 2, 25, lock.WithDialect(recipes.Kazoo))
+	forEachRelease(t, func(t *testing.T, rel peers.Release) {
+		e := ensemble(t)
+		path := uniquePath(t, "kazoo-lock")
+		counter := path + "-counter"
+		var jobs []peerJob
+		for i := range 2 {
+			p := startPeer(t, rel, peers.Kazoo, e.ConnectString())
+			jobs = append(jobs, peerJob{fmt.Sprintf("kazoo-%d", i+1), p, fmt.Sprintf("lock-loop %s 25 %s", path, counter)})
+		}
+		mixedLock(t, path, counter, jobs, 2, 25, lock.WithDialect(recipes.Kazoo))
+	})
 }
 
 // TestMultiMutexWithCuratorMultiLock: 2 Curator InterProcessMultiLocks and
@@ -166,27 +172,29 @@ func TestMutexWithKazooLock(t *testing.T) {
 // order), plus a Curator InterProcessMutex on one of them: the counter
 // loses no update, no two holdings overlap, no node is left.
 func TestMultiMutexWithCuratorMultiLock(t *testing.T) {
-	e := ensemble(t)
-	base := uniquePath(t, "multi")
-	a, b := base+"/a", base+"/b"
-	counter := base + "-counter"
-	var jobs []peerJob
-	for i := range 2 {
-		p := startPeer(t, peers.Curator, e.ConnectString())
-		jobs = append(jobs, peerJob{fmt.Sprintf("curator-multi-%d", i+1), p, fmt.Sprintf("multi-loop 20 %s %s %s", counter, a, b)})
-	}
-	single := startPeer(t, peers.Curator, e.ConnectString())
-	jobs = append(jobs, peerJob{"curator-mutex", single, fmt.Sprintf("lock-loop %s 20 %s", a, counter)})
-	mixedExclusive(t, a, counter, jobs, 2, 20, func(s *recipes.Session) (acquireFunc, error) {
-		m, err := lock.NewMulti(s, []string{b, a})
-		if err != nil {
-			return nil, err
+	forEachRelease(t, func(t *testing.T, rel peers.Release) {
+		e := ensemble(t)
+		base := uniquePath(t, "multi")
+		a, b := base+"/a", base+"/b"
+		counter := base + "-counter"
+		var jobs []peerJob
+		for i := range 2 {
+			p := startPeer(t, rel, peers.Curator, e.ConnectString())
+			jobs = append(jobs, peerJob{fmt.Sprintf("curator-multi-%d", i+1), p, fmt.Sprintf("multi-loop 20 %s %s %s", counter, a, b)})
 		}
-		return func(ctx context.Context) (func(context.Context) error, error) {
-			if err := m.Lock(ctx); err != nil {
+		single := startPeer(t, rel, peers.Curator, e.ConnectString())
+		jobs = append(jobs, peerJob{"curator-mutex", single, fmt.Sprintf("lock-loop %s 20 %s", a, counter)})
+		mixedExclusive(t, a, counter, jobs, 2, 20, func(s *recipes.Session) (acquireFunc, error) {
+			m, err := lock.NewMulti(s, []string{b, a})
+			if err != nil {
 				return nil, err
 			}
-			return m.Unlock, nil
-		}, nil
+			return func(ctx context.Context) (func(context.Context) error, error) {
+				if err := m.Lock(ctx); err != nil {
+					return nil, err
+				}
+				return m.Unlock, nil
+			}, nil
+		})
 	})
 }

@@ -61,14 +61,54 @@ func ctxFor(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
-// startPeer starts a peer of kind on addrs, skipping the test when its
-// runtime is missing, and closes it at cleanup.
-func startPeer(t *testing.T, kind peers.Kind, addrs string) *peers.Peer {
+// releases returns the peer releases the tests run against: the one
+// ZKRECIPES_PEERS names ("debian12" or "testing"), else every one of
+// peers.Releases.
+func releases(t *testing.T) []peers.Release {
 	t.Helper()
-	if err := peers.Available(kind); err != nil {
+	name := os.Getenv(peers.EnvRelease)
+	if name == "" {
+		return peers.Releases
+	}
+	r, err := peers.Lookup(name)
+	if err != nil {
+		t.Fatalf("%s: %v", peers.EnvRelease, err)
+	}
+	return []peers.Release{r}
+}
+
+// forEachRelease runs fn as a subtest per peer release, named after it
+// (TestMutexWithCuratorMutex/debian12 runs Curator 5.4, .../testing Curator
+// 5.7.1): every interop test runs against each release of Curator and
+// kazoo.
+func forEachRelease(t *testing.T, fn func(t *testing.T, r peers.Release)) {
+	for _, r := range releases(t) {
+		t.Run(r.Name, func(t *testing.T) {
+			t.Logf("peers: %v", r)
+			fn(t, r)
+		})
+	}
+}
+
+// peerReady makes sure a peer of kind and release r can start: it builds
+// r's image when missing (once per machine) and skips the test only when
+// a runtime on this machine is missing, saying what to install.
+func peerReady(t *testing.T, r peers.Release, kind peers.Kind) {
+	t.Helper()
+	if err := r.EnsureImage(ctxFor(t, 15*time.Minute), nil); err != nil {
+		t.Fatalf("peer image for %v: %v", r, err)
+	}
+	if err := r.Available(kind); err != nil {
 		t.Skipf("%v (the README's test command installs it)", err)
 	}
-	p, err := peers.Start(ctxFor(t, 2*time.Minute), kind, addrs, sessionTimeout)
+}
+
+// startPeer starts a peer of kind and release r on addrs, skipping the test
+// when its runtime is missing, and closes it at cleanup.
+func startPeer(t *testing.T, r peers.Release, kind peers.Kind, addrs string) *peers.Peer {
+	t.Helper()
+	peerReady(t, r, kind)
+	p, err := r.Start(ctxFor(t, 2*time.Minute), kind, addrs, sessionTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}

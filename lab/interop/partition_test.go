@@ -136,98 +136,100 @@ func kazooHoldings(t *testing.T, h *holdings, p *peers.Peer, begin, end int64) {
 // any instant (mutual exclusion over the Go Partitions and kazoo's
 // acquired sets, on one monotonic clock).
 func TestPartitionerWithKazooSetPartitioner(t *testing.T) {
-	e := ensemble(t)
-	ctx := ctxFor(t, 4*time.Minute)
-	path := uniquePath(t, "partition")
-	items := []string{"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7"}
-	py := startPeer(t, peers.Kazoo, e.ConnectString())
-	admin := session(t, e.Addrs())
-	h := newHistory()
-	begin := history.Now()
-	gos := map[string]*goPartitioner{}
-	for _, id := range []string{"go-1", "go-2"} {
-		gos[id] = startGoPartitioner(t, ctx, session(t, e.Addrs()), h, path, id, items)
-	}
-	for _, id := range []string{"py-1", "py-2"} {
-		if _, err := py.Do(ctx, fmt.Sprintf("partitioner-start %s %s 1 %s", path, id, strings.Join(items, ","))); err != nil {
+	forEachRelease(t, func(t *testing.T, rel peers.Release) {
+		e := ensemble(t)
+		ctx := ctxFor(t, 4*time.Minute)
+		path := uniquePath(t, "partition")
+		items := []string{"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7"}
+		py := startPeer(t, rel, peers.Kazoo, e.ConnectString())
+		admin := session(t, e.Addrs())
+		h := newHistory()
+		begin := history.Now()
+		gos := map[string]*goPartitioner{}
+		for _, id := range []string{"go-1", "go-2"} {
+			gos[id] = startGoPartitioner(t, ctx, session(t, e.Addrs()), h, path, id, items)
+		}
+		for _, id := range []string{"py-1", "py-2"} {
+			if _, err := py.Do(ctx, fmt.Sprintf("partitioner-start %s %s 1 %s", path, id, strings.Join(items, ","))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		stopped := map[string]bool{}
+		t.Cleanup(func() {
+			for _, id := range []string{"py-1", "py-2"} {
+				if !stopped[id] {
+					_, _ = py.Do(context.Background(), "partitioner-stop "+id)
+				}
+			}
+		})
+
+		converge := func(members []string) {
+			t.Helper()
+			var last string
+			deadline := time.Now().Add(90 * time.Second)
+			for {
+				ok := true
+				var state []string
+				ks := kazooShares(py)
+				owned := map[string]int{}
+				for _, id := range members {
+					want := partition.Stride(id, members, items)
+					var got []string
+					if g := gos[id]; g != nil {
+						var ms []string
+						got, ms, _ = g.share()
+						ok = ok && slices.Equal(ms, members)
+					} else {
+						got = ks[id]
+					}
+					ok = ok && slices.Equal(got, want) && len(got) > 0
+					for _, it := range got {
+						owned[it]++
+					}
+					state = append(state, fmt.Sprintf("%s=%v", id, got))
+				}
+				for _, it := range items {
+					ok = ok && owned[it] == 1
+				}
+				last = strings.Join(state, " ")
+				if ok {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("no split among %v: %s", members, last)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			t.Logf("split among %v: %s", members, last)
+			for _, it := range items {
+				kids, _, err := admin.Conn().Children(path + "/locks/" + it)
+				if err != nil || len(kids) != 1 {
+					t.Errorf("%s: lock nodes %v, %v", it, kids, err)
+				}
+			}
+		}
+
+		converge([]string{"go-1", "go-2", "py-1", "py-2"})
+		if _, err := py.Do(ctx, "partitioner-stop py-2"); err != nil {
 			t.Fatal(err)
 		}
-	}
-	stopped := map[string]bool{}
-	t.Cleanup(func() {
-		for _, id := range []string{"py-1", "py-2"} {
-			if !stopped[id] {
-				_, _ = py.Do(context.Background(), "partitioner-stop "+id)
+		stopped["py-2"] = true
+		converge([]string{"go-1", "go-2", "py-1"})
+		gos["go-2"].stop()
+		delete(gos, "go-2")
+		converge([]string{"go-1", "py-1"})
+
+		gos["go-1"].stop()
+		if _, err := py.Do(ctx, "partitioner-stop py-1"); err != nil {
+			t.Fatal(err)
+		}
+		stopped["py-1"] = true
+		kazooHoldings(t, h, py, begin, history.Now())
+		for _, ev := range py.Events() {
+			if ev.Name == "part-failed" {
+				t.Errorf("kazoo partitioner %v failed", ev.Rest)
 			}
 		}
+		h.check(t, checkers.MutualExclusion(1), 3*len(items))
 	})
-
-	converge := func(members []string) {
-		t.Helper()
-		var last string
-		deadline := time.Now().Add(90 * time.Second)
-		for {
-			ok := true
-			var state []string
-			ks := kazooShares(py)
-			owned := map[string]int{}
-			for _, id := range members {
-				want := partition.Stride(id, members, items)
-				var got []string
-				if g := gos[id]; g != nil {
-					var ms []string
-					got, ms, _ = g.share()
-					ok = ok && slices.Equal(ms, members)
-				} else {
-					got = ks[id]
-				}
-				ok = ok && slices.Equal(got, want) && len(got) > 0
-				for _, it := range got {
-					owned[it]++
-				}
-				state = append(state, fmt.Sprintf("%s=%v", id, got))
-			}
-			for _, it := range items {
-				ok = ok && owned[it] == 1
-			}
-			last = strings.Join(state, " ")
-			if ok {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no split among %v: %s", members, last)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		t.Logf("split among %v: %s", members, last)
-		for _, it := range items {
-			kids, _, err := admin.Conn().Children(path + "/locks/" + it)
-			if err != nil || len(kids) != 1 {
-				t.Errorf("%s: lock nodes %v, %v", it, kids, err)
-			}
-		}
-	}
-
-	converge([]string{"go-1", "go-2", "py-1", "py-2"})
-	if _, err := py.Do(ctx, "partitioner-stop py-2"); err != nil {
-		t.Fatal(err)
-	}
-	stopped["py-2"] = true
-	converge([]string{"go-1", "go-2", "py-1"})
-	gos["go-2"].stop()
-	delete(gos, "go-2")
-	converge([]string{"go-1", "py-1"})
-
-	gos["go-1"].stop()
-	if _, err := py.Do(ctx, "partitioner-stop py-1"); err != nil {
-		t.Fatal(err)
-	}
-	stopped["py-1"] = true
-	kazooHoldings(t, h, py, begin, history.Now())
-	for _, ev := range py.Events() {
-		if ev.Name == "part-failed" {
-			t.Errorf("kazoo partitioner %v failed", ev.Rest)
-		}
-	}
-	h.check(t, checkers.MutualExclusion(1), 3*len(items))
 }

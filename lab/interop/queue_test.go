@@ -17,25 +17,29 @@ import (
 // consumer take 50 each. Every item is taken exactly once, and each
 // consumer sees each producer's items in the order they were put.
 func TestQueueWithCuratorSimpleDistributedQueue(t *testing.T) {
-	mixedQueue(t, "queue-put", "queue-take")
+	forEachRelease(t, func(t *testing.T, rel peers.Release) {
+		mixedQueue(t, rel, "queue-put", "queue-take")
+	})
 }
 
 // TestQueueWithZooKeeperDistributedQueue: the same with ZooKeeper's own
 // queue recipe (org.apache.zookeeper.recipes.queue.DistributedQueue), which
 // also names items qn-<seq>.
 func TestQueueWithZooKeeperDistributedQueue(t *testing.T) {
-	mixedQueue(t, "zkqueue-put", "zkqueue-take")
+	forEachRelease(t, func(t *testing.T, rel peers.Release) {
+		mixedQueue(t, rel, "zkqueue-put", "zkqueue-take")
+	})
 }
 
 // mixedQueue runs a Go producer and consumer and a Java producer and
 // consumer (with the peer commands put and take) on one queue.
-func mixedQueue(t *testing.T, put, take string) {
+func mixedQueue(t *testing.T, rel peers.Release, put, take string) {
 	const n = 50
 	e := ensemble(t)
 	ctx := ctxFor(t, 3*time.Minute)
 	path := uniquePath(t, "queue")
-	producer := startPeer(t, peers.Curator, e.ConnectString())
-	consumer := startPeer(t, peers.Curator, e.ConnectString())
+	producer := startPeer(t, rel, peers.Curator, e.ConnectString())
+	consumer := startPeer(t, rel, peers.Curator, e.ConnectString())
 	qp, err := queue.New(session(t, e.Addrs()), path)
 	if err != nil {
 		t.Fatal(err)

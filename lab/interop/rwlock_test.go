@@ -19,7 +19,7 @@ import (
 // holdings each. Writers increment the counter with a version-checked
 // write; readers read it. It checks that no writer overlapped any other
 // holder and that the counter counts every write.
-func mixedRW(t *testing.T, kind peers.Kind, modes []string, n int, opts ...rwlock.Option) {
+func mixedRW(t *testing.T, rel peers.Release, kind peers.Kind, modes []string, n int, opts ...rwlock.Option) {
 	e := ensemble(t)
 	ctx := ctxFor(t, 2*time.Minute)
 	path := uniquePath(t, string(kind)+"-rwlock")
@@ -30,7 +30,7 @@ func mixedRW(t *testing.T, kind peers.Kind, modes []string, n int, opts ...rwloc
 	var jobs []peerJob
 	writes := n // the Go writer's
 	for i, mode := range modes {
-		p := startPeer(t, kind, e.ConnectString())
+		p := startPeer(t, rel, kind, e.ConnectString())
 		jobs = append(jobs, peerJob{fmt.Sprintf("%s-%s%d", kind, mode, i+1), p, fmt.Sprintf("rw-loop %s %d %s %s", path, n, mode, counter)})
 		if mode == "w" {
 			writes += n
@@ -109,7 +109,9 @@ func mixedRW(t *testing.T, kind peers.Kind, modes []string, n int, opts ...rwloc
 // TestRWMutexWithCuratorReadWriteLock: Curator InterProcessReadWriteLock
 // readers and writers with Go RWMutex readers and writers.
 func TestRWMutexWithCuratorReadWriteLock(t *testing.T) {
-	mixedRW(t, peers.Curator, []string{"r", "w"}, 40)
+	forEachRelease(t, func(t *testing.T, rel peers.Release) {
+		mixedRW(t, rel, peers.Curator, []string{"r", "w"}, 40)
+	})
 }
 
 // TestRWMutexWithKazooWriteLock: a kazoo WriteLock with a Go reader and a Go
@@ -119,70 +121,74 @@ func TestRWMutexWithCuratorReadWriteLock(t *testing.T) {
 // included (kazoo issue #649, fixed in kazoo 2.9). The next test runs
 // kazoo readers in an order that cannot meet that bug.
 func TestRWMutexWithKazooWriteLock(t *testing.T) {
-	mixedRW(t, peers.Kazoo, []string{"w"}, 25, rwlock.WithDialect(recipes.Kazoo))
+	forEachRelease(t, func(t *testing.T, rel peers.Release) {
+		mixedRW(t, rel, peers.Kazoo, []string{"w"}, 25, rwlock.WithDialect(recipes.Kazoo))
+	})
 }
 
 // TestRWMutexWithKazooReadLock: kazoo ReadLocks wait for an earlier Go
 // writer, coexist with a Go reader, and hold off a later Go writer until
 // they release.
 func TestRWMutexWithKazooReadLock(t *testing.T) {
-	e := ensemble(t)
-	ctx := ctxFor(t, 2*time.Minute)
-	path := uniquePath(t, "kazoo-rlock")
-	counter := path + "-counter"
-	s := session(t, e.Addrs())
-	ensureCounter(t, s, counter)
-	w, err := rwlock.New(s, path, rwlock.WithDialect(recipes.Kazoo))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := rwlock.New(session(t, e.Addrs()), path, rwlock.WithDialect(recipes.Kazoo))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Lock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	reader := startPeer(t, peers.Kazoo, e.ConnectString())
-	done := make(chan error, 1)
-	go func() {
-		_, err := reader.Do(ctx, fmt.Sprintf("rw-loop %s 1 r %s", path, counter))
-		done <- err
-	}()
-	waitChildren(t, ctx, s, path, 2) // the kazoo reader queued behind our writer
-	if len(reader.Holds()) != 0 {
-		t.Fatal("kazoo reader held while a Go writer held")
-	}
-	writeEnd := history.Now()
-	if err := w.Unlock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if hs := reader.Holds(); len(hs) != 1 || hs[0].T0 < writeEnd {
-		t.Fatalf("kazoo reader holds %+v, want one after the writer's end %d", hs, writeEnd)
-	}
-	// A Go reader and a kazoo reader hold at once; a Go writer waits for both.
-	if err := r.RLock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := reader.Do(ctx, fmt.Sprintf("rw-loop %s 1 r %s", path, counter)); err != nil {
-		t.Fatalf("kazoo reader beside a Go reader: %v", err)
-	}
-	if err := w.TryLock(ctx); err == nil {
-		t.Fatal("Go writer got the lock while a Go reader held")
-	}
-	if err := r.RUnlock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.TryLock(ctx); err != nil {
-		t.Fatalf("Go writer after every reader left: %v", err)
-	}
-	if err := w.Unlock(ctx); err != nil {
-		t.Fatal(err)
-	}
-	noChildren(t, s, path)
+	forEachRelease(t, func(t *testing.T, rel peers.Release) {
+		e := ensemble(t)
+		ctx := ctxFor(t, 2*time.Minute)
+		path := uniquePath(t, "kazoo-rlock")
+		counter := path + "-counter"
+		s := session(t, e.Addrs())
+		ensureCounter(t, s, counter)
+		w, err := rwlock.New(s, path, rwlock.WithDialect(recipes.Kazoo))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := rwlock.New(session(t, e.Addrs()), path, rwlock.WithDialect(recipes.Kazoo))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Lock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		reader := startPeer(t, rel, peers.Kazoo, e.ConnectString())
+		done := make(chan error, 1)
+		go func() {
+			_, err := reader.Do(ctx, fmt.Sprintf("rw-loop %s 1 r %s", path, counter))
+			done <- err
+		}()
+		waitChildren(t, ctx, s, path, 2) // the kazoo reader queued behind our writer
+		if len(reader.Holds()) != 0 {
+			t.Fatal("kazoo reader held while a Go writer held")
+		}
+		writeEnd := history.Now()
+		if err := w.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if hs := reader.Holds(); len(hs) != 1 || hs[0].T0 < writeEnd {
+			t.Fatalf("kazoo reader holds %+v, want one after the writer's end %d", hs, writeEnd)
+		}
+		// A Go reader and a kazoo reader hold at once; a Go writer waits for both.
+		if err := r.RLock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := reader.Do(ctx, fmt.Sprintf("rw-loop %s 1 r %s", path, counter)); err != nil {
+			t.Fatalf("kazoo reader beside a Go reader: %v", err)
+		}
+		if err := w.TryLock(ctx); err == nil {
+			t.Fatal("Go writer got the lock while a Go reader held")
+		}
+		if err := r.RUnlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.TryLock(ctx); err != nil {
+			t.Fatalf("Go writer after every reader left: %v", err)
+		}
+		if err := w.Unlock(ctx); err != nil {
+			t.Fatal(err)
+		}
+		noChildren(t, s, path)
+	})
 }
 
 // waitChildren waits until path has n children.

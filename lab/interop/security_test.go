@@ -28,11 +28,9 @@ const (
 // securePeer starts a SecPeer (Curator with digest user:password and a
 // creator-all, world-read ACLProvider) on e, over TLS, and closes it at
 // cleanup.
-func securePeer(t *testing.T, e *testenv.Ensemble, user, password string) *peers.Peer {
+func securePeer(t *testing.T, rel peers.Release, e *testenv.Ensemble, user, password string) *peers.Peer {
 	t.Helper()
-	if err := peers.Available(peers.Curator); err != nil {
-		t.Skipf("%v (the README's test command installs it)", err)
-	}
+	peerReady(t, rel, peers.Curator)
 	files, ok := e.TLSFiles()
 	if !ok {
 		t.Fatal("the ensemble has no TLS")
@@ -47,7 +45,7 @@ func securePeer(t *testing.T, e *testenv.Ensemble, user, password string) *peers
 		},
 		ClassPath: []string{"/usr/share/java/netty-codec.jar", "/usr/share/java/netty-resolver.jar"},
 	}
-	p, err := peers.StartProgramWith(ctxFor(t, 2*time.Minute), peers.Curator, "SecPeer", e.ConnectString(), sessionTimeout, jo)
+	p, err := rel.StartProgramWith(ctxFor(t, 2*time.Minute), peers.Curator, "SecPeer", e.ConnectString(), sessionTimeout, jo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,34 +131,36 @@ func otherChild(t *testing.T, s *recipes.Session, path, mine string) string {
 // ACL; a Curator client with other credentials can delete neither holder's
 // node (NoAuth), and nothing is left behind.
 func TestMutexWithCuratorDigestTLS(t *testing.T) {
-	if testing.Short() {
-		t.Skip("needs a real ZooKeeper ensemble")
-	}
-	e := testenv.New(t, testenv.Config{Servers: 1, TLS: true, EnforceAuth: true})
-	testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "lock", "internal/zkcall"))
-	ctx := ctxFor(t, 5*time.Minute)
-	app := securePeer(t, e, appUser, appPass)
-	evil := securePeer(t, e, evilUser, evilPass)
-	s := secureSession(t, e, appUser, appPass)
+	forEachRelease(t, func(t *testing.T, rel peers.Release) {
+		if testing.Short() {
+			t.Skip("needs a real ZooKeeper ensemble")
+		}
+		e := testenv.New(t, testenv.Config{Servers: 1, TLS: true, EnforceAuth: true})
+		testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "lock", "internal/zkcall"))
+		ctx := ctxFor(t, 5*time.Minute)
+		app := securePeer(t, rel, e, appUser, appPass)
+		evil := securePeer(t, rel, e, evilUser, evilPass)
+		s := secureSession(t, e, appUser, appPass)
 
-	for _, first := range []string{"go", "curator"} {
-		t.Run(first+" first", func(t *testing.T) {
-			path := fmt.Sprintf("/interop-sec/%s-first-%d/lock", first, time.Now().UnixNano())
-			m, err := lock.New(s, path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if first == "go" {
-				goThenCurator(t, ctx, s, m, app, evil, path)
-			} else {
-				curatorThenGo(t, ctx, s, m, app, evil, path)
-			}
-			children, _, err := s.Conn().Children(path)
-			if err != nil || len(children) != 0 {
-				t.Fatalf("left under %s: %v, %v", path, children, err)
-			}
-		})
-	}
+		for _, first := range []string{"go", "curator"} {
+			t.Run(first+" first", func(t *testing.T) {
+				path := fmt.Sprintf("/interop-sec/%s-first-%d/lock", first, time.Now().UnixNano())
+				m, err := lock.New(s, path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if first == "go" {
+					goThenCurator(t, ctx, s, m, app, evil, path)
+				} else {
+					curatorThenGo(t, ctx, s, m, app, evil, path)
+				}
+				children, _, err := s.Conn().Children(path)
+				if err != nil || len(children) != 0 {
+					t.Fatalf("left under %s: %v, %v", path, children, err)
+				}
+			})
+		}
+	})
 }
 
 // goThenCurator: Go holds, Curator waits, the outsider cannot delete the

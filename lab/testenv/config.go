@@ -20,14 +20,16 @@ const (
 	BackendProcesses Backend = "processes"
 )
 
-// DefaultImage is the image the container backend uses when Config.Image and
-// ZKRECIPES_IMAGE are both empty. EnsureImage builds it when it is missing.
+// DefaultImage is the image the container backend uses when Config.Image,
+// ZKRECIPES_IMAGE, Config.Version and ZKRECIPES_ZK_VERSION are all empty:
+// ZooKeeper 3.8.0 (DefaultVersion). EnsureImage builds it when it is missing.
 const DefaultImage = "zkrecipes/zookeeper:3.8-debian"
 
 // Environment variables read by Config.withDefaults.
 const (
 	EnvBackend       = "ZKRECIPES_BACKEND"
 	EnvImage         = "ZKRECIPES_IMAGE"
+	EnvVersion       = "ZKRECIPES_ZK_VERSION"
 	EnvZooKeeperHome = "ZOOKEEPER_HOME"
 )
 
@@ -45,8 +47,18 @@ type Config struct {
 	MaxSessionTimeout time.Duration
 	// Backend is how servers run. Default: ZKRECIPES_BACKEND, else auto.
 	Backend Backend
+	// Version is the ZooKeeper release the servers must run, one of
+	// Versions ("3.8.0", "3.9.3", "3.9.6"). Default: ZKRECIPES_ZK_VERSION,
+	// else none asked: the image's (DefaultImage runs DefaultVersion). On
+	// the containers backend it picks the image (unless Image names one);
+	// on every backend Start checks what the servers report (srvr) and
+	// fails with ErrVersion when it differs, so the processes backend
+	// needs a matching local installation (ZooKeeperHome). The release
+	// the servers run is Ensemble.ServerVersion either way.
+	Version string
 	// Image is the container image (containers backend). Default:
-	// ZKRECIPES_IMAGE, else DefaultImage, which is built when missing.
+	// ZKRECIPES_IMAGE, else the image of Version, else DefaultImage; an
+	// image of Versions is built when missing.
 	Image string
 	// ZooKeeperHome is a ZooKeeper installation for the processes backend: its
 	// lib/*.jar and the zookeeper jar are put on the class path. Default:
@@ -129,8 +141,18 @@ func (c Config) withDefaults() (Config, error) {
 	default:
 		return c, fmt.Errorf("%w: unknown backend %q (want %q or %q)", ErrConfig, c.Backend, BackendContainers, BackendProcesses)
 	}
+	if c.Version == "" {
+		c.Version = os.Getenv(EnvVersion)
+	}
 	if c.Image == "" {
 		c.Image = os.Getenv(EnvImage)
+	}
+	if c.Image == "" && c.Version != "" {
+		z, err := LookupVersion(c.Version)
+		if err != nil {
+			return c, err
+		}
+		c.Image = z.Image
 	}
 	if c.Image == "" {
 		c.Image = DefaultImage

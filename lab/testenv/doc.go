@@ -8,8 +8,10 @@
 //     per server, made with testcontainers-go on a private Docker network
 //     created for the ensemble. testenv writes zoo.cfg and myid itself and runs
 //     QuorumPeerMain in the foreground, so any image with Java and ZooKeeper
-//     works. Without ZKRECIPES_IMAGE, the image is zkrecipes/zookeeper:3.8-debian,
-//     built once from Debian's packages (see EnsureImage).
+//     works. Without ZKRECIPES_IMAGE, the image is that of the ZooKeeper
+//     release Config.Version or ZKRECIPES_ZK_VERSION names (Versions: 3.8.0,
+//     3.9.3, 3.9.6), by default zkrecipes/zookeeper:3.8-debian (3.8.0), built
+//     once from Debian's packages (see EnsureImage).
 //   - processes (ZKRECIPES_BACKEND=processes, or no Docker engine): one
 //     QuorumPeerMain JVM per server on free loopback ports, from Debian's
 //     /usr/share/java/zookeeper.jar or $ZOOKEEPER_HOME.

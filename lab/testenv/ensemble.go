@@ -66,6 +66,9 @@ type Ensemble struct {
 	superPassword string      // with EnforceAuth
 	extTLS        *tls.Config // Attach's TLS configuration, or nil
 
+	// version is the release server 0 reported once the quorum formed.
+	version string
+
 	mu     sync.Mutex
 	state  []serverState
 	links  []*Link
@@ -133,13 +136,17 @@ func startOnce(ctx context.Context, cfg Config) (*Ensemble, error) {
 	sctx, cancel := context.WithTimeout(ctx, cfg.StartTimeout)
 	defer cancel()
 	began := time.Now()
-	if err := e.start(sctx); err != nil {
+	err = e.start(sctx)
+	if err == nil {
+		err = e.checkVersion(sctx)
+	}
+	if err != nil {
 		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer ccancel()
 		_ = e.Close(cctx)
 		return nil, err
 	}
-	cfg.Logger.Info("testenv: ensemble ready", "id", e.id, "backend", cfg.Backend,
+	cfg.Logger.Info("testenv: ensemble ready", "id", e.id, "backend", cfg.Backend, "zookeeper", e.version,
 		"servers", cfg.Servers, "took", time.Since(began).Round(time.Millisecond), "connect", e.ConnectString())
 	return e, nil
 }
@@ -169,6 +176,34 @@ func (e *Ensemble) start(ctx context.Context) error {
 	}
 	return nil
 }
+
+// checkVersion records the release every server reports (srvr) and fails
+// with ErrVersion when one differs from Config.Version (when it asks one)
+// or from the others.
+func (e *Ensemble) checkVersion(ctx context.Context) error {
+	for i := range e.cfg.Servers {
+		out, err := fourLetter(ctx, e.b.clientAddr(i), "srvr", e.ClientTLS())
+		if err != nil {
+			return fmt.Errorf("testenv: server %d: srvr: %w", i, err)
+		}
+		v, err := parseVersion(out)
+		if err != nil {
+			return err
+		}
+		if want := e.cfg.Version; want != "" && v != want {
+			return fmt.Errorf("%w: server %d runs ZooKeeper %s, not %s (image %s, backend %s)", ErrVersion, i, v, want, e.cfg.Image, e.backend)
+		}
+		if e.version != "" && v != e.version {
+			return fmt.Errorf("%w: server %d runs ZooKeeper %s, server 0 %s", ErrVersion, i, v, e.version)
+		}
+		e.version = v
+	}
+	return nil
+}
+
+// ServerVersion returns the ZooKeeper release the servers reported when the
+// ensemble started ("3.9.6").
+func (e *Ensemble) ServerVersion() string { return e.version }
 
 // ID returns the ensemble's short random id, part of its resource names.
 func (e *Ensemble) ID() string { return e.id }

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,13 +19,19 @@ import (
 )
 
 // backends returns the backends to test: ZKRECIPES_BACKEND alone when set;
-// both with ZKRECIPES_TESTENV_BACKENDS=all (the full tier of
-// scripts/test.sh); otherwise the one testenv picks by itself (containers
-// where Docker answers, local JVMs where it does not), so the default
-// test command tests the backend the rest of the suite runs on.
+// with ZKRECIPES_ZK_VERSION set, only the containers backend (the processes
+// backend runs the local installation, whatever its release, while the
+// variable picks an image); both with ZKRECIPES_TESTENV_BACKENDS=all (the
+// full tier of scripts/test.sh); otherwise the one testenv picks by itself
+// (containers where Docker answers, local JVMs where it does not), so the
+// default test command tests the backend the rest of the suite runs on.
 func backends(t *testing.T) []Backend {
 	if b := Backend(os.Getenv(EnvBackend)); b != BackendAuto {
 		return []Backend{b}
+	}
+	if v := os.Getenv(EnvVersion); v != "" {
+		t.Logf("%s=%s: containers backend only (the processes backend runs the local ZooKeeper)", EnvVersion, v)
+		return []Backend{BackendContainers}
 	}
 	if os.Getenv("ZKRECIPES_TESTENV_BACKENDS") == "all" {
 		return []Backend{BackendContainers, BackendProcesses}
@@ -33,6 +40,16 @@ func backends(t *testing.T) []Backend {
 		return []Backend{BackendContainers}
 	}
 	return []Backend{BackendProcesses}
+}
+
+// quickBackend is the backend of tests that need one server fast: the
+// processes backend, or the containers backend when ZKRECIPES_ZK_VERSION
+// asks for a release (the processes backend runs the local ZooKeeper).
+func quickBackend() Backend {
+	if os.Getenv(EnvVersion) != "" {
+		return BackendContainers
+	}
+	return BackendProcesses
 }
 
 // forEachBackend runs fn as a subtest per backend, each with its own ensemble.
@@ -271,6 +288,10 @@ func TestStandaloneAndBadIndex(t *testing.T) {
 		if m, err := e.Mode(ctx, 0); err != nil || m != ModeStandalone {
 			t.Fatalf("mode %q, %v", m, err)
 		}
+		if want := os.Getenv(EnvVersion); e.ServerVersion() == "" || (want != "" && e.ServerVersion() != want) {
+			t.Fatalf("ServerVersion() = %q, %s=%q", e.ServerVersion(), EnvVersion, want)
+		}
+		t.Logf("ZooKeeper %s", e.ServerVersion())
 		if err := e.Kill(ctx, 1); err == nil {
 			t.Fatal("Kill(1) on a 1-server ensemble succeeded")
 		}
@@ -282,6 +303,38 @@ func TestStandaloneAndBadIndex(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestVersionMismatch: servers that run another release than Config.Version
+// asks for fail Start with ErrVersion.
+func TestVersionMismatch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a real ZooKeeper ensemble")
+	}
+	if b := Backend(os.Getenv(EnvBackend)); b == BackendProcesses {
+		t.Skip("needs the containers backend")
+	}
+	runs := DefaultVersion
+	if v := os.Getenv(EnvVersion); v != "" {
+		runs = v
+	}
+	z, err := LookupVersion(runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := Versions[0].Version
+	if other == runs {
+		other = Versions[len(Versions)-1].Version
+	}
+	ctx := ctxT(t, 5*time.Minute)
+	e, err := Start(ctx, Config{Servers: 1, Backend: BackendContainers, Image: z.Image, Version: other})
+	if err == nil {
+		_ = e.Close(ctx)
+		t.Fatalf("image %s asked to be ZooKeeper %s: Start succeeded", z.Image, other)
+	}
+	if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), runs) {
+		t.Fatalf("Start = %v, want ErrVersion naming %s", err, runs)
+	}
 }
 
 func TestTeardownLeavesNothing(t *testing.T) {

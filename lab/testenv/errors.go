@@ -18,6 +18,9 @@ var (
 	ErrNoLeader = errors.New("testenv: no server leads")
 	// ErrClosed reports a call on a closed ensemble or link.
 	ErrClosed = errors.New("testenv: closed")
+	// ErrVersion reports servers that run another ZooKeeper release than
+	// Config.Version asks for.
+	ErrVersion = errors.New("testenv: servers run another ZooKeeper release")
 	// ErrImage reports that the ZooKeeper image could not be built.
 	ErrImage = errors.New("testenv: cannot build the ZooKeeper image")
 	// ErrTLS reports that the key stores of a TLS ensemble could not be

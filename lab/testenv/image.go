@@ -24,14 +24,16 @@ func ImagePresent(ctx context.Context, image string) bool {
 }
 
 // EnsureImage makes sure the Docker engine has image. An image other than
-// DefaultImage must already be present (testenv never pulls: registries may
-// be out of reach). DefaultImage is built when missing, once per machine and
-// cached by its tag: a Debian bookworm root filesystem made with debootstrap
-// (minbase) from Debian's packages, with openjdk-17-jre-headless,
-// libzookeeper-java (ZooKeeper 3.8), iptables and procps, loaded with docker
-// import. Building needs root, debootstrap (installed with apt-get when
-// missing and running as root) and a Debian mirror; it takes a minute or
-// two and logs a line per step.
+// those of Versions must already be present (testenv never pulls:
+// registries may be out of reach). The image of a Versions entry is built
+// when missing, once per machine and cached by its tag: a root filesystem
+// of the entry's Debian suite made with debootstrap (minbase) from
+// Debian's packages, with a headless JRE, that suite's libzookeeper-java,
+// iptables and procps, loaded with docker import. The build fails when the
+// suite's libzookeeper-java is not the entry's release. Building needs
+// root, debootstrap (installed with apt-get when missing and running as
+// root) and a Debian mirror; it takes a few minutes and logs a line per
+// step.
 func EnsureImage(ctx context.Context, image string, logger *slog.Logger) error {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -41,13 +43,23 @@ func EnsureImage(ctx context.Context, image string, logger *slog.Logger) error {
 	if ImagePresent(ctx, image) {
 		return nil
 	}
-	if image != DefaultImage {
-		return fmt.Errorf("%w: image %s is not present and testenv builds only %s", ErrImage, image, DefaultImage)
+	z, ok := versionForImage(image)
+	if !ok {
+		return fmt.Errorf("%w: image %s is not present and testenv builds only those of testenv.Versions", ErrImage, image)
 	}
-	return buildImage(ctx, image, logger)
+	return BuildImage(ctx, image, z.Suite, z.Packages, "libzookeeper-java="+z.Version, logger)
 }
 
-func buildImage(ctx context.Context, image string, logger *slog.Logger) error {
+// BuildImage builds image from Debian's packages whatever is present: a
+// root filesystem of suite (debootstrap minbase) with packages (separated
+// by spaces) installed, loaded with docker import. expect lists
+// "package=version" pairs (separated by spaces) whose installed upstream
+// versions must be those, or the build fails. Needs root and debootstrap
+// (installed with apt-get when missing).
+func BuildImage(ctx context.Context, image, suite, packages, expect string, logger *slog.Logger) error {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("%w: building %s needs root (debootstrap, chroot)", ErrImage, image)
 	}
@@ -68,8 +80,8 @@ func buildImage(ctx context.Context, image string, logger *slog.Logger) error {
 	script.Close()
 
 	began := time.Now()
-	logger.Info("testenv: building image (once per machine)", "image", image)
-	cmd := exec.CommandContext(ctx, "/bin/sh", script.Name(), image)
+	logger.Info("testenv: building image (once per machine)", "image", image, "suite", suite)
+	cmd := exec.CommandContext(ctx, "/bin/sh", script.Name(), image, suite, packages, expect)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrImage, err)

@@ -14,7 +14,7 @@ func TestLinkToxics(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a real ZooKeeper ensemble")
 	}
-	e := New(t, Config{Servers: 1, Backend: BackendProcesses})
+	e := New(t, Config{Servers: 1, Backend: quickBackend()})
 	observer := connect(t, e.DirectAddrs(), 4*time.Second)
 	acl := zk.WorldACL(zk.PermAll)
 

@@ -295,7 +295,7 @@ func TestSecurityOptionsAlone(t *testing.T) {
 		t.Skip("starts a real ZooKeeper ensemble")
 	}
 	t.Run("TLS without EnforceAuth serves clients without credentials", func(t *testing.T) {
-		e := New(t, Config{Servers: 1, TLS: true, JavaHeap: "64m", Backend: BackendProcesses})
+		e := New(t, Config{Servers: 1, TLS: true, JavaHeap: "64m", Backend: quickBackend()})
 		if e.SuperAuth() != nil {
 			t.Fatal("superuser without EnforceAuth")
 		}
@@ -306,7 +306,7 @@ func TestSecurityOptionsAlone(t *testing.T) {
 		}
 	})
 	t.Run("EnforceAuth without TLS", func(t *testing.T) {
-		e := New(t, Config{Servers: 1, EnforceAuth: true, JavaHeap: "64m", Backend: BackendProcesses})
+		e := New(t, Config{Servers: 1, EnforceAuth: true, JavaHeap: "64m", Backend: quickBackend()})
 		if e.ClientTLS() != nil {
 			t.Fatal("ClientTLS without TLS")
 		}
@@ -413,7 +413,7 @@ func TestTLSFilesJavaClient(t *testing.T) {
 	if os.Getenv(EnvZooKeeperHome) == "" {
 		cp += ":/usr/share/java/netty-codec.jar:/usr/share/java/netty-resolver.jar"
 	}
-	e := New(t, Config{Servers: 1, TLS: true, JavaHeap: "64m", Backend: BackendProcesses})
+	e := New(t, Config{Servers: 1, TLS: true, JavaHeap: "64m", Backend: quickBackend()})
 	files, _ := e.TLSFiles()
 	ctx := ctxT(t, 2*time.Minute)
 	cmd := exec.CommandContext(ctx, java, "-Xmx64m",

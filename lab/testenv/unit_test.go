@@ -181,6 +181,7 @@ func equalInts(a, b []int) bool {
 func TestConfigDefaults(t *testing.T) {
 	t.Setenv(EnvBackend, "")
 	t.Setenv(EnvImage, "")
+	t.Setenv(EnvVersion, "")
 	c, err := Config{}.withDefaults()
 	if err != nil {
 		t.Fatal(err)
@@ -312,5 +313,73 @@ func TestFrameStateWalksTLSRecords(t *testing.T) {
 	var st frameState
 	if _, done := st.walk(stream); done {
 		t.Fatal("the frame walker found a frame end in TLS records")
+	}
+}
+
+// TestConfigVersion: the release picks the image unless one is named, from
+// the field or ZKRECIPES_ZK_VERSION; none asked leaves the version unchecked
+// on the default image.
+func TestConfigVersion(t *testing.T) {
+	t.Setenv(EnvImage, "")
+	t.Setenv(EnvVersion, "")
+	for _, tc := range []struct {
+		cfg            Config
+		env, envImage  string
+		version, image string
+	}{
+		{Config{}, "", "", "", DefaultImage},
+		{Config{Version: "3.8.0"}, "", "", "3.8.0", DefaultImage},
+		{Config{Version: "3.9.3"}, "", "", "3.9.3", "zkrecipes/zookeeper:3.9.3-debian"},
+		{Config{}, "3.9.6", "", "3.9.6", "zkrecipes/zookeeper:3.9.6-debian"},
+		{Config{Version: "3.9.3"}, "3.9.6", "", "3.9.3", "zkrecipes/zookeeper:3.9.3-debian"},
+		{Config{Version: "3.9.6", Image: "example/zk:1"}, "", "", "3.9.6", "example/zk:1"},
+		{Config{}, "3.9.6", "example/zk:2", "3.9.6", "example/zk:2"},
+	} {
+		t.Setenv(EnvVersion, tc.env)
+		t.Setenv(EnvImage, tc.envImage)
+		c, err := tc.cfg.withDefaults()
+		if err != nil {
+			t.Fatalf("%+v (env %q): %v", tc.cfg, tc.env, err)
+		}
+		if c.Version != tc.version || c.Image != tc.image {
+			t.Errorf("%+v (env %q, %q): version %q image %q, want %q %q", tc.cfg, tc.env, tc.envImage, c.Version, c.Image, tc.version, tc.image)
+		}
+		img, err := ImageOf(tc.cfg)
+		if err != nil || img != tc.image {
+			t.Errorf("ImageOf(%+v) = %q, %v; want %q", tc.cfg, img, err, tc.image)
+		}
+	}
+	t.Setenv(EnvVersion, "")
+	t.Setenv(EnvImage, "")
+	if _, err := (Config{Version: "3.7.1"}).withDefaults(); !errors.Is(err, ErrConfig) {
+		t.Errorf("unknown release: %v, want ErrConfig", err)
+	}
+	t.Setenv(EnvVersion, "4.0.0")
+	if _, err := (Config{}).withDefaults(); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "3.9.6") {
+		t.Errorf("unknown release from the environment: %v, want ErrConfig listing the known ones", err)
+	}
+	if _, ok := versionForImage(DefaultImage); !ok {
+		t.Errorf("the default image is not among Versions")
+	}
+	if z, _ := LookupVersion(DefaultVersion); z.Image != DefaultImage {
+		t.Errorf("DefaultVersion's image is %q, not DefaultImage", z.Image)
+	}
+}
+
+// TestParseVersion: the release is what srvr reports before the build
+// suffix, with Apache's and Debian's builds alike.
+func TestParseVersion(t *testing.T) {
+	for in, want := range map[string]string{
+		"Zookeeper version: 3.8.0-5a02a05eddb59aee6ac762f7ea82e92a68eb9c0f, built on 2022-02-25 08:49 UTC\nLatency min/avg/max: 0/0.0/0\nMode: leader\n": "3.8.0",
+		"Zookeeper version: 3.9.6-debian, built on 2025-01-01\nMode: follower\n":                                                                         "3.9.6",
+		"Zookeeper version: 3.9.3, built on x\n": "3.9.3",
+	} {
+		got, err := parseVersion(in)
+		if err != nil || got != want {
+			t.Errorf("parseVersion(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := parseVersion("This ZooKeeper instance is not currently serving requests\n"); err == nil {
+		t.Error("a server not serving has no version, want an error")
 	}
 }

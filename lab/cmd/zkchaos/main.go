@@ -244,11 +244,11 @@ func ensemble(ctx context.Context, cfg chaos.Config, backend testenv.Backend, lo
 	ecfg := testenv.Config{Backend: backend, Logger: logger, TLS: cfg.Secure, EnforceAuth: cfg.Secure}
 	if ecfg.Backend == testenv.BackendContainers {
 		fmt.Println("zkchaos: preparing the ZooKeeper image (built once per machine)")
-		image := os.Getenv(testenv.EnvImage)
-		if image == "" {
-			image = testenv.DefaultImage
+		image, err := testenv.ImageOf(ecfg)
+		if err == nil {
+			err = testenv.EnsureImage(ctx, image, logger)
 		}
-		if err := testenv.EnsureImage(ctx, image, logger); err != nil {
+		if err != nil {
 			fmt.Fprintln(os.Stderr, "zkchaos:", err)
 			return nil, 2
 		}
@@ -258,7 +258,7 @@ func ensemble(ctx context.Context, cfg chaos.Config, backend testenv.Backend, lo
 		fmt.Fprintln(os.Stderr, "zkchaos:", err)
 		return nil, 2
 	}
-	fmt.Printf("zkchaos: ensemble %s (%s) ready in %v\n", e.ID(), e.Backend(), time.Since(began).Round(time.Millisecond))
+	fmt.Printf("zkchaos: ensemble %s (%s, ZooKeeper %s) ready in %v\n", e.ID(), e.Backend(), e.ServerVersion(), time.Since(began).Round(time.Millisecond))
 	return e, 0
 }
 

@@ -11,12 +11,14 @@ import (
 )
 
 // TestPermissionPerRequest measures the permission ZooKeeper checks for
-// each request the recipes send, as docs/notes-sec-mode.md lists them: a
-// second principal holding exactly one permission on a node (and the
-// owner all) tries every request against it. exists checks none; getData
-// and getChildren need READ on the node; setData WRITE on it; create
-// CREATE and delete DELETE on the parent; a multi's check READ on its node;
-// setACL ADMIN.
+// each request the recipes send, as the README's "Permissions each recipe
+// needs" lists them: a second principal holding exactly one permission on a
+// node (and the owner all) tries every request against it. exists on a
+// node that exists checks none up to ZooKeeper 3.8.3 and 3.9.1, and READ
+// on the node from 3.8.4 and 3.9.2 (ZOOKEEPER-2590; a missing node is not
+// checked); getData and getChildren need READ on the node; setData WRITE
+// on it; create CREATE and delete DELETE on the parent; a multi's check
+// READ on its node; setACL ADMIN.
 func TestPermissionPerRequest(t *testing.T) {
 	e := ensemble(t)
 	const otherPassword = "other-secret"
@@ -50,8 +52,12 @@ func TestPermissionPerRequest(t *testing.T) {
 		}},
 		{"setACL", func(n string) error { _, err := other.Conn().SetACL(n, acl, -1); return err }},
 	}
+	existsNeeds := int32(0)
+	if existsChecksRead(t, e.ServerVersion()) {
+		existsNeeds = zk.PermRead
+	}
 	want := map[string]int32{ // the one permission each request needs; 0: none
-		"exists": 0, "getData": zk.PermRead, "getChildren": zk.PermRead, "setData": zk.PermWrite,
+		"exists": existsNeeds, "getData": zk.PermRead, "getChildren": zk.PermRead, "setData": zk.PermWrite,
 		"create child": zk.PermCreate, "delete child": zk.PermDelete, "multi check": zk.PermRead,
 		"setACL": zk.PermAdmin,
 	}
@@ -84,6 +90,36 @@ func TestPermissionPerRequest(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+		}
+	}
+}
+
+// existsChecksRead reports whether ZooKeeper release v ("3.9.6") checks READ
+// for exists on a node that exists: 3.8.4 and later 3.8s, 3.9.2 and later
+// (ZOOKEEPER-2590).
+func existsChecksRead(t *testing.T, v string) bool {
+	t.Helper()
+	var major, minor, patch int
+	if _, err := fmt.Sscanf(v, "%d.%d.%d", &major, &minor, &patch); err != nil {
+		t.Fatalf("server version %q: %v", v, err)
+	}
+	switch {
+	case major != 3 || minor > 9:
+		return true
+	case minor == 9:
+		return patch >= 2
+	case minor == 8:
+		return patch >= 4
+	}
+	return false
+}
+
+// TestExistsChecksRead: the releases ZOOKEEPER-2590 shipped in.
+func TestExistsChecksRead(t *testing.T) {
+	for v, want := range map[string]bool{"3.7.2": false, "3.8.0": false, "3.8.3": false, "3.8.4": true,
+		"3.9.1": false, "3.9.2": true, "3.9.6": true, "3.10.0": true, "4.0.0": true} {
+		if got := existsChecksRead(t, v); got != want {
+			t.Errorf("existsChecksRead(%s) = %v, want %v", v, got, want)
 		}
 	}
 }

@@ -6,8 +6,15 @@
 // python/peer.py): it prints "READY <session id>", then runs one command per
 // line. The Java programs are compiled together with javac against Debian's
 // libcurator-recipes-java and libcurator-discovery-java once per machine
-// (cached in the temporary directory by a hash of their sources); the Python
-// ones run with Debian's /usr/bin/python3 and python3-kazoo.
+// and release (cached in the temporary directory by a hash of their
+// sources); the Python ones run with Debian's /usr/bin/python3 and
+// python3-kazoo.
+//
+// The libraries come in releases (Releases): Debian 12's (Curator 5.4,
+// kazoo 2.8), installed on this machine, which Start and the other
+// package-level functions use, and Debian testing's (Curator 5.7.1, kazoo
+// 2.11), which run in a container of an image built from that suite
+// (Release.EnsureImage).
 package peers
 
 import (
@@ -39,10 +46,11 @@ var sources embed.FS
 type Kind string
 
 const (
-	// Curator is Apache Curator 5.4 (Debian's libcurator-recipes-java and
-	// libcurator-discovery-java).
+	// Curator is Apache Curator (Debian's libcurator-recipes-java and
+	// libcurator-discovery-java): 5.4 on this machine (Debian 12).
 	Curator Kind = "curator"
-	// Kazoo is kazoo 2.8 (Debian's python3-kazoo).
+	// Kazoo is kazoo (Debian's python3-kazoo): 2.8 on this machine
+	// (Debian 12).
 	Kazoo Kind = "kazoo"
 )
 
@@ -68,9 +76,13 @@ const (
 	kazooDir   = "/usr/lib/python3/dist-packages/kazoo"
 )
 
-// Available returns nil when kind can run on this machine, else an error
-// wrapping ErrMissing that says what to install.
-func Available(kind Kind) error {
+// Available returns nil when kind can run on this machine (of the release
+// installed here, Debian 12's), else an error wrapping ErrMissing that says
+// what to install.
+func Available(kind Kind) error { return Debian12.Available(kind) }
+
+// available is Available for the libraries installed on this machine.
+func available(kind Kind) error {
 	switch kind {
 	case Curator:
 		for _, tool := range []string{"java", "javac"} {
@@ -100,18 +112,23 @@ func Available(kind Kind) error {
 	return nil
 }
 
+type builtKey struct {
+	release string
+	kind    Kind
+}
+
 var (
 	buildMu  sync.Mutex
-	builtDir = map[Kind]string{}
+	builtDir = map[builtKey]string{}
 )
 
-// prepare writes (and for Java compiles) the kind's programs into a
-// directory named by a hash of their sources, reused across runs and
-// processes.
-func prepare(ctx context.Context, kind Kind) (string, error) {
+// prepare writes (and for Java compiles, with r's javac and jars) the kind's
+// programs into a directory named by r and a hash of their sources, reused
+// across runs and processes.
+func prepare(ctx context.Context, r Release, kind Kind) (string, error) {
 	buildMu.Lock()
 	defer buildMu.Unlock()
-	if d, ok := builtDir[kind]; ok {
+	if d, ok := builtDir[builtKey{r.Name, kind}]; ok {
 		return d, nil
 	}
 	sub := "java"
@@ -133,7 +150,7 @@ func prepare(ctx context.Context, kind Kind) (string, error) {
 		fmt.Fprintf(h, "%s\x00%d\x00", e.Name(), len(b))
 		h.Write(b)
 	}
-	dir := filepath.Join(os.TempDir(), fmt.Sprintf("zkrecipes-peer-%s-%s", kind, hex.EncodeToString(h.Sum(nil)[:6])))
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("zkrecipes-peer-%s-%s-%s", r.Name, kind, hex.EncodeToString(h.Sum(nil)[:6])))
 	marker := filepath.Join(dir, "ready")
 	if _, err := os.Stat(marker); err != nil {
 		tmp, err := os.MkdirTemp(os.TempDir(), "zkrecipes-peer-build-")
@@ -149,9 +166,10 @@ func prepare(ctx context.Context, kind Kind) (string, error) {
 			javaFiles = append(javaFiles, filepath.Join(tmp, name))
 		}
 		if kind == Curator {
-			args := append([]string{"-nowarn", "-cp", classPath(""), "-d", tmp}, javaFiles...)
-			if out, err := exec.CommandContext(ctx, "javac", args...).CombinedOutput(); err != nil {
-				return "", fmt.Errorf("peers: javac: %v\n%s", err, out)
+			sort.Strings(javaFiles)
+			args := append([]string{"javac", "-nowarn", "-cp", classPath(""), "-d", tmp}, javaFiles...)
+			if out, err := r.command(ctx, args...).CombinedOutput(); err != nil {
+				return "", fmt.Errorf("peers: javac (%s): %v\n%s", r.Name, err, out)
 			}
 		}
 		if err := os.WriteFile(filepath.Join(tmp, "ready"), nil, 0o644); err != nil {
@@ -164,7 +182,7 @@ func prepare(ctx context.Context, kind Kind) (string, error) {
 			}
 		}
 	}
-	builtDir[kind] = dir
+	builtDir[builtKey{r.Name, kind}] = dir
 	return dir, nil
 }
 
@@ -198,6 +216,7 @@ type Event struct {
 // Peer is one running peer process. Do is serial: one command at a time.
 type Peer struct {
 	Kind      Kind
+	Release   Release
 	SessionID int64
 
 	cmd    *exec.Cmd
@@ -205,6 +224,9 @@ type Peer struct {
 	stderr *strings.Builder
 	result chan string
 	exited chan struct{}
+	// container is the peer's container (a release with an image), removed
+	// by Close if the peer does not quit.
+	container string
 
 	mu     sync.Mutex
 	holds  []Hold
@@ -213,21 +235,18 @@ type Peer struct {
 }
 
 // Start runs the interop peer of kind (java/Peer.java or python/peer.py)
-// connected to connect (a ZooKeeper connect string) with the given session
-// timeout, and waits until it is connected. Close must be called.
+// of the release installed on this machine (Debian12) connected to connect
+// (a ZooKeeper connect string) with the given session timeout, and waits
+// until it is connected. Close must be called.
 func Start(ctx context.Context, kind Kind, connect string, sessionTimeout time.Duration) (*Peer, error) {
-	program := "Peer"
-	if kind == Kazoo {
-		program = "peer.py"
-	}
-	return StartProgram(ctx, kind, program, connect, sessionTimeout)
+	return Debian12.Start(ctx, kind, connect, sessionTimeout)
 }
 
 // StartProgram is Start for another program of the same kind: a Java class
 // with a main method in java/, or a script in python/. It must speak the
 // same line protocol (READY, then OK/ERR per command).
 func StartProgram(ctx context.Context, kind Kind, program, connect string, sessionTimeout time.Duration) (*Peer, error) {
-	return StartProgramWith(ctx, kind, program, connect, sessionTimeout, JavaOptions{})
+	return Debian12.StartProgramWith(ctx, kind, program, connect, sessionTimeout, JavaOptions{})
 }
 
 // JavaOptions are what a Java peer's JVM gets beyond the defaults: system
@@ -242,18 +261,37 @@ type JavaOptions struct {
 // StartProgramWith is StartProgram with JavaOptions; a Kazoo peer with
 // options fails with ErrPeer (they are for a JVM).
 func StartProgramWith(ctx context.Context, kind Kind, program, connect string, sessionTimeout time.Duration, jo JavaOptions) (*Peer, error) {
+	return Debian12.StartProgramWith(ctx, kind, program, connect, sessionTimeout, jo)
+}
+
+// Start is the package's Start with r's libraries.
+func (r Release) Start(ctx context.Context, kind Kind, connect string, sessionTimeout time.Duration) (*Peer, error) {
+	program := "Peer"
+	if kind == Kazoo {
+		program = "peer.py"
+	}
+	return r.StartProgramWith(ctx, kind, program, connect, sessionTimeout, JavaOptions{})
+}
+
+// StartProgramWith is the package's StartProgramWith with r's libraries.
+// In a container, the peer shares this machine's network (connect's
+// loopback addresses reach the same servers), its CLOCK_MONOTONIC (hold
+// times compare with the Go side's) and its temporary directory (files that
+// JavaOptions name there, such as TLS stores, are found at the same path).
+func (r Release) StartProgramWith(ctx context.Context, kind Kind, program, connect string, sessionTimeout time.Duration, jo JavaOptions) (*Peer, error) {
 	if kind != Curator && (len(jo.Properties) > 0 || len(jo.ClassPath) > 0) {
 		return nil, fmt.Errorf("%w: Java options for a %s peer", ErrPeer, kind)
 	}
-	if err := Available(kind); err != nil {
+	if err := r.Available(kind); err != nil {
 		return nil, err
 	}
-	dir, err := prepare(ctx, kind)
+	dir, err := prepare(ctx, r, kind)
 	if err != nil {
 		return nil, err
 	}
 	ms := strconv.FormatInt(sessionTimeout.Milliseconds(), 10)
 	var cmd *exec.Cmd
+	var container string
 	if kind == Curator {
 		cp := classPath(dir)
 		if _, err := os.Stat(slf4jNop); err == nil {
@@ -271,11 +309,11 @@ func StartProgramWith(ctx context.Context, kind Kind, program, connect string, s
 		for _, name := range names {
 			args = append(args, "-D"+name+"="+jo.Properties[name])
 		}
-		cmd = exec.Command("java", append(args, "-cp", cp, program, connect, ms)...)
+		cmd, container = r.peerCommand(append(append([]string{"java"}, args...), "-cp", cp, program, connect, ms)...)
 	} else {
-		cmd = exec.Command(python, "-u", filepath.Join(dir, program), connect, ms)
+		cmd, container = r.peerCommand(python, "-u", filepath.Join(dir, program), connect, ms)
 	}
-	p := &Peer{Kind: kind, cmd: cmd, stderr: &strings.Builder{}, result: make(chan string, 1),
+	p := &Peer{Kind: kind, Release: r, cmd: cmd, stderr: &strings.Builder{}, result: make(chan string, 1),
 		exited: make(chan struct{}), notify: make(chan struct{})}
 	cmd.Stderr = &lockedWriter{w: p.stderr}
 	p.stdin, err = cmd.StdinPipe()
@@ -289,6 +327,7 @@ func StartProgramWith(ctx context.Context, kind Kind, program, connect string, s
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
+	p.container = container
 	ready := make(chan string, 1)
 	go p.read(stdout, ready)
 	select {
@@ -430,6 +469,9 @@ func (p *Peer) Close() error {
 	select {
 	case <-p.exited:
 	case <-time.After(10 * time.Second):
+		if p.container != "" {
+			_ = exec.Command("docker", "rm", "-f", p.container).Run()
+		}
 		_ = p.cmd.Process.Kill()
 		<-p.exited
 	}

@@ -43,3 +43,27 @@ func TestAvailableUnknownKind(t *testing.T) {
 		t.Fatalf("Available(cobol) = %v, want ErrMissing", err)
 	}
 }
+
+// TestReleases: lookup by name, the versions each release names, and an
+// unknown release or kind refused with ErrMissing.
+func TestReleases(t *testing.T) {
+	for _, r := range Releases {
+		got, err := Lookup(r.Name)
+		if err != nil || got.Name != r.Name || got.Image != r.Image {
+			t.Errorf("Lookup(%q) = %+v, %v", r.Name, got, err)
+		}
+	}
+	if _, err := Lookup("sarge"); !errors.Is(err, ErrMissing) {
+		t.Errorf("Lookup(sarge) = %v, want ErrMissing", err)
+	}
+	if Debian12.Version(Curator) != "5.4.0" || Debian12.Version(Kazoo) != "2.8.0" ||
+		Testing.Version(Curator) != "5.7.1" || Testing.Version(Kazoo) != "2.11.0" {
+		t.Errorf("versions: %v, %v", Debian12, Testing)
+	}
+	if Debian12.Image != "" || Testing.Image == "" {
+		t.Errorf("Debian 12's peers run here, testing's in a container: %+v %+v", Debian12, Testing)
+	}
+	if err := Testing.Available("cobol"); !errors.Is(err, ErrMissing) {
+		t.Errorf("Testing.Available(cobol) = %v, want ErrMissing", err)
+	}
+}

@@ -18,8 +18,11 @@ type Counts struct {
 	// the connect request does, not to any recipe operation.
 	Auths         int64
 	Notifications int64 // watch notifications received
-	Replies       int64 // replies received to requests (not pings, setAuths nor the connect)
-	Corrupt       int64 // streams that stopped parsing
+	// NotificationZxid is the header zxid of the last notification
+	// received (see Frame.Zxid: -1 from ZooKeeper 3.8).
+	NotificationZxid int64
+	Replies          int64 // replies received to requests (not pings, setAuths nor the connect)
+	Corrupt          int64 // streams that stopped parsing
 	// BytesOut is the size on the wire (length prefix included) of the
 	// requests counted in Requests; BytesIn that of every server frame but
 	// the connect response, ping and setAuth replies (replies and
@@ -139,6 +142,7 @@ func (c *Counter) record(dir Direction, f Frame, authReply bool) {
 		switch {
 		case f.Xid == XidNotification:
 			c.c.Notifications++
+			c.c.NotificationZxid = f.Zxid
 		case f.Xid > 0:
 			c.c.Replies++
 		}

@@ -59,6 +59,10 @@ type Frame struct {
 	Op      Op    // request op code (client frames only)
 	Event   int32 // watch event type (server frames with xid -1 only)
 	Err     int32 // reply error code (server frames only)
+	// Zxid is the reply header's zxid (server frames only). In a watch
+	// notification it is -1 from ZooKeeper 3.8 and the zxid of the
+	// transaction that fired the watch from 3.9 (ZOOKEEPER-4655).
+	Zxid int64
 }
 
 // Parser decodes the headers of one direction of a connection. The zero
@@ -114,6 +118,7 @@ func (p *Parser) decode(f zkframe.Frame) (Frame, error) {
 			return fr, fmt.Errorf("%w: reply of %d bytes", ErrCorrupt, f.Len)
 		}
 		fr.Xid = int32(binary.BigEndian.Uint32(h[0:4]))
+		fr.Zxid = int64(binary.BigEndian.Uint64(h[4:12]))
 		fr.Err = int32(binary.BigEndian.Uint32(h[12:16]))
 		if fr.Xid == XidNotification && len(h) >= 20 {
 			fr.Event = int32(binary.BigEndian.Uint32(h[16:20]))

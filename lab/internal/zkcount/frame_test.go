@@ -83,14 +83,15 @@ func TestParseFrames(t *testing.T) {
 			want:   []Frame{{Connect: true, Len: 40}, {Len: 8, Xid: -2, Op: OpPing}},
 		},
 		{
-			name:   "reply, notification, ping reply",
+			name:   "reply, notification (3.8, 3.9), ping reply",
 			dir:    ServerToClient,
-			stream: cat(frame([]int32{0, 4000}, 28), reply(7, 99, -101), reply(-1, -1, 0, 2, 3, 0), reply(-2, 5, 0)),
+			stream: cat(frame([]int32{0, 4000}, 28), reply(7, 99, -101), reply(-1, -1, 0, 2, 3, 0), reply(-1, 0x10000002a, 0, 3, 3, 0), reply(-2, 5, 0)),
 			want: []Frame{
 				{Connect: true, Len: 36},
-				{Len: 16, Xid: 7, Err: -101},
-				{Len: 28, Xid: -1, Event: 2},
-				{Len: 16, Xid: -2},
+				{Len: 16, Xid: 7, Err: -101, Zxid: 99},
+				{Len: 28, Xid: -1, Event: 2, Zxid: -1},
+				{Len: 28, Xid: -1, Event: 3, Zxid: 0x10000002a},
+				{Len: 16, Xid: -2, Zxid: 5},
 			},
 		},
 		{
@@ -179,7 +180,7 @@ func TestCounterWrap(t *testing.T) {
 		// Java client's -4), one reply, two notifications and a ping
 		// reply.
 		go func() { _, _ = io.Copy(io.Discard, server) }()
-		_, _ = server.Write(cat(frame([]int32{0, 4000}, 28), reply(7, 1, 0), reply(-4, 1, 0), reply(1, 1, 0), reply(-1, -1, 0, 2), reply(-1, -1, 0, 3), reply(-2, 1, 0)))
+		_, _ = server.Write(cat(frame([]int32{0, 4000}, 28), reply(7, 1, 0), reply(-4, 1, 0), reply(1, 1, 0), reply(-1, -1, 0, 2), reply(-1, 42, 0, 3), reply(-2, 1, 0)))
 	}()
 	stream := cat(frame([]int32{0}, 40), frame([]int32{7, int32(OpSetAuth)}, 20), frame([]int32{-4, int32(OpSetAuth)}, 20), frame([]int32{1, int32(OpCreate)}, 5), frame([]int32{-2, int32(OpPing)}, 0), frame([]int32{2, int32(OpCreate)}, 1))
 	for len(stream) > 0 { // write in uneven pieces
@@ -190,7 +191,7 @@ func TestCounterWrap(t *testing.T) {
 		stream = stream[n:]
 	}
 	buf := make([]byte, 3)
-	want := len(cat(frame([]int32{0, 4000}, 28), reply(7, 1, 0), reply(-4, 1, 0), reply(1, 1, 0), reply(-1, -1, 0, 2), reply(-1, -1, 0, 3), reply(-2, 1, 0)))
+	want := len(cat(frame([]int32{0, 4000}, 28), reply(7, 1, 0), reply(-4, 1, 0), reply(1, 1, 0), reply(-1, -1, 0, 2), reply(-1, 42, 0, 3), reply(-2, 1, 0)))
 	for read := 0; read < want; {
 		n, err := wrapped.Read(buf)
 		if err != nil {
@@ -202,7 +203,7 @@ func TestCounterWrap(t *testing.T) {
 	_ = server.Close()
 	wg.Wait()
 	got := c.Snapshot()
-	if got.Connects != 1 || got.Auths != 2 || got.Pings != 1 || got.Req(OpCreate) != 2 || got.Total() != 2 || got.Notifications != 2 || got.Replies != 1 {
+	if got.Connects != 1 || got.Auths != 2 || got.Pings != 1 || got.Req(OpCreate) != 2 || got.Total() != 2 || got.Notifications != 2 || got.Replies != 1 || got.NotificationZxid != 42 {
 		t.Fatalf("counts = %+v", got)
 	}
 	// Bytes: the two creates (length prefix, xid, op, padding), the reply

@@ -51,6 +51,7 @@ public class Peer {
     private static CuratorFramework client;
     private static LeaderLatch latch;
     private static final Map<String, GroupMember> members = new HashMap<>();
+    private static final Map<String, InterProcessReadWriteLock> rwLocks = new HashMap<>();
 
     private static synchronized void out(String line) {
         System.out.println(line);
@@ -306,6 +307,21 @@ public class Peer {
                 return "OK";
             case "group-leave": // id
                 members.remove(f[1]).close();
+                return "OK";
+            case "rw-wlock": { // path: the write lock of an InterProcessReadWriteLock, held until rw-downgrade
+                InterProcessReadWriteLock rw = new InterProcessReadWriteLock(client, f[1]);
+                rw.writeLock().acquire();
+                rwLocks.put(f[1], rw);
+                return "OK";
+            }
+            case "rw-downgrade": { // path: Curator's downgrade: the read lock taken while the write lock is held, then the write lock released
+                InterProcessReadWriteLock rw = rwLocks.get(f[1]);
+                rw.readLock().acquire();
+                rw.writeLock().release();
+                return "OK";
+            }
+            case "rw-runlock": // path: the read lock released
+                rwLocks.remove(f[1]).readLock().release();
                 return "OK";
             default:
                 return "ERR unknown command " + f[0];
