@@ -95,6 +95,7 @@ func main() {
 		if err != nil {
 			fatal(err)
 		}
+	runs:
 		for _, server := range split(*servers) {
 			if _, err := testenv.LookupVersion(server); err != nil {
 				fatal(err)
@@ -112,10 +113,12 @@ func main() {
 					}
 					r := runPackage(ctx, pkg, server, rel, *timeout)
 					fmt.Printf("zkmatrix: ZooKeeper %s %s%s: %s (%d tests, %.0f s)\n", server, pkg, peersNote(rel), r.Result, len(r.Tests), r.Seconds)
-					res.Runs = append(res.Runs, r)
 					if ctx.Err() != nil {
-						fatal(ctx.Err())
+						// Interrupted: what ran before is kept, this run is not.
+						fmt.Fprintln(os.Stderr, "zkmatrix: interrupted; keeping the runs that ended")
+						break runs
 					}
+					res.Runs = append(res.Runs, r)
 				}
 			}
 		}
@@ -138,6 +141,9 @@ func main() {
 		fatal(err)
 	}
 	fmt.Println("zkmatrix: wrote", *out, "and", *resultsPath)
+	if ctx.Err() != nil {
+		os.Exit(1) // interrupted: the matrix is incomplete
+	}
 	for _, r := range res.Runs {
 		if r.Result != "pass" {
 			os.Exit(1)
