@@ -107,6 +107,11 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 	s.tap.lease = s // the tap renews the lease from what it reads
 	s.tap.obs = s.opts.observer
 	s.tap.auth = s // and reports refusals for missing authentication
+	// It also corrects the zxid of go-zookeeper's setWatches (tap.go).
+	s.tap.fixed = func(from, to int64) {
+		s.log.Info("recipes: setWatches carried a zxid above the last one seen before the reconnection; sent with that one",
+			"from", fmt.Sprintf("0x%x", from), "to", fmt.Sprintf("0x%x", to))
+	}
 	s.log = s.opts.logger
 	s.bgCtx, s.bgStop = context.WithCancel(context.Background())
 	// zk's option type is unexported; list infers it.

@@ -3,7 +3,9 @@ package recipes
 import (
 	"encoding/binary"
 	"net"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/internal/zkframe"
@@ -18,6 +20,29 @@ import (
 // (unusual framing, a reply lost with its connection), the core falls back
 // to reading the node.
 //
+// The tap also keeps go-zookeeper's re-registration of watches honest.
+// After a reconnection under the same session, go-zookeeper v1.0.4
+// (conn.go, loop) starts the new connection's send and receive goroutines
+// and only then builds its setWatches requests, reading lastZxid (the zxid
+// of the last reply it handled) into each one's relativeZxid as it builds
+// it. The server fires a data or child watch only for a change after
+// relativeZxid (a node created or deleted fires whatever the zxid). A
+// reply handled on the new connection before a request is built (the
+// reply to a request queued while disconnected, which goes out first)
+// raises lastZxid to the server's current zxid, and the data and child
+// changes made while we were away then never fire: shared.Value.Watch,
+// group.Watch and a queue consumer waited for the next change
+// (TestSetWatchesZxid, TestSetWatchesAfterReply in lab/integration/recipes;
+// docs/design.md, "A lost watch re-registration"). The tap knows the zxid
+// every reply carried before go-zookeeper saw it, so it knows what
+// lastZxid held when the new connection began (base); a setWatches whose
+// relativeZxid is above base is written with base instead, which is what
+// go-zookeeper meant to send.
+// Lowering it is always safe: at worst the server fires a watch whose
+// node changed before it was set, and its reader looks again. Cost:
+// nothing on the wire (the request go-zookeeper sends anyway, its 8 bytes
+// rewritten in a copy).
+//
 // The same tap feeds the Session's lease (lease.go): it remembers when each
 // request and ping was sent (by xid; pings all have xid -2 and are answered
 // in order) and, when the reply comes, tells the lease that the server heard
@@ -30,6 +55,15 @@ type createTap struct {
 	lease leaseSink        // nil: no lease (tests of the tap alone)
 	obs   Observer         // nil: no call is timed (tapcall.go)
 	auth  authSink         // nil: refusals not reported (tests of the tap alone)
+
+	// seen is go-zookeeper's lastZxid as the tap reads it: the zxid of the
+	// last reply to a request that carried one (go-zookeeper records no
+	// zxid 0, and no zxid of a watch event or ping reply), 0 after an
+	// expiry (go-zookeeper resets it).
+	seen atomic.Int64
+	// fixed is told of each setWatches whose relativeZxid the tap lowered
+	// (nil: not reported). Called without any lock of the tap held.
+	fixed func(from, to int64)
 }
 
 // authSink receives the error code of the last reply to a request (not
@@ -112,6 +146,11 @@ const maxTapHead = 12 + 4096
 
 const opCreate = 1
 
+// opSetWatches is go-zookeeper's re-registration of its watches on a new
+// connection: request header (xid, op), then relativeZxid int64 and the
+// three lists of paths.
+const opSetWatches = 101
+
 // xidWatchEvent marks a frame the server sends on its own (a watch event):
 // it answers nothing we sent and renews nothing.
 const xidWatchEvent = -1
@@ -137,6 +176,7 @@ type tapConn struct {
 	nsent   int                   // total length of the lists in sent
 	connect time.Time             // send time of the connect request
 	now     time.Time             // when the Write being parsed began
+	base    int64                 // t.seen when this connection's handshake was read (0: not yet)
 
 	// Filled while parsing a Read, handed to the lease after unlocking.
 	handshake   bool
@@ -164,11 +204,36 @@ func (c *tapConn) Write(b []byte) (int, error) {
 	c.mu.Lock()
 	c.now = time.Now()
 	c.lastWrite = c.now
+	b, from := c.fixSetWatches(b)
 	_ = c.out.Feed(b, func(f zkframe.Frame) error { c.request(f.Head, f.First); return nil })
-	calls := c.calls.take()
+	calls, base := c.calls.take(), c.base
 	c.mu.Unlock()
 	c.t.observe(calls)
+	if from != 0 && c.t.fixed != nil {
+		c.t.fixed(from, base)
+	}
 	return c.Conn.Write(b)
+}
+
+// fixSetWatches returns b unchanged and 0, unless b is exactly one
+// setWatches request (go-zookeeper writes each frame with one Write) whose
+// relativeZxid is above c.base: then a copy of b carrying c.base, and the
+// relativeZxid it replaced (see the tap's doc). Nothing is changed before
+// the handshake was read or once the stream stopped looking like
+// ZooKeeper framing. Called with c.mu held, before b is fed.
+func (c *tapConn) fixSetWatches(b []byte) ([]byte, int64) {
+	if c.base <= 0 || len(b) < 20 || !c.out.AtBoundary() ||
+		int64(binary.BigEndian.Uint32(b[0:4])) != int64(len(b)-4) ||
+		int32(binary.BigEndian.Uint32(b[8:12])) != opSetWatches {
+		return b, 0
+	}
+	rel := int64(binary.BigEndian.Uint64(b[12:20]))
+	if rel <= c.base {
+		return b, 0
+	}
+	fixed := slices.Clone(b)
+	binary.BigEndian.PutUint64(fixed[12:20], uint64(c.base))
+	return fixed, rel
 }
 
 // Close ends the lease pinger, then closes the connection.
@@ -296,6 +361,11 @@ func (c *tapConn) reply(head []byte, first bool) {
 	if first {
 		timeout := int32(binary.BigEndian.Uint32(head[4:8]))
 		sid := int64(binary.BigEndian.Uint64(head[8:16]))
+		if sid == 0 {
+			c.t.seen.Store(0) // expired: go-zookeeper resets lastZxid
+		} else {
+			c.base = c.t.seen.Load() // no reply of this connection read yet
+		}
 		if sid != 0 && timeout > 0 && !c.connect.IsZero() {
 			c.calls.sid = sid
 			c.handshake, c.hsTimeout, c.hsSession = true, time.Duration(timeout)*time.Millisecond, sid
@@ -303,6 +373,9 @@ func (c *tapConn) reply(head []byte, first bool) {
 		return
 	}
 	xid := int32(binary.BigEndian.Uint32(head[0:4]))
+	if z := int64(binary.BigEndian.Uint64(head[4:12])); xid >= 0 && z > 0 {
+		c.t.seen.Store(z) // as go-zookeeper's recvLoop records lastZxid
+	}
 	if c.t.obs != nil {
 		c.calls.replied(xid, int32(binary.BigEndian.Uint32(head[12:16])))
 	}

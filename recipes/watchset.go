@@ -44,8 +44,9 @@ import (
 // event per path and kind between two reads of it, so the pending events
 // are bounded by the paths read. Watches survive a reconnection under the
 // same session: go-zookeeper sets them again on the new connection (with
-// the last zxid it saw, so the server fires those whose node changed
-// meanwhile); a read that failed with a connection error set no watch.
+// the last zxid it saw before it, which the Session's tap makes sure of,
+// so the server fires those whose node changed meanwhile: see tap.go); a
+// read that failed with a connection error set no watch.
 //
 // Reads are single attempts: they check ctx (a done ctx sends nothing), the
 // Session and the path, send one request (two when the watch fired in

@@ -54,6 +54,13 @@ func New(keep int) *Splitter {
 	return &Splitter{keep: keep, head: make([]byte, 0, min(keep, 64))}
 }
 
+// AtBoundary reports whether the next byte fed begins a frame other than
+// the stream's first: the first frame has been reported, no later one is
+// partly read, and the Splitter has not stopped. A writer that writes
+// whole frames can then tell that a buffer it is about to feed is exactly
+// one frame (its length prefix covers the rest of the buffer).
+func (s *Splitter) AtBoundary() bool { return s.started && !s.stopped && s.nhdr == 0 }
+
 // Feed consumes b, any part of the stream (an incomplete frame is kept for
 // the next call), and calls emit for each complete frame, in order. A
 // length beyond MaxFrame stops the Splitter and Feed returns ErrCorrupt; if

@@ -158,3 +158,28 @@ func FuzzSplit(f *testing.F) {
 		}
 	})
 }
+
+// TestAtBoundary: true only between frames after the first, false inside
+// a length prefix or a payload, before the first frame, and once stopped.
+func TestAtBoundary(t *testing.T) {
+	s := New(4)
+	emit := func(Frame) error { return nil }
+	steps := []struct {
+		feed []byte
+		want bool
+	}{
+		{nil, false},                            // before the first frame
+		{frame([]byte("connect")), true},        // the first frame is done
+		{[]byte{0, 0}, false},                   // half a length prefix
+		{[]byte{0, 3, 'a'}, false},              // inside the payload
+		{[]byte{'b', 'c'}, true},                // frame done
+		{frame(nil), true},                      // an empty frame
+		{[]byte{0xff, 0xff, 0xff, 0xff}, false}, // beyond MaxFrame: stopped
+	}
+	for i, st := range steps {
+		_ = s.Feed(st.feed, emit)
+		if got := s.AtBoundary(); got != st.want {
+			t.Errorf("step %d: AtBoundary = %v, want %v", i, got, st.want)
+		}
+	}
+}
