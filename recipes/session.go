@@ -112,6 +112,9 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 		s.log.Info("recipes: setWatches carried a zxid above the last one seen before the reconnection; sent with that one",
 			"from", fmt.Sprintf("0x%x", from), "to", fmt.Sprintf("0x%x", to))
 	}
+	s.tap.stalled = func() {
+		s.log.Warn("recipes: a reply was held " + gateFallback.String() + " for a setWatches that did not come; let through")
+	}
 	s.log = s.opts.logger
 	s.bgCtx, s.bgStop = context.WithCancel(context.Background())
 	// zk's option type is unexported; list infers it.

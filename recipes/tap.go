@@ -37,7 +37,9 @@ import (
 // every reply carried before go-zookeeper saw it, so it knows what
 // lastZxid held when the new connection began (base); a setWatches whose
 // relativeZxid is above base is written with base instead, which is what
-// go-zookeeper meant to send.
+// go-zookeeper meant to send. The race itself (go-zookeeper reads
+// lastZxid while its receive goroutine may write it) is removed by the
+// tap's setWatches gate (tapgate.go).
 // Lowering it is always safe: at worst the server fires a watch whose
 // node changed before it was set, and its reader looks again. Cost:
 // nothing on the wire (the request go-zookeeper sends anyway, its 8 bytes
@@ -64,6 +66,15 @@ type createTap struct {
 	// fixed is told of each setWatches whose relativeZxid the tap lowered
 	// (nil: not reported). Called without any lock of the tap held.
 	fixed func(from, to int64)
+
+	// watches is go-zookeeper's watch table as the wire shows it, and sid
+	// the session of the last connect response (tapgate.go); guarded by mu.
+	watches map[tableKey]struct{}
+	sid     int64
+	// stalled is told when a held reply was let through after
+	// gateFallback with no setWatches written (nil: not reported). Called
+	// without any lock of the tap held.
+	stalled func()
 }
 
 // authSink receives the error code of the last reply to a request (not
@@ -86,7 +97,7 @@ type leaseSink interface {
 }
 
 func newCreateTap() *createTap {
-	return &createTap{want: make(map[string]int), done: make(map[string]int64)}
+	return &createTap{want: make(map[string]int), done: make(map[string]int64), watches: make(map[tableKey]struct{})}
 }
 
 // expect announces a create of path (as requested, before the server appends
@@ -135,14 +146,16 @@ func (t *createTap) dialer(base func(network, address string, timeout time.Durat
 		if err != nil {
 			return nil, err
 		}
-		return &tapConn{Conn: c, t: t, out: zkframe.New(maxTapHead), in: zkframe.New(16),
-			pending: make(map[int32]string), sent: make(map[int32][]time.Time), closed: make(chan struct{})}, nil
+		return &tapConn{Conn: c, t: t, out: zkframe.New(maxTapHead), in: zkframe.New(replyHead),
+			pending: make(map[int32]string), sent: make(map[int32][]time.Time), closed: make(chan struct{}),
+			watchReads: make(map[int32]watchRead), gateOpen: make(chan struct{})}, nil
 	}
 }
 
-// maxTapHead bounds the bytes kept from a request: header, path length and
-// a path of up to 4 KiB (longer paths are simply not tapped).
-const maxTapHead = 12 + 4096
+// maxTapHead bounds the bytes kept from a request: header, path length, a
+// path of up to 4 KiB (longer paths are simply not tapped) and a read's
+// watch flag.
+const maxTapHead = 12 + 4096 + 1
 
 const opCreate = 1
 
@@ -188,6 +201,13 @@ type tapConn struct {
 	hasCode     bool
 
 	calls tapCalls // with an observer only (tapcall.go)
+
+	// The setWatches gate (tapgate.go), guarded by mu but gateOpen.
+	watchReads map[int32]watchRead // xid -> a read with its watch flag set, not answered yet
+	gated      bool                // a reconnection with watches held: replies with a zxid wait for setWatches
+	hold       bool                // the Read being parsed must wait for the gate
+	gateOpen   chan struct{}       // closed when setWatches was written (or the fallback passed)
+	gateOnce   sync.Once
 
 	lastWrite time.Time     // when the last frame was written (guarded by mu)
 	pinging   bool          // the lease pinger runs (guarded by mu)
@@ -299,7 +319,8 @@ func (c *tapConn) Read(b []byte) (int, error) {
 		hs, timeout, sid, sent := c.handshake, c.hsTimeout, c.hsSession, c.connect
 		renewed, some := c.renewed, c.renewedSome
 		code, hasCode := c.lastCode, c.hasCode
-		c.handshake, c.renewedSome, c.hasCode = false, false, false
+		hold := c.hold
+		c.handshake, c.renewedSome, c.hasCode, c.hold = false, false, false, false
 		calls := c.calls.take()
 		c.mu.Unlock()
 		c.t.observe(calls)
@@ -316,6 +337,9 @@ func (c *tapConn) Read(b []byte) (int, error) {
 			if some {
 				l.leaseRenew(renewed)
 			}
+		}
+		if hold {
+			c.waitGate()
 		}
 	}
 	return n, err
@@ -334,11 +358,16 @@ func (c *tapConn) request(head []byte, first bool) {
 	if c.t.obs != nil {
 		c.calls.sent(head, c.now)
 	}
-	if xid := int32(binary.BigEndian.Uint32(head[0:4])); c.nsent < maxUnanswered {
+	xid, op := int32(binary.BigEndian.Uint32(head[0:4])), int32(binary.BigEndian.Uint32(head[4:8]))
+	if c.nsent < maxUnanswered {
 		c.sent[xid] = append(c.sent[xid], c.now)
 		c.nsent++
 	}
-	if len(head) < 12 || int32(binary.BigEndian.Uint32(head[4:8])) != opCreate {
+	if op == opSetWatches {
+		c.openGate()
+	}
+	c.watchRequest(xid, op, head)
+	if len(head) < 12 || op != opCreate {
 		return
 	}
 	l := int(int32(binary.BigEndian.Uint32(head[8:12])))
@@ -346,7 +375,7 @@ func (c *tapConn) request(head []byte, first bool) {
 		return
 	}
 	if path := string(head[12 : 12+l]); c.t.wanted(path) {
-		c.pending[int32(binary.BigEndian.Uint32(head[0:4]))] = path
+		c.pending[xid] = path
 	}
 }
 
@@ -366,6 +395,7 @@ func (c *tapConn) reply(head []byte, first bool) {
 		} else {
 			c.base = c.t.seen.Load() // no reply of this connection read yet
 		}
+		c.gateHandshake(sid)
 		if sid != 0 && timeout > 0 && !c.connect.IsZero() {
 			c.calls.sid = sid
 			c.handshake, c.hsTimeout, c.hsSession = true, time.Duration(timeout)*time.Millisecond, sid
@@ -375,6 +405,18 @@ func (c *tapConn) reply(head []byte, first bool) {
 	xid := int32(binary.BigEndian.Uint32(head[0:4]))
 	if z := int64(binary.BigEndian.Uint64(head[4:12])); xid >= 0 && z > 0 {
 		c.t.seen.Store(z) // as go-zookeeper's recvLoop records lastZxid
+		if c.gated {
+			select {
+			case <-c.gateOpen:
+			default:
+				c.hold = true // go-zookeeper must not record it before its setWatches is built
+			}
+		}
+	}
+	if xid == xidWatchEvent {
+		c.watchEvent(head)
+	} else {
+		c.watchReply(xid, int32(binary.BigEndian.Uint32(head[12:16])))
 	}
 	if c.t.obs != nil {
 		c.calls.replied(xid, int32(binary.BigEndian.Uint32(head[12:16])))

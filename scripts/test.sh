@@ -88,6 +88,11 @@ table() {
 		grep -h -E -e '^[[:space:]]*--- FAIL' -e '^FAIL[[:space:]]' -e '^panic: ' -e 'WARNING: DATA RACE' \
 			-e '\] (FAIL|NOT EXERCISED|ERROR) ' -e '_test\.go:[0-9]+: FAIL ' "$logdir"/*.log 2>/dev/null |
 			cut -c1-300 | head -60 || true
+		# a race report names its goroutines only in the lines after its
+		# warning: the first two reports in full (up to 60 lines each)
+		awk '/WARNING: DATA RACE/ { if (++n > 2) exit; on = 1; k = 0 }
+			on { print; if (++k >= 60 || /^==================$/ && k > 1) on = 0 }' "$logdir"/*.log 2>/dev/null |
+			cut -c1-300 || true
 	fi
 	echo "test.sh: $( [ "$rc" = 0 ] && echo passed || echo FAILED ) in $((SECONDS - began)) s"
 	# a step failed before lane B was waited for: let it end (it holds
@@ -110,7 +115,8 @@ unset ZKRECIPES_SECURE # the default passes are plain whatever the caller set
 #     TestExternalServers. Their clients reconnect hundreds of times with
 #     watches set, where go-zookeeper v1.0.4 races on its own lastZxid
 #     (PR #35 upstream, unfixed): under -race that failed about half the
-#     runs;
+#     runs (the Session's tap removes the race since, recipes/tapgate.go;
+#     these tests stay without -race for time);
 #   - lab/bench (and lab/bench/scale, in the full tier): their series run
 #     against time budgets, which the race detector's slowdown on a loaded
 #     machine exhausted (the code they measure is the library's, raced in

@@ -1,7 +1,0 @@
-//go:build race
-
-package recipes_test
-
-// raceEnabled: the package is tested with -race (see
-// TestSetWatchesAfterReply).
-const raceEnabled = true
