@@ -97,7 +97,10 @@ func (sp *Spec) checkCreate(s *Session) error {
 // unchanged session (so we own the node), the listing showed it, and the
 // create's reply gave its czxid; only when one of those is unknown (an
 // ambiguous create, a session change, a missed reply) does 1 getData check
-// our node. Uncontended cost: 1 create + 1 getChildren.
+// our node. Uncontended cost: 1 create + 1 getChildren, in one round
+// trip under a parent this Session has created a contender under before
+// (the getChildren is written right behind the create; pipeline.go), in
+// two the first time.
 //
 // If ctx is done while waiting, our node is deleted before Acquire returns
 // (in the background if that delete is ambiguous) and the error is ctx's
@@ -119,12 +122,16 @@ func Acquire(ctx context.Context, s *Session, spec Spec) (*Holding, error) {
 		return nil, err
 	}
 	guid := spec.Dialect.NewGUID()
+	prefix, err := spec.Dialect.NodePrefix(guid, spec.Role)
+	if err != nil {
+		return nil, err
+	}
 	for {
-		n, err := createProtected(ctx, s, spec.Dialect, spec.Role, spec.Path, guid, spec.Data)
+		n, l, err := createListed(ctx, s, spec.Dialect, spec.Role, spec.Path, guid, prefix, spec.Data, true)
 		if err != nil {
 			return nil, err
 		}
-		h, err := contend(ctx, s, &spec, n, false)
+		h, err := contend(ctx, s, &spec, n, l, false)
 		if errors.Is(err, errRetry) {
 			continue
 		}
@@ -167,7 +174,7 @@ func TryAcquire(ctx context.Context, s *Session, spec Spec) (*Holding, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := contend(ctx, s, &spec, n, true)
+	h, err := contend(ctx, s, &spec, n, nil, true)
 	if errors.Is(err, errRetry) {
 		return nil, ErrWouldBlock
 	}
@@ -213,7 +220,7 @@ func parseChildren(d Dialect, children []string, roles []Role) []Contender {
 // contend runs the wait loop for our node n. It returns errRetry when n is
 // gone (session lost, or deleted by someone else) and the caller should
 // create again; with try set it gives up (deleting n) instead of waiting.
-func contend(ctx context.Context, s *Session, spec *Spec, n *node, try bool) (*Holding, error) {
+func contend(ctx context.Context, s *Session, spec *Spec, n *node, pre *listing, try bool) (*Holding, error) {
 	roles := spec.Dialect.Blocking(spec.Role)
 	var cs []Contender
 	self := -1
@@ -234,7 +241,14 @@ func contend(ctx context.Context, s *Session, spec *Spec, n *node, try bool) (*H
 			return nil, errRetry // our node went with the old session
 		}
 		if self < 0 {
-			children, _, err := s.conn.Children(n.parent)
+			children, ok, err := pre.take(ctx, n)
+			pre = nil
+			if err != nil {
+				return abandon(err)
+			}
+			if !ok {
+				children, _, err = s.conn.Children(n.parent)
+			}
 			if isConnErr(err) {
 				if err := s.retryPause(ctx); err != nil {
 					return abandon(err)

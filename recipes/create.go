@@ -55,21 +55,39 @@ func createProtected(ctx context.Context, s *Session, d Dialect, role Role, pare
 // (NodePrefix, or the dialect's protected form of a free label); role only
 // serves to parse the sequence of the node created (0 for none).
 func createPrefixed(ctx context.Context, s *Session, d Dialect, role Role, parent, guid, prefix string, data []byte) (*node, error) {
+	n, _, err := createListed(ctx, s, d, role, parent, guid, prefix, data, false)
+	return n, err
+}
+
+// createListed is createPrefixed that, with list set and under a parent
+// known to exist, also sends the first listing of parent right behind the
+// create (pipeline.go); the listing returned may be nil.
+func createListed(ctx context.Context, s *Session, d Dialect, role Role, parent, guid, prefix string, data []byte, list bool) (*node, *listing, error) {
 	full := zkpath.Join(parent, prefix)
 	ambiguous := false
-	for {
+	for attempt := 0; ; attempt++ {
 		if err := s.checkParent(ctx, parent); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		sid, err := s.waitUsable(ctx)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		s.tap.expect(full)
+		var l *listing
+		var createDone chan struct{}
+		if list && attempt == 0 && s.liveParents.done(parent) {
+			createDone = make(chan struct{})
+			l = startListing(s, parent, s.tap.whenSent(full), createDone)
+		}
 		created, err := s.conn.Create(full, data, zk.FlagEphemeralSequential, s.ACLFor(full))
+		if createDone != nil {
+			close(createDone)
+		}
 		czxid, tapped := s.tap.take(full)
 		switch {
 		case err == nil:
+			s.liveParents.add(parent)
 			n := newNode(d, role, parent, guid, created, sid)
 			n.ambiguous = ambiguous
 			if tapped {
@@ -79,41 +97,45 @@ func createPrefixed(ctx context.Context, s *Session, d Dialect, role Role, paren
 			}
 			n.verified = s.ID() == sid
 			if n.verified {
-				return n, nil
+				if l != nil {
+					l.used = true
+				}
+				return n, l, nil
 			}
 			if err := adopt(ctx, s, n); err != nil {
 				if errors.Is(err, errRetry) {
 					continue
 				}
-				return nil, err
+				return nil, nil, err
 			}
-			return n, nil
+			return n, nil, nil
 		case errors.Is(err, zk.ErrNoNode):
+			s.liveParents.forget(parent)
 			if err := ensureParents(s, parent); err != nil && !isConnErr(err) {
-				return nil, fmt.Errorf("recipes: create parents of %s: %w", full, serverErr(err))
+				return nil, nil, fmt.Errorf("recipes: create parents of %s: %w", full, serverErr(err))
 			}
 		case errors.Is(err, zk.ErrSessionExpired):
 			// Answered for an expired session: the node cannot exist.
 			if err := s.retryPause(ctx); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		case isConnErr(err):
 			ambiguous = true
 			n, err := findOwn(ctx, s, d, role, parent, guid)
 			if err != nil {
 				s.cleanupGUID(d, parent, guid)
-				return nil, err
+				return nil, nil, err
 			}
 			if n != nil {
 				n.ambiguous = true
-				return n, nil
+				return n, nil, nil
 			}
 		default:
-			return nil, fmt.Errorf("recipes: create %s: %w", full, serverErr(err))
+			return nil, nil, fmt.Errorf("recipes: create %s: %w", full, serverErr(err))
 		}
 		if err := ContextError(ctx); err != nil {
 			s.cleanupGUID(d, parent, guid)
-			return nil, err
+			return nil, nil, err
 		}
 	}
 }

@@ -58,6 +58,10 @@ type Session struct {
 	fan     fanRegistry   // the watches WatchSets rely on (watchset.go)
 	auth    authGate      // refusals for missing authentication (enforced.go)
 	parents parentChecks  // parents checked for squatting (squat.go)
+	// liveParents: parents a contender create succeeded under (and no
+	// create has found missing since): their first listing is pipelined
+	// (pipeline.go). Bounded like parents.
+	liveParents parentChecks
 
 	mu       sync.Mutex
 	lease    lease // lease.go

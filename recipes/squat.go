@@ -78,6 +78,13 @@ func (c *parentChecks) add(parent string) bool {
 	return true
 }
 
+// forget drops parent from the set.
+func (c *parentChecks) forget(parent string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.seen, parent)
+}
+
 // WithAllowOpenParents lets an authenticated Session (WithDigestAuth)
 // create nodes under a parent whose ACL lets world:anyone create or
 // delete children (beyond what the Session's own ACL for that path

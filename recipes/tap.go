@@ -54,6 +54,7 @@ type createTap struct {
 	mu    sync.Mutex
 	want  map[string]int   // requested create paths we wait for
 	done  map[string]int64 // requested path -> zxid of its successful reply
+	sent  map[string]chan struct{} // requested path -> closed when its create is written (pipeline.go)
 	lease leaseSink        // nil: no lease (tests of the tap alone)
 	obs   Observer         // nil: no call is timed (tapcall.go)
 	auth  authSink         // nil: refusals not reported (tests of the tap alone)
@@ -97,7 +98,8 @@ type leaseSink interface {
 }
 
 func newCreateTap() *createTap {
-	return &createTap{want: make(map[string]int), done: make(map[string]int64), watches: make(map[tableKey]struct{})}
+	return &createTap{want: make(map[string]int), done: make(map[string]int64), sent: make(map[string]chan struct{}),
+		watches: make(map[tableKey]struct{})}
 }
 
 // expect announces a create of path (as requested, before the server appends
@@ -115,15 +117,35 @@ func (t *createTap) take(path string) (int64, bool) {
 	defer t.mu.Unlock()
 	z, ok := t.done[path]
 	delete(t.done, path)
+	delete(t.sent, path)
 	if t.want[path]--; t.want[path] <= 0 {
 		delete(t.want, path)
 	}
 	return z, ok
 }
 
+// whenSent returns a channel closed when a create of path, announced with
+// expect, is written (before take; take forgets it).
+func (t *createTap) whenSent(path string) <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ch, ok := t.sent[path]
+	if !ok {
+		ch = make(chan struct{})
+		t.sent[path] = ch
+	}
+	return ch
+}
+
+// wanted reports whether a create of path was announced, and signals its
+// writing to whenSent's channel.
 func (t *createTap) wanted(path string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if ch, ok := t.sent[path]; ok {
+		close(ch)
+		delete(t.sent, path)
+	}
 	return t.want[path] > 0
 }
 
