@@ -52,12 +52,12 @@ import (
 // server negotiated from every connect response.
 type createTap struct {
 	mu    sync.Mutex
-	want  map[string]int   // requested create paths we wait for
-	done  map[string]int64 // requested path -> zxid of its successful reply
+	want  map[string]int           // requested create paths we wait for
+	done  map[string]int64         // requested path -> zxid of its successful reply
 	sent  map[string]chan struct{} // requested path -> closed when its create is written (pipeline.go)
-	lease leaseSink        // nil: no lease (tests of the tap alone)
-	obs   Observer         // nil: no call is timed (tapcall.go)
-	auth  authSink         // nil: refusals not reported (tests of the tap alone)
+	lease leaseSink                // nil: no lease (tests of the tap alone)
+	obs   Observer                 // nil: no call is timed (tapcall.go)
+	auth  authSink                 // nil: refusals not reported (tests of the tap alone)
 
 	// seen is go-zookeeper's lastZxid as the tap reads it: the zxid of the
 	// last reply to a request that carried one (go-zookeeper records no
