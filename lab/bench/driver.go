@@ -31,6 +31,12 @@ type Driver interface {
 	Open(ctx context.Context, n int) error
 	// SessionID is client 0's session.
 	SessionID() int64
+	// RoundTrip sends n setData requests for path (any version), one at a
+	// time, from client 0's session, and returns each one's duration: a
+	// write's round trip through the quorum, the unit of every latency row
+	// (an acquire+release is two writes at least, the create and the
+	// delete; ErrUnsupported: the driver has no raw request).
+	RoundTrip(ctx context.Context, path string, n int) ([]time.Duration, error)
 	// Uncontended runs n acquire+release cycles of the exclusive lock on
 	// client 0 and returns each cycle's duration.
 	Uncontended(ctx context.Context, path string, n int) ([]time.Duration, error)

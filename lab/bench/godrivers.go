@@ -163,6 +163,26 @@ func (d *zkrecipesDriver) Open(ctx context.Context, n int) error {
 
 func (d *zkrecipesDriver) SessionID() int64 { return d.ss[0].ID() }
 
+func (d *zkrecipesDriver) RoundTrip(ctx context.Context, path string, n int) ([]time.Duration, error) {
+	return roundTrips(ctx, d.ss[0].Conn(), path, n)
+}
+
+// roundTrips times n setData requests for path on c, one at a time.
+func roundTrips(ctx context.Context, c *zk.Conn, path string, n int) ([]time.Duration, error) {
+	out := make([]time.Duration, 0, n)
+	for range n {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		t0 := time.Now()
+		if _, err := c.Set(path, nil, -1); err != nil {
+			return nil, err
+		}
+		out = append(out, time.Since(t0))
+	}
+	return out, nil
+}
+
 func (d *zkrecipesDriver) Uncontended(ctx context.Context, path string, n int) ([]time.Duration, error) {
 	m, err := lock.New(d.ss[0], path)
 	if err != nil {
@@ -457,6 +477,10 @@ func (d *gozkDriver) SessionID() int64 { return d.conns[0].SessionID() }
 
 func (d *gozkDriver) newLock(i int, path string) *zk.Lock {
 	return zk.NewLock(d.conns[i], path, zk.WorldACL(zk.PermAll))
+}
+
+func (d *gozkDriver) RoundTrip(ctx context.Context, path string, n int) ([]time.Duration, error) {
+	return roundTrips(ctx, d.conns[0], path, n)
 }
 
 func (d *gozkDriver) Uncontended(ctx context.Context, path string, n int) ([]time.Duration, error) {

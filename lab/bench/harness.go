@@ -21,13 +21,16 @@ import (
 // Workload groups, as selected on the command line.
 const (
 	WUncontended = "uncontended"
-	WContended   = "contended"
-	WLeader      = "leader"
-	WQueue       = "queue"
-	WRWLock      = "rwlock"
-	WCounter     = "counter"
-	WMultiLock   = "multilock"
-	WTreeCache   = "treecache"
+	// WRoundTrip is the row the uncontended group measures first: one raw
+	// write (setData), the unit of every latency row.
+	WRoundTrip = "write-round-trip"
+	WContended = "contended"
+	WLeader    = "leader"
+	WQueue     = "queue"
+	WRWLock    = "rwlock"
+	WCounter   = "counter"
+	WMultiLock = "multilock"
+	WTreeCache = "treecache"
 )
 
 // AllWorkloads lists every workload group in the order they run.
@@ -167,6 +170,7 @@ func (c Config) WithDefaults() (Config, error) {
 // reads every change on its own (changes that come faster than it reads
 // are coalesced, and cost less).
 var (
+	floorRoundTrip   = Floor{Requests: 1, Lists: 0, Notifications: 0}
 	floorUncontended = Floor{Requests: 3, Lists: 1, Notifications: 0}
 	floorContended   = Floor{Requests: 4, Lists: 1, Notifications: 1}
 	floorResign      = Floor{Requests: 1, Lists: 0, Notifications: 1}
@@ -502,7 +506,15 @@ func (h *harness) ensure(p string) error {
 
 func (h *harness) uncontended(ctx context.Context, impl string, drv Driver, c *zkcount.Counter) bool {
 	p := h.path(impl, "uncontended")
-	r := h.latency(ctx, Result{Workload: "uncontended", Impl: impl, Floor: floorUncontended}, c, h.ensure(p),
+	prep := h.ensure(p)
+	// The unit: one raw write's round trip from the same client, in the
+	// same run (not for the peers' drivers, which have none).
+	rp := h.path(impl, WRoundTrip)
+	if rt := h.latency(ctx, Result{Workload: WRoundTrip, Impl: impl, Floor: floorRoundTrip}, c, h.ensure(rp),
+		func(ctx context.Context, n int) ([]time.Duration, error) { return drv.RoundTrip(ctx, rp, n) }); rt.Err != errText(ErrUnsupported) {
+		h.add(rt)
+	}
+	r := h.latency(ctx, Result{Workload: "uncontended", Impl: impl, Floor: floorUncontended}, c, prep,
 		func(ctx context.Context, n int) ([]time.Duration, error) { return drv.Uncontended(ctx, p, n) })
 	h.add(r)
 	return r.Err != ""

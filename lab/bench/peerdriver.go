@@ -71,6 +71,12 @@ func (d *peerDriver) Open(ctx context.Context, n int) error {
 
 func (d *peerDriver) SessionID() int64 { return d.p.SessionID }
 
+// RoundTrip: the peers' drivers have no raw request; the run's floor is
+// measured from the Go clients, through the same proxy.
+func (d *peerDriver) RoundTrip(context.Context, string, int) ([]time.Duration, error) {
+	return nil, ErrUnsupported
+}
+
 func (d *peerDriver) Uncontended(ctx context.Context, path string, n int) ([]time.Duration, error) {
 	f, err := d.do(ctx, "uncontended %s %d", path, n)
 	if err != nil {

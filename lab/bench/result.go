@@ -57,6 +57,10 @@ type Result struct {
 	// Speed is how fast this implementation is relative to zkrecipes on
 	// the same workload (>1: faster, <1: slower); 0 when unknown.
 	Speed float64 `json:"speed_vs_zkrecipes"`
+	// RoundTrips is a latency figure in round trips: Value over the
+	// run's round-trip row (zkrecipes', else go-zookeeper's); 0 when
+	// there is none or the figure is not a latency.
+	RoundTrips float64 `json:"round_trips,omitempty"`
 	// Err is set when the workload failed or could not run (Value is then 0).
 	Err string `json:"error,omitempty"`
 }
@@ -81,16 +85,34 @@ type Report struct {
 }
 
 // ComputeSpeeds fills every result's Speed from the zkrecipes result of the
-// same workload.
+// same workload, and every latency's RoundTrips from the run's round-trip
+// row.
 func (rep *Report) ComputeSpeeds() {
 	ref := map[string]float64{}
+	var rt, rtGoZK float64
 	for _, r := range rep.Results {
-		if r.Impl == ImplZkrecipes && r.Err == "" && r.Value > 0 {
+		if r.Err != "" || r.Value <= 0 {
+			continue
+		}
+		if r.Impl == ImplZkrecipes {
 			ref[r.Workload] = r.Value
 		}
+		if r.Workload == WRoundTrip && r.Impl == ImplZkrecipes {
+			rt = r.Value
+		}
+		if r.Workload == WRoundTrip && r.Impl == ImplGoZK {
+			rtGoZK = r.Value
+		}
+	}
+	if rt == 0 {
+		rt = rtGoZK
 	}
 	for i := range rep.Results {
 		r := &rep.Results[i]
+		r.RoundTrips = 0
+		if r.Err == "" && r.Unit == "ms" && r.Value > 0 && rt > 0 {
+			r.RoundTrips = r.Value / rt
+		}
 		z, ok := ref[r.Workload]
 		r.Speed = 0
 		if !ok || r.Err != "" || r.Value <= 0 {
@@ -128,6 +150,14 @@ func (r Result) figure() string {
 	return fmt.Sprintf("%s %s", fmtNum(r.Value), r.Unit)
 }
 
+// roundTrips formats a latency in round trips ("—" when not one).
+func (r Result) roundTrips() string {
+	if r.RoundTrips == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f", r.RoundTrips)
+}
+
 func (r Result) speed() string {
 	switch {
 	case r.Err != "":
@@ -157,7 +187,7 @@ func costCell(r Result, got, floor float64) string {
 }
 
 // Header is the table's column titles.
-var Header = []string{"workload", "implementation", "figure", "speed vs zkrecipes", "requests/op (floor)", "lists/op (floor)", "notifications/release (floor)"}
+var Header = []string{"workload", "implementation", "figure", "round trips", "speed vs zkrecipes", "requests/op (floor)", "lists/op (floor)", "notifications/release (floor)"}
 
 // Rows returns the table's cells, one row per result.
 func (rep *Report) Rows() [][]string {
@@ -167,7 +197,7 @@ func (rep *Report) Rows() [][]string {
 		if r.Err != "" {
 			figure = "n/a: " + r.Err
 		}
-		rows = append(rows, []string{r.Workload, r.Impl, figure, r.speed(),
+		rows = append(rows, []string{r.Workload, r.Impl, figure, r.roundTrips(), r.speed(),
 			costCell(r, r.Cost.Requests, r.Floor.Requests), costCell(r, r.Cost.Lists, r.Floor.Lists),
 			costCell(r, r.Cost.Notifications, r.Floor.Notifications)})
 	}

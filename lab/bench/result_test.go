@@ -12,6 +12,8 @@ func sampleReport() *Report {
 	return &Report{
 		Command: "go run ./lab/cmd/zkbench", Backend: "containers", Servers: 3, CPUs: 2,
 		Results: []Result{
+			{Workload: WRoundTrip, Impl: ImplZkrecipes, Unit: "ms", Lower: true, Value: 0.8, P99: 2, Ops: 200,
+				Cost: Cost{Requests: 1}, Floor: floorRoundTrip},
 			{Workload: "uncontended", Impl: ImplZkrecipes, Unit: "ms", Lower: true, Value: 2, P99: 5, Ops: 200,
 				Cost: Cost{Requests: 3, Lists: 1}, Floor: floorUncontended},
 			{Workload: "uncontended", Impl: ImplCurator, Unit: "ms", Lower: true, Value: 4, P99: 9, Ops: 200,
@@ -36,9 +38,30 @@ func TestComputeSpeeds(t *testing.T) {
 		"queue-put/" + ImplGoZK:     0, // did not run
 		"rwlock-mix/" + ImplCurator: 0, // no zkrecipes figure to compare with
 	}
+	// Latencies in round trips of the run's round-trip row (0.8 ms).
+	trips := map[string]float64{
+		WRoundTrip + "/" + ImplZkrecipes: 1, "uncontended/" + ImplZkrecipes: 2.5, "uncontended/" + ImplCurator: 5,
+	}
 	for _, r := range rep.Results {
-		if w := want[r.Workload+"/"+r.Impl]; math.Abs(r.Speed-w) > 1e-9 {
+		if w := want[r.Workload+"/"+r.Impl]; r.Workload != WRoundTrip && math.Abs(r.Speed-w) > 1e-9 {
 			t.Errorf("%s %s: speed %v, want %v", r.Workload, r.Impl, r.Speed, w)
+		}
+		if w := trips[r.Workload+"/"+r.Impl]; math.Abs(r.RoundTrips-w) > 1e-9 {
+			t.Errorf("%s %s: %v round trips, want %v", r.Workload, r.Impl, r.RoundTrips, w)
+		}
+	}
+	// Without a zkrecipes round trip, go-zookeeper's is the floor; with
+	// neither, no latency is counted in round trips.
+	rep.Results[0].Impl = ImplGoZK
+	rep.ComputeSpeeds()
+	if got := rep.Results[1].RoundTrips; math.Abs(got-2.5) > 1e-9 {
+		t.Errorf("against go-zookeeper's round trip: %v, want 2.5", got)
+	}
+	rep.Results = rep.Results[1:]
+	rep.ComputeSpeeds()
+	for _, r := range rep.Results {
+		if r.RoundTrips != 0 {
+			t.Errorf("%s %s: %v round trips without a round-trip row", r.Workload, r.Impl, r.RoundTrips)
 		}
 	}
 }
@@ -72,12 +95,13 @@ func TestRows(t *testing.T) {
 		t.Fatalf("%d rows for %d results", len(rows), len(rep.Results))
 	}
 	want := [][]string{
-		{"uncontended", "zkrecipes", "2.00 ms (p99 5.00)", "1.00", "3.00 (3.00)", "1.00 (1.00)", "0 (0)"},
-		{"uncontended", "curator", "4.00 ms (p99 9.00)", "0.50", "3.00 (3.00)", "1.00 (1.00)", "0 (0)"},
-		{"contended-8", "zkrecipes", "100 handoffs/s", "1.00", "4.00 (4.00)", "1.00 (1.00)", "1.00 (1.00)"},
-		{"contended-8", "kazoo", "150 handoffs/s", "1.50", "6.50 (4.00) !", "2.50 (1.00) !", "1.00 (1.00)"},
-		{"queue-put", "go-zookeeper", "n/a: no such recipe in the library", "—", "—", "—", "—"},
-		{"rwlock-mix", "curator", "80.0 ops/s", "?", "3.70 (4.00)", "1.30 (1.00) !", "0.30"},
+		{"write-round-trip", "zkrecipes", "0.80 ms (p99 2.00)", "1.00", "1.00", "1.00 (1.00)", "0 (0)", "0 (0)"},
+		{"uncontended", "zkrecipes", "2.00 ms (p99 5.00)", "2.50", "1.00", "3.00 (3.00)", "1.00 (1.00)", "0 (0)"},
+		{"uncontended", "curator", "4.00 ms (p99 9.00)", "5.00", "0.50", "3.00 (3.00)", "1.00 (1.00)", "0 (0)"},
+		{"contended-8", "zkrecipes", "100 handoffs/s", "—", "1.00", "4.00 (4.00)", "1.00 (1.00)", "1.00 (1.00)"},
+		{"contended-8", "kazoo", "150 handoffs/s", "—", "1.50", "6.50 (4.00) !", "2.50 (1.00) !", "1.00 (1.00)"},
+		{"queue-put", "go-zookeeper", "n/a: no such recipe in the library", "—", "—", "—", "—", "—"},
+		{"rwlock-mix", "curator", "80.0 ops/s", "—", "?", "3.70 (4.00)", "1.30 (1.00) !", "0.30"},
 	}
 	for i := range want {
 		if strings.Join(rows[i], " | ") != strings.Join(want[i], " | ") {
@@ -127,15 +151,15 @@ func TestJSONAndSVG(t *testing.T) {
 		t.Fatal(err)
 	}
 	var back Report
-	if err := json.Unmarshal(b, &back); err != nil || len(back.Results) != len(rep.Results) || back.Results[1].Speed != 0.5 {
+	if err := json.Unmarshal(b, &back); err != nil || len(back.Results) != len(rep.Results) || back.Results[2].Speed != 0.5 || back.Results[2].RoundTrips != 5 {
 		t.Fatalf("JSON round trip: %v %+v", err, back.Results)
 	}
 	svg := rep.SVG()
 	if err := xml.Unmarshal([]byte(svg), new(struct{ XMLName xml.Name })); err != nil {
 		t.Fatalf("SVG is not well-formed XML: %v\n%s", err, svg)
 	}
-	if n := strings.Count(svg, "<title>"); n != 4 { // one bar per result with a speed
-		t.Errorf("SVG has %d bars, want 4:\n%s", n, svg)
+	if n := strings.Count(svg, "<title>"); n != 5 { // one bar per result with a speed
+		t.Errorf("SVG has %d bars, want 5:\n%s", n, svg)
 	}
 	if !strings.Contains(svg, "go-zookeeper: n/a") || !strings.Contains(svg, "no zkrecipes figure") {
 		t.Error("SVG does not mark the results without a bar")
