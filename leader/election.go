@@ -133,11 +133,11 @@ func (e *Election) end(t *Term) {
 // last listing, or list again (1 getChildren) when more were, since most
 // of those have usually gone in turn. A Campaign given up (ctx done) leaves
 // no watch of its own behind: the session keeps one watch per node for all
-// its waiters. Once first: 1 exists
-// (the owner check; the core may add 1 getData reading our czxid), then 1
-// getData in the background arming a watch on our own node for the term's
-// life, so that its deletion ends the term. Uncontended: 1 create + 1
-// getChildren + 1 exists + 1 background getData. A release wakes exactly
+// its waiters. Once first: 1 getData, which is both the owner check and
+// the watch on our own node for the term's life, so that its deletion ends
+// the term (the core may add 1 getData reading our czxid). Uncontended: 1
+// create + 1 getChildren (one round trip: recipes.Acquire pipelines them)
+// + 1 getData. A release wakes exactly
 // the participant behind the leaver (and, once per session, the Observes
 // watching the head).
 //
@@ -180,7 +180,7 @@ func (e *Election) campaign(ctx context.Context) (*Term, error) {
 		if err != nil {
 			return nil, fmt.Errorf("leader: campaign %s: %w", e.path, err)
 		}
-		ok, err := e.verify(h)
+		ok, err := e.verify(ctx, h)
 		if err != nil || !ok {
 			_ = h.Release(ctx) // wakes the one behind us; background if ctx is done
 			if err != nil {
@@ -195,23 +195,19 @@ func (e *Election) campaign(ctx context.Context) (*Term, error) {
 // verify is the owner check that starts a term: our node exists, its
 // ephemeral owner is the session the holding was acquired under, that is
 // still the session's current id, and the holding has not been cancelled
-// meanwhile (suspension, loss). Cost: 1 exists. ok is false when we must
-// join again; err is set only for answers that retrying cannot fix.
-func (e *Election) verify(h *recipes.Holding) (bool, error) {
-	sid := h.SessionID()
-	if e.s.ID() != sid {
-		return false, nil
+// meanwhile (suspension, loss). It reads the node with the request that
+// sets the term's watch on it (recipes.Holding.Check). Cost: 1 getData. ok
+// is false when we must join again; err is set only for answers that
+// retrying cannot fix.
+func (e *Election) verify(ctx context.Context, h *recipes.Holding) (bool, error) {
+	ok, err := h.Check(ctx)
+	if err != nil && recipes.ContextError(ctx) == nil {
+		return false, fmt.Errorf("owner check of %s: %w", h.Path(), err)
 	}
-	found, st, err := e.s.Conn().Exists(h.Path())
-	switch {
-	case err != nil && isConnErr(err):
-		return false, nil
-	case err != nil:
-		return false, fmt.Errorf("owner check of %s: %w", h.Path(), zkcall.Answer(err))
-	case !found || st.EphemeralOwner != sid || e.s.ID() != sid:
-		return false, nil
+	if err != nil {
+		return false, err
 	}
-	return h.Context().Err() == nil, nil
+	return ok, nil
 }
 
 // isConnErr reports whether err means the request's outcome is unknown or

@@ -171,35 +171,55 @@ func (h *Holding) arm(bg context.Context) {
 		if h.ctx.Err() != nil {
 			return
 		}
-		data, st, w, err := h.s.WatchData(bg, h.node.path)
-		switch {
-		case errors.Is(err, zk.ErrNoNode):
-			h.cancel(fmt.Errorf("%w: %s", ErrNodeDeleted, h.node.path))
-			return
-		case isConnErr(err):
-			if !pause(bg, h.s.changes()) {
-				return
-			}
-			continue
-		case err != nil:
-			if !errors.Is(err, ErrClosed) && ContextError(bg) == nil {
-				h.s.log.Warn("recipes: watch own node", "path", h.node.path, "err", err)
-			}
+		if res, _ := h.armStep(bg); res != armRetry {
 			return
 		}
-		if st.EphemeralOwner != h.node.sid {
-			w.Close()
-			h.cancel(fmt.Errorf("%w: %s now owned by 0x%x", ErrNodeDeleted, h.node.path, st.EphemeralOwner))
+		if !pause(bg, h.s.changes()) {
 			return
 		}
-		if st.Version != h.fence.Version {
-			w.Close()
-			h.dataChanged(data, st.Version)
-			return
-		}
-		h.follow(w)
-		return
 	}
+}
+
+// armResult is what one attempt at arming came to.
+type armResult int
+
+const (
+	armSet    armResult = iota // the watch is set and followed
+	armEnded                   // the node is gone, taken or written: the holding was cancelled
+	armRetry                   // a connection error: try again
+	armFailed                  // another error (ctx done, Session closed, a refusal); nothing set
+)
+
+// armStep makes one attempt at setting the watch on our node and following
+// it (1 getData, or none when the Session already watches it). Deletion,
+// another owner or a data change by someone else cancels the holding.
+// err is the failure's, for armFailed.
+func (h *Holding) armStep(ctx context.Context) (armResult, error) {
+	data, st, w, err := h.s.WatchData(ctx, h.node.path)
+	switch {
+	case errors.Is(err, zk.ErrNoNode):
+		h.cancel(fmt.Errorf("%w: %s", ErrNodeDeleted, h.node.path))
+		return armEnded, nil
+	case isConnErr(err):
+		return armRetry, nil
+	case err != nil:
+		if !errors.Is(err, ErrClosed) && ContextError(ctx) == nil {
+			h.s.log.Warn("recipes: watch own node", "path", h.node.path, "err", err)
+		}
+		return armFailed, err
+	}
+	if st.EphemeralOwner != h.node.sid {
+		w.Close()
+		h.cancel(fmt.Errorf("%w: %s now owned by 0x%x", ErrNodeDeleted, h.node.path, st.EphemeralOwner))
+		return armEnded, nil
+	}
+	if st.Version != h.fence.Version {
+		w.Close()
+		h.dataChanged(data, st.Version)
+		return armEnded, nil
+	}
+	h.follow(w)
+	return armSet, nil
 }
 
 // follow waits for w's event without a goroutine: the call runs on the
