@@ -18,7 +18,8 @@
 // with a done ctx returns ctx's error and sends nothing; a ctx done later is
 // honoured before the next request and while waiting, but a request already
 // sent is waited for (see package recipes), and Leave still deletes
-// "ready" once everyone has left.
+// "ready" once everyone has left: only the node of the round that ended,
+// never a next round's (DoubleBarrier.Leave).
 //
 // Bad input, nil receivers and nil contexts follow the conventions of
 // every zkrecipes package (see "Conventions" in package recipes). Here:
