@@ -401,16 +401,19 @@ func isMember(d recipes.Dialect, name string) bool {
 //
 // Cost per member: 1 getChildren + 1 exists (+1 delete) per round; the
 // lowest member has one round per other member leaving, the others two;
-// then, when its last listing still shows "ready", 2 exists + 1 delete.
+// then, when its last listing still shows "ready", 1 exists + 1 delete.
 // Wakes: each departure of a highest member wakes the lowest one; the
 // lowest one's departure wakes every member still waiting.
 //
 // If our session died after entering, our node is already gone: Leave fails
 // with ErrMemberLost (the others did not wait for us). If ctx is done first,
 // Leave returns ctx's error; our node may already be deleted, and the
-// DoubleBarrier is then no longer a member. If ctx ends once every member
-// has left, while "ready" is being deleted, the delete goes on in the
-// background and Leave returns nil.
+// DoubleBarrier is then no longer a member. Once every member has left, a
+// done ctx no longer stops Leave while the session is usable: it returns
+// nil only after its round's "ready" is gone, so the session may be closed
+// at once. If ctx ends then while the session is not usable, Leave returns
+// ctx's error and the delete of "ready" goes on in the background (while
+// the Session is open) when Leave had read the node already.
 func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	if err := d.begin(false); err != nil {
 		return err
@@ -528,9 +531,12 @@ type listing struct {
 // and every member that counted for it has gone. A next round's ready can
 // only be created after last (it needs members that last did not show),
 // so its czxid is higher and it is left alone. When last shows no ready,
-// there is nothing of ours to delete. The node found is deleted through
-// zkcall.DeleteOwned, with its czxid, so the one round trip between that
-// read and the delete is the only window left (see DeleteOwned).
+// ours is gone already and nothing is sent. Otherwise 1 exists reads the
+// node's czxid and version, and the node is deleted at that version if it
+// is ours (a node changed since is read again): the one round trip between
+// that read and the delete is the only window left, as for
+// zkcall.DeleteOwned (a next round would have to delete our ready and
+// create its own within it).
 //
 // What stays, as in Curator: a member of a next round that enters after
 // last and before our delete sees the old ready and passes Enter alone.
@@ -538,45 +544,59 @@ type listing struct {
 // while ours left) are waited for like our own: their names do not tell
 // rounds apart.
 //
-// A ctx done by now does not stop the read while connected: a ready left
-// behind would let the next round's members pass Enter alone. Once the
-// node is known, a delete that ctx cuts short goes on in the background
-// and Leave returns nil (every member has left). Cost: 1 exists + 1 exists
-// and 1 delete (DeleteOwned), nothing when last shows no ready.
+// It returns nil only once our round's ready is gone (deleted by us, or
+// found gone or replaced), so that a process may close its Session as
+// soon as Leave returns. A done ctx does not stop these requests while
+// the Session is usable (the delete is not handed to the background:
+// closing the Session would stop it, and with every member doing so the
+// round's ready would stay). Only when ctx ends while the Session is not
+// usable does deleteReady return ctx's error, handing the delete to the
+// background (zkcall.DeleteOwnedGuaranteed) if the node's czxid is known.
+// Cost: 1 exists + 1 delete, nothing when last shows no ready.
 func (d *DoubleBarrier) deleteReady(ctx context.Context, last listing) error {
 	if !slices.Contains(last.children, ReadyNode) {
 		return nil
 	}
 	hooks.BeforeReadyDelete(d.ready)
-	var czxid int64
-	for czxid == 0 { // not zkcall.Do: it sends nothing once ctx is done, and this read must go
+	var czxid int64 // our ready's, once read
+	// Not zkcall.Do: it sends nothing once ctx is done, and these requests
+	// must go.
+	for {
 		if _, err := zkcall.WaitUsable(ctx, d.s); err != nil {
-			return fmt.Errorf("barrier %s: leave: %w", d.path, err)
+			return d.readyLeft(czxid, err)
 		}
 		ok, st, err := d.s.Conn().Exists(d.ready)
-		switch {
-		case err == nil && (!ok || st.Czxid > last.pzxid):
-			return nil // gone, or a next round's
-		case err == nil:
-			czxid = st.Czxid
-		case zkcall.IsConnErr(err):
-			if err := zkcall.Pause(ctx, d.s); err != nil {
-				return fmt.Errorf("barrier %s: leave: %w", d.path, err)
+		if err == nil {
+			if !ok || st.Czxid > last.pzxid {
+				return nil // gone, or a next round's
 			}
-		default:
+			czxid = st.Czxid
+			err = d.s.Conn().Delete(d.ready, st.Version)
+			switch {
+			case err == nil, errors.Is(err, zk.ErrNoNode):
+				return nil
+			case errors.Is(err, zk.ErrBadVersion):
+				continue // changed since the read: read again
+			}
+		}
+		if !zkcall.IsConnErr(err) {
 			return fmt.Errorf("barrier: leave %s: %w", d.path, zkcall.Answer(err))
 		}
+		// The outcome of a delete is unknown: the next read tells.
+		if err := zkcall.Pause(ctx, d.s); err != nil {
+			return d.readyLeft(czxid, err)
+		}
 	}
-	err := zkcall.DeleteOwned(ctx, d.s, d.ready, czxid, 0)
-	switch {
-	case err == nil:
-		return nil
-	case zkcall.Stopped(err) && recipes.ContextError(ctx) != nil && !errors.Is(err, recipes.ErrClosed):
-		return nil // goes on in the background
-	case zkcall.Stopped(err):
-		return fmt.Errorf("barrier %s: leave: %w", d.path, err)
+}
+
+// readyLeft is deleteReady's error when it could not finish (err: ctx's
+// error, or the Session's): the delete of our round's ready, czxid when
+// known, goes on in the background while the Session is open.
+func (d *DoubleBarrier) readyLeft(czxid int64, err error) error {
+	if czxid != 0 {
+		zkcall.DeleteOwnedGuaranteed(d.s, d.ready, czxid, 0)
 	}
-	return fmt.Errorf("barrier: leave %s: %w", d.path, err)
+	return fmt.Errorf("barrier %s: leave: %w", d.path, err)
 }
 
 // deleteOurs deletes our member node; an ambiguous delete is finished in the

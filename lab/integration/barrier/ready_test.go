@@ -2,13 +2,17 @@ package barrier_test
 
 import (
 	"context"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
+
 	"github.com/zkrecipes/zkrecipes/barrier"
 	"github.com/zkrecipes/zkrecipes/internal/hooks"
+	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // TestLeaveSparesNextRoundsReady: the next round of a double barrier
@@ -125,4 +129,91 @@ func TestLeaveSparesNextRoundsReady(t *testing.T) {
 	if got := children(t, obs, path); len(got) != 0 {
 		t.Fatalf("round 2 left %v behind", got)
 	}
+}
+
+// TestLeaveDeletesReadyBeforeReturning: the ctx of every member's Leave
+// ends after each has seen every member gone (its last listing still shows
+// "ready") and before any has deleted "ready"; each closes its session as
+// soon as Leave returns, as a process that is shutting down does. The round
+// is over and every Leave reports success, so its ready must be gone:
+// otherwise the barrier's path keeps a ready that nobody will delete
+// (lab/chaos's barrier/latency-low found it: the run's ctx ended there).
+// Before, each Leave handed the delete to the background on its done ctx
+// and returned nil, and closing the session stopped the background.
+func TestLeaveDeletesReadyBeforeReturning(t *testing.T) {
+	e := ensemble(t)
+	ctx := ctxT(t, time.Minute)
+	path := testPath(t) + "/" + strconv.FormatInt(time.Now().UnixNano(), 36) // a fresh barrier, as each chaos round's
+	ready := path + "/" + barrier.ReadyNode
+	obs := connect(t, e.Addrs())
+	t.Cleanup(func() { _ = obs.Conn().Delete(ready, -1) }) // a failed run's litter
+	sessions := []*recipes.Session{connect(t, e.Addrs()), connect(t, e.Addrs())}
+	var ds []*barrier.DoubleBarrier
+	errs := make(chan error, len(sessions))
+	for _, s := range sessions {
+		d := newDouble(t, s, path, len(sessions))
+		ds = append(ds, d)
+		go func() { errs <- d.Enter(ctx) }()
+	}
+	for range sessions {
+		if err := <-errs; err != nil {
+			t.Fatalf("Enter: %v", err)
+		}
+	}
+
+	// Every member stops before the delete until all have got there; then
+	// their ctx ends.
+	leaveCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var arrived atomic.Int32
+	all := make(chan struct{})
+	hookErr := make(chan error, len(sessions))
+	t.Cleanup(hooks.SetBeforeReadyDelete(func(p string) {
+		if p != ready {
+			return
+		}
+		if arrived.Add(1) == int32(len(sessions)) {
+			close(all)
+		}
+		wctx, wcancel := context.WithTimeout(ctx, 20*time.Second)
+		defer wcancel()
+		select {
+		case <-all:
+			hookErr <- nil
+		case <-wctx.Done():
+			hookErr <- context.Cause(wctx)
+		}
+		cancel()
+	}))
+	var wg sync.WaitGroup
+	for i, d := range ds {
+		wg.Go(func() {
+			err := d.Leave(leaveCtx)
+			cctx, ccancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer ccancel()
+			_ = sessions[i].CloseContext(cctx) // at once, as the chaos workload does
+			if err != nil {
+				t.Errorf("member %d: Leave: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := arrived.Load(); n != int32(len(sessions)) {
+		t.Fatalf("%d of %d members reached the delete of ready", n, len(sessions))
+	}
+	for range sessions {
+		if err := <-hookErr; err != nil {
+			t.Fatalf("waiting for every member at the delete: %v", err)
+		}
+	}
+	if ok, st, err := obs.Conn().Exists(ready); err != nil || ok {
+		t.Fatalf("every member left and closed its session; ready still there: %v (czxid 0x%x), %v", ok, czxidOf(st), err)
+	}
+}
+
+func czxidOf(st *zk.Stat) int64 {
+	if st == nil {
+		return 0
+	}
+	return st.Czxid
 }
