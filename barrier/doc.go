@@ -17,8 +17,10 @@
 // only where its repeat is safe), and every wait honours ctx. A call made
 // with a done ctx returns ctx's error and sends nothing; a ctx done later is
 // honoured before the next request and while waiting, but a request already
-// sent is waited for (see package recipes), and Leave still deletes
-// "ready" once everyone has left.
+// sent is waited for (see package recipes). One exception: once everyone
+// has left, Leave deletes "ready" even with a done ctx while the session is
+// usable, and returns nil only once it is gone; it deletes only the node of
+// the round that ended, never a next round's (DoubleBarrier.Leave).
 //
 // Bad input, nil receivers and nil contexts follow the conventions of
 // every zkrecipes package (see "Conventions" in package recipes). Here:

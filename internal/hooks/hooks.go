@@ -1,9 +1,10 @@
 // Package hooks holds test hooks of the recipes core, so that the
-// integration tests in the lab module (lab/integration/lock, .../rwlock),
-// which cannot reach recipes' _test.go files, can inject a real fault at a
-// precise point of an acquisition, a mutant switch of package cache, and
-// three read-only accessors to the core's internals (access.go). Production
-// code never sets a hook; an unset hook costs one atomic load.
+// integration tests in the lab module (lab/integration/lock, .../rwlock,
+// .../barrier), which cannot reach recipes' _test.go files, can inject a
+// real fault at a precise point of an acquisition or of a double barrier's
+// Leave, a mutant switch of package cache, and three read-only accessors
+// to the core's internals (access.go). Production code never sets a hook;
+// an unset hook costs one atomic load.
 package hooks
 
 import "sync/atomic"
@@ -41,6 +42,26 @@ func SetBeforeWrite(f func(path string)) (restore func()) {
 // BeforeWrite calls the hook set by SetBeforeWrite, if any.
 func BeforeWrite(path string) {
 	if f := beforeWrite.Load(); f != nil && *f != nil {
+		(*f)(path)
+	}
+}
+
+var beforeReadyDelete atomic.Pointer[func(path string)]
+
+// SetBeforeReadyDelete sets f to be called by package barrier when a
+// double barrier's Leave has seen every member gone and is about to delete
+// the ready node at path (between the listing that showed no member and
+// the requests that delete it), so that a test can run a next round
+// there. f runs on the leaving goroutine and may block. It returns a
+// function restoring the previous hook. Not for concurrent tests.
+func SetBeforeReadyDelete(f func(path string)) (restore func()) {
+	old := beforeReadyDelete.Swap(&f)
+	return func() { beforeReadyDelete.Store(old) }
+}
+
+// BeforeReadyDelete calls the hook set by SetBeforeReadyDelete, if any.
+func BeforeReadyDelete(path string) {
+	if f := beforeReadyDelete.Load(); f != nil && *f != nil {
 		(*f)(path)
 	}
 }

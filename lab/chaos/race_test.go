@@ -43,6 +43,8 @@ func skipUnderRace(t testing.TB) {
 // workloads that crash or abandon sessions, twophase and discovery, open
 // new connections, which have no watches to set again). Every scenario
 // must inject its fault and end with no violation and no error.
+// ZKCHAOS_SCENARIOS (comma-separated patterns, as for TestEndToEnd) plays
+// only the scenarios it names, e.g. barrier/latency-low.
 func TestRunnerRace(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a ZooKeeper ensemble")
@@ -59,6 +61,9 @@ func TestRunnerRace(t *testing.T) {
 	var scs []Scenario
 	for _, w := range workloads.All() {
 		scs = append(scs, Scenario{Name: w.Name() + "/" + fault.Name, Workload: w, Faults: []faults.Fault{fault}})
+	}
+	if scs, err = Select(scs, os.Getenv("ZKCHAOS_SCENARIOS")); err != nil {
+		t.Fatal(err)
 	}
 	e := testenv.New(t, testenv.Config{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)

@@ -36,8 +36,9 @@ func TestCost(t *testing.T) {
 	}
 
 	// A lone member (n = 1): Enter is 1 exists + 1 create + 1 getChildren
-	// + 1 create of "ready"; Leave is 1 getChildren + 1 delete + 1 delete
-	// of "ready".
+	// + 1 create of "ready"; Leave is 1 getChildren + 1 delete, then the
+	// delete of "ready", which its listing showed: 1 exists (its czxid and
+	// version) + 1 delete at that version.
 	db := newDouble(t, s, path, 1)
 	before = counter.Snapshot()
 	if err := db.Enter(ctx); err != nil {
@@ -54,7 +55,7 @@ func TestCost(t *testing.T) {
 	}
 	d = counter.Snapshot().Sub(before)
 	lists = d.Req(zkcount.OpGetChildren) + d.Req(zkcount.OpGetChildren2)
-	if lists != 1 || d.Req(zkcount.OpDelete) != 2 || d.Total() != 3 {
+	if lists != 1 || d.Req(zkcount.OpDelete) != 2 || d.Req(zkcount.OpExists) != 1 || d.Total() != 4 {
 		t.Errorf("Leave cost %v", d.Requests)
 	}
 }
