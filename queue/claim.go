@@ -282,6 +282,9 @@ func (q *Queue) Claim(ctx context.Context) (*Claim, error) {
 			return nil, err
 		}
 		c, err := q.claim(ctx, *e)
+		if err == nil {
+			q.outcome(c != nil)
+		}
 		if c != nil && !begun.IsZero() {
 			q.s.ObserveHeld(c.ctx, "claim", c.path, c.sid, time.Since(begun))
 		}

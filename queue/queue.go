@@ -57,6 +57,8 @@ type Queue struct {
 	watch      <-chan zk.Event // pending child watch on path, nil when none
 	claimWatch <-chan zk.Event // pending child watch on the claims path
 	stale      bool            // list again before taking from cache
+	spread     spread          // which cached item to take next (spread.go)
+	lastHead   string          // the head of the previous listing (spread.go)
 }
 
 // Item is one queue element.
@@ -355,9 +357,11 @@ func (q *Queue) multi(ctx context.Context, ops []any) ([]zk.MultiResponse, error
 // ctx is done. Cost per item: 1 getData + 1 delete, plus 1 getChildren each
 // time the consumer's cached listing runs out (and, for a priority queue,
 // after its child watch fired); another consumer winning an item costs one
-// getData or delete more, and if a new listing still offers that item
-// (a lagging server's), Take pauses (100 ms, or until the session's state
-// changes) before trying it again. On a connection loss during the delete
+// getData or delete more (with WithSpread, 1 getChildren instead: the
+// consumer lists again and spreads over the head of its listing, at the
+// price of FIFO order; see there). If a new listing still offers an
+// item just refused (a lagging server's), Take pauses (100 ms, or until
+// the session's state changes) before trying it again. On a connection loss during the delete
 // the item is returned with an error wrapping ErrUncertain (see there).
 func (q *Queue) Take(ctx context.Context) (Item, error) {
 	return q.take(ctx, waitForItem)
@@ -389,6 +393,9 @@ func (q *Queue) take(ctx context.Context, empty whenEmpty) (Item, error) {
 			return Item{}, err
 		}
 		it, ok, err := q.remove(ctx, *e)
+		if err == nil {
+			q.outcome(ok)
+		}
 		if err != nil || ok {
 			return it, err
 		}
@@ -542,8 +549,15 @@ func (q *Queue) next(ctx context.Context, empty whenEmpty, claims claimed) (*ent
 		q.cache, q.stale = l.entries, false
 		var e *entry
 		if len(q.cache) > 0 {
-			e = &q.cache[0]
-			q.cache = q.cache[1:]
+			// A head passed over for a whole listing is taken first:
+			// lanes must not starve it.
+			if !q.cfg.spread || q.cache[0].name == q.lastHead {
+				e = &q.cache[0]
+				q.cache = q.cache[1:]
+			} else {
+				q.lastHead = q.cache[0].name
+				e = q.takeCached()
+			}
 		}
 		waits := []<-chan zk.Event{q.watch, q.claimWatch}
 		q.mu.Unlock()
@@ -578,9 +592,41 @@ func (q *Queue) pop() *entry {
 	if len(q.cache) == 0 || q.stale {
 		return nil
 	}
-	e := q.cache[0]
-	q.cache = q.cache[1:]
+	return q.takeCached()
+}
+
+// takeCached removes and returns the cached entry the spread picks (the
+// first one unless consumers collide; among those of the head's
+// priority). q.cache must not be empty; q.mu held.
+func (q *Queue) takeCached() *entry {
+	// The window never reaches past the head's priority: spreading
+	// changes the order within a priority, never across.
+	n := 1
+	for n < len(q.cache) && n < maxSpread && q.cache[n].priority == q.cache[0].priority {
+		n++
+	}
+	i := q.spread.pick(n)
+	e := q.cache[i]
+	q.cache = append(q.cache[:i:i], q.cache[i+1:]...)
 	return &e
+}
+
+// outcome records whether this consumer got the item it tried.
+func (q *Queue) outcome(got bool) {
+	if !q.cfg.spread {
+		return // the head only: no lane, no relisting on a loss
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if got {
+		q.spread.gotOne()
+	} else {
+		// Another consumer took it: the listing is going stale under
+		// several consumers, each loss costing a request more; one
+		// getChildren learns them all.
+		q.spread.lost()
+		q.stale = true
+	}
 }
 
 // listing is the result of one list.
