@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkrecipes/zkrecipes/internal/latest"
 	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -46,20 +47,11 @@ import (
 // changes. Watch runs 2 goroutines, plus 1 per member, until C is closed.
 func Watch(ctx context.Context, s *recipes.Session, path string, opts ...Option) *recipes.Stream[Snapshot] {
 	l, err := newLister(s, path, opts)
-	return recipes.StartStream(ctx, func(ctx context.Context, out chan<- Snapshot) error {
+	return latest.Stream(ctx, func(ctx context.Context, put func(Snapshot)) error {
 		if err != nil {
 			return err
 		}
-		mb := &mailbox{notify: make(chan struct{}, 1)}
-		followed := make(chan struct{})
-		var ferr error
-		go func() {
-			defer close(followed)
-			ferr = l.follow(ctx, mb)
-		}()
-		mb.deliver(ctx, out, followed)
-		<-followed
-		return ferr
+		return l.follow(ctx, put)
 	})
 }
 
@@ -82,7 +74,7 @@ type follower struct {
 
 // follow lists the group and publishes Snapshots until ctx is done (nil)
 // or the session closes (an error wrapping recipes.ErrClosed).
-func (l *lister) follow(ctx context.Context, mb *mailbox) error {
+func (l *lister) follow(ctx context.Context, put func(Snapshot)) error {
 	f := &follower{lister: l, nodes: map[string]*cached{}, notify: make(chan struct{}, 1), dirty: map[string]bool{}}
 	defer f.dropAll()
 	var (
@@ -92,7 +84,7 @@ func (l *lister) follow(ctx context.Context, mb *mailbox) error {
 	publish := func() {
 		snap := f.snapshot()
 		if !published || !snap.equal(last) {
-			mb.put(snap)
+			put(snap)
 			last, published = snap, true
 		}
 	}
@@ -278,58 +270,5 @@ func (f *follower) retry(ctx context.Context, err error) error {
 		return ctx.Err()
 	case <-t.C:
 		return nil
-	}
-}
-
-// mailbox holds the newest unread Snapshot of a Watch.
-type mailbox struct {
-	notify chan struct{} // capacity 1: "a value is waiting"
-	mu     sync.Mutex
-	v      Snapshot
-	has    bool
-}
-
-func (m *mailbox) put(s Snapshot) {
-	m.mu.Lock()
-	m.v, m.has = s, true
-	m.mu.Unlock()
-	select {
-	case m.notify <- struct{}{}:
-	default:
-	}
-}
-
-func (m *mailbox) take() (Snapshot, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	s, ok := m.v, m.has
-	m.has = false
-	return s, ok
-}
-
-// deliver sends the newest value to out until ctx is done or stop is
-// closed; a value not yet received is replaced by a newer one.
-func (m *mailbox) deliver(ctx context.Context, out chan<- Snapshot, stop <-chan struct{}) {
-	var (
-		v       Snapshot
-		pending bool
-	)
-	for {
-		var send chan<- Snapshot
-		if pending {
-			send = out
-		}
-		select {
-		case <-m.notify:
-			if s, ok := m.take(); ok {
-				v, pending = s, true
-			}
-		case send <- v:
-			pending = false
-		case <-ctx.Done():
-			return
-		case <-stop:
-			return // the session closed: nothing more will be seen
-		}
 	}
 }
