@@ -54,6 +54,12 @@ func Watch(ctx context.Context, s *recipes.Session, path string, opts ...Option)
 // follow runs the cache and puts a Snapshot after each change, once the
 // cache is initialized, until ctx is done (nil) or the cache stops (why).
 func (l *lister) follow(ctx context.Context, put func(Snapshot)) error {
+	if _, err := zkcall.Usable(ctx, l.s); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("group: watch %s: %w", l.path, err)
+	}
 	c, err := cache.NewChildrenCache(l.s, l.path, cache.WithChildFilter(func(p string) bool {
 		_, name := zkpath.Split(p)
 		return l.isMember(name)
