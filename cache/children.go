@@ -2,6 +2,7 @@ package cache
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -26,13 +27,46 @@ type ChildrenCache struct {
 	e *engine
 }
 
+// ChildrenOption configures a ChildrenCache.
+type ChildrenOption func(*childrenConfig)
+
+type childrenConfig struct {
+	filter func(path string) bool
+	err    error
+}
+
+// WithChildFilter caches only the children whose full path f accepts: the
+// others are neither read nor watched, though they are listed (a child
+// refused coming or going costs the parent's listing, 1 getChildren). f
+// runs on the cache's goroutine and must be quick and pure: the same path
+// must always get the same answer. A nil f is recipes.ErrBadArgument.
+func WithChildFilter(f func(path string) bool) ChildrenOption {
+	return func(c *childrenConfig) {
+		if f == nil {
+			c.err = fmt.Errorf("cache: %w: nil filter", recipes.ErrBadArgument)
+			return
+		}
+		c.filter = f
+	}
+}
+
 // NewChildrenCache returns a cache of the children of the node at path. It
-// sends nothing; Start runs it. Errors as for NewNodeCache.
-func NewChildrenCache(s *recipes.Session, path string) (*ChildrenCache, error) {
+// sends nothing; Start runs it. Errors as for NewNodeCache, and
+// recipes.ErrBadArgument for a bad option.
+func NewChildrenCache(s *recipes.Session, path string, opts ...ChildrenOption) (*ChildrenCache, error) {
 	if err := check(s, path); err != nil {
 		return nil, err
 	}
-	return &ChildrenCache{e: newEngine(s, path, config{kind: "children", maxDepth: 1})}, nil
+	var cc childrenConfig
+	for _, o := range opts {
+		if o != nil {
+			o(&cc)
+		}
+		if cc.err != nil {
+			return nil, cc.err
+		}
+	}
+	return &ChildrenCache{e: newEngine(s, path, config{kind: "children", maxDepth: 1, filter: cc.filter})}, nil
 }
 
 // Path returns the parent's path.

@@ -542,3 +542,30 @@ func TestDeletedAfterParentListing(t *testing.T) {
 	te.converged(f.fakeZK)
 	t.Logf("events: %s", strings.Join(te.log, "; "))
 }
+
+// TestChildFilter: a children cache with a filter reads and reports only
+// the children it accepts; the others are listed, never read.
+func TestChildFilter(t *testing.T) {
+	f := newFakeZK()
+	f.create(t, "/g", "")
+	f.create(t, "/g/a", "1")
+	f.create(t, "/g/skip", "2")
+	te := newTestEngine(t, "/g", config{kind: "children", maxDepth: 1,
+		filter: func(p string) bool { return !strings.HasSuffix(p, "/skip") }})
+	te.enqueueAll(true)
+	var read []string
+	for n := 0; te.batch(func(it *item, r *result) {
+		read = append(read, fmt.Sprint(it.key.kind, it.key.path))
+		f.answer(it, r)
+	}); n++ {
+		if n > 100 {
+			t.Fatal("the queue does not empty")
+		}
+	}
+	if want := []string{"1/g", "0/g/a"}; !slices.Equal(read, want) {
+		t.Errorf("reads %v, want %v", read, want)
+	}
+	if got := te.all(); len(got) != 1 || got[0].Path != "/g/a" {
+		t.Errorf("view %v, want /g/a only", got)
+	}
+}

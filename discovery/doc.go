@@ -39,8 +39,9 @@
 //	Instances                 1 getChildren + 1 getData per instance
 //	Instance                  1 getData
 //	NewProvider               1 getChildren + 1 getData per instance (with watches)
-//	Provider, on a change     added: 1 getChildren + 1 getData; changed: 1 getData; removed: 1 getChildren (at times +1 getData)
-//	Provider, session expiry  the load again
+//	Provider, on a change     added: 1 getChildren + 1 getData; changed: 1 getData; removed: 1 getChildren
+//	Provider, reconnection    the load again (cache.ChildrenCache's rule)
+//	Provider, session expiry  1 sync + the load again
 //	Dynamic node kept         per event on it: 1 exists; gone: 1 create + 1 exists (persistent.Node)
 //
 // Each is measured on the wire by lab/integration/discovery's TestCost.
@@ -88,8 +89,8 @@
 //
 // Discovery, Registration and Provider are safe for concurrent use. A
 // Dynamic Registration runs one goroutine (its persistent.Node's) until
-// Unregister or the Session's close; a Provider runs one goroutine plus one per watch
-// it waits on, until Close or the Session's close. None outlives its
+// Unregister or the Session's close; a Provider runs two goroutines (its
+// loop and its cache.ChildrenCache's), until Close or the Session's close. None outlives its
 // Session's close.
 //
 // # Bad input

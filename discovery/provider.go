@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
 
-	"github.com/go-zookeeper/zk"
-
+	"github.com/zkrecipes/zkrecipes/cache"
 	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -78,41 +78,42 @@ func WithDownPolicy(window time.Duration, threshold int) ProviderOption {
 
 // Provider is a cache of one service's instances that follows ZooKeeper,
 // and picks one of them for each use (Curator's ServiceProvider, with its
-// ServiceCache). A goroutine of its own keeps the cache: a child watch on
-// the service's node and a data watch on every instance node, one-shot
-// watches set through the Session (Session.WatchChildren, WatchData), so
-// the Session holds one watch per path however many Providers of the
-// service it serves.
+// ServiceCache). Like Curator's ServiceCache on its cache, it follows the
+// service's node with a cache.ChildrenCache (a child watch on the
+// service's node, a data watch on every instance node), which runs on a
+// goroutine of its own; the Session holds one watch per path and kind
+// however many Providers of the service it serves.
 //
 // Usable instances are the cached ones that are enabled (not Disabled),
-// pass every filter and are not noted down, sorted by node name.
+// pass every filter and are not noted down, sorted by node name. An
+// instance node whose data is not an instance is left out.
 //
 // Invariants: the cache only changes to what ZooKeeper held at some
 // moment: a listing and each instance's data as last read; once no event
 // is pending it equals ZooKeeper's state as of its last reads. While the
-// session is disconnected the cache keeps its last state; after a session
-// expiry it is reloaded entirely. Reading the cache (Instances, Pick)
-// sends nothing.
+// session is disconnected the cache keeps its last state; after a
+// reconnection or a session expiry it is read again, and changes to what
+// was read (see package cache). Reading the cache (Instances, Pick) sends
+// nothing.
 //
-// Cost: loading costs 1 getChildren + 1 getData per instance (each setting
-// a watch); then an instance added costs 1 getChildren + 1 getData, one
-// removed 1 getChildren (at times 1 getData more: the node's deletion is
-// followed by a listing, whichever of its two watch events comes first, so
-// that a node deleted and created again is never missed), a data change 1
-// getData; a session expiry a full
-// load. While the service's node does not exist, the Provider waits with
+// Cost: the ChildrenCache's. Loading costs 1 getChildren + 1 getData per
+// instance (each setting a watch); then an instance added costs 1
+// getChildren + 1 getData, one removed 1 getChildren, a data change 1
+// getData; a reconnection the load again, a session expiry the load and 1
+// sync. While the service's node does not exist, the Provider waits with
 // an exists watch (1 exists) and sends nothing else; unlike Curator's, it
 // never creates the node.
 //
 // A Provider is safe for concurrent use. Close it when done.
 type Provider struct {
-	d     *Discovery
-	name  string
-	path  string
-	opts  providerOptions
-	stop  context.CancelFunc
-	ready chan struct{} // closed after the first load
-	done  chan struct{} // closed when the loop has returned
+	d      *Discovery
+	name   string
+	path   string
+	opts   providerOptions
+	stop   context.CancelFunc
+	ready  chan struct{} // closed after the first load
+	loaded bool          // ready is closed (the loop's own)
+	done   chan struct{} // closed when the loop has returned
 
 	mu      sync.Mutex
 	nodes   map[string]cached // by node name
@@ -331,166 +332,68 @@ func (inst Instance) clone() Instance {
 	return inst
 }
 
-// event is a fired watch, forwarded to the loop: key is the instance's node
-// name, or "" for the service node's watch; stop identifies the forwarder.
-type event struct {
-	key  string
-	stop chan struct{}
-	ev   zk.Event
+// follow is the Provider's loop: a cache.ChildrenCache of the service's
+// node, whose events it applies. It returns nil when ctx ends, or the
+// error that stopped it (the Session closed). A cache that ends for
+// another reason (a read the server refused) is started again after a
+// pause.
+func (p *Provider) follow(ctx context.Context) error {
+	for {
+		if _, err := zkcall.Usable(ctx, p.d.s); err != nil {
+			return p.stopped(ctx, err) // ErrClosed, ErrNilSession, or nil: ctx ended
+		}
+		c, err := cache.NewChildrenCache(p.d.s, p.path)
+		if err != nil {
+			return err
+		}
+		err = p.apply(ctx, c)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err := p.stopped(ctx, err); err != nil || ctx.Err() != nil {
+			return err
+		}
+	}
 }
 
-// follow is the Provider's loop: it loads the cache, then waits for a
-// watch to fire and reads again what it concerns. It returns nil when ctx
-// ends, or the error that stopped it (the Session closed).
-func (p *Provider) follow(ctx context.Context) error {
-	s := p.d.s
-	events := make(chan event)
-	fwd := map[string]chan struct{}{} // the current forwarder of each key
-	var wg sync.WaitGroup
-	defer func() {
-		for _, stop := range fwd {
-			close(stop)
-		}
-		wg.Wait()
-	}()
-	// forward hands w's event to the loop; it replaces key's forwarder.
-	forward := func(key string, w *recipes.Watch) {
-		if old := fwd[key]; old != nil {
-			close(old)
-		}
-		stop := make(chan struct{})
-		fwd[key] = stop
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer w.Close()
-			select {
-			case <-w.Fired():
-				select {
-				case events <- event{key, stop, w.Event()}:
-				case <-stop:
-				}
-			case <-stop:
-			}
-		}()
-	}
-	listed := map[string]bool{}
-	dirty := map[string]bool{}
-	relist := true
-	first := true
-	changed := false // since the last publication
-	for {
-		if relist {
-			children, w, err := p.listWatch(ctx)
+// apply runs c and applies its events until its stream ends, and returns
+// why. A cache started again reports every instance again: the ones it
+// does not report by its EventInitialized are dropped then.
+func (p *Provider) apply(ctx context.Context, c *cache.ChildrenCache) error {
+	events := c.Start(ctx)
+	defer events.Stop()
+	seen := map[string]bool{} // the instances this cache holds
+	for ev := range events.C {
+		_, name := zkpath.Split(ev.Node.Path)
+		changed := false
+		switch ev.Type {
+		case cache.EventAdded, cache.EventUpdated:
+			seen[name] = true
+			inst, err := Unmarshal(ev.Node.Data)
 			if err != nil {
-				if stopErr := p.stopped(ctx, err); stopErr != nil || ctx.Err() != nil {
-					return stopErr
-				}
-				continue // listWatch paused
+				p.d.s.Logger().Debug("discovery: instance left out of the cache", "path", ev.Node.Path, "err", err)
+				changed = p.drop(name)
+				break
 			}
-			forward("", w)
-			relist = false
-			now := map[string]bool{}
-			for _, c := range children {
-				now[c] = true
-				if !listed[c] {
-					dirty[c] = true
-				}
+			changed = p.put(name, inst, ev.Node.Data)
+		case cache.EventRemoved:
+			delete(seen, name)
+			changed = p.drop(name)
+		case cache.EventInitialized:
+			changed = p.keepOnly(seen)
+			if !p.loaded {
+				p.loaded = true
+				close(p.ready)
 			}
-			for c := range listed {
-				if !now[c] {
-					if stop := fwd[c]; stop != nil {
-						close(stop)
-						delete(fwd, c)
-					}
-					delete(dirty, c)
-					changed = p.drop(c) || changed
-				}
-			}
-			listed = now
-		}
-		for _, c := range sortedKeys(dirty) {
-			data, w, err := p.readWatch(ctx, c)
-			if err != nil {
-				if stopErr := p.stopped(ctx, err); stopErr != nil || ctx.Err() != nil {
-					return stopErr
-				}
-				break // paused; the rest stays dirty
-			}
-			delete(dirty, c)
-			if w == nil { // gone: list again (it may be back already)
-				delete(listed, c)
-				relist = true
-				changed = p.drop(c) || changed
-				continue
-			}
-			forward(c, w)
-			inst, err := Unmarshal(data)
-			if err != nil {
-				s.Logger().Debug("discovery: instance left out of the cache", "path", zkpath.Join(p.path, c), "err", err)
-				changed = p.drop(c) || changed
-				continue
-			}
-			changed = p.put(c, inst, data) || changed
 		}
 		if changed {
 			p.mu.Lock()
 			close(p.changed)
 			p.changed = make(chan struct{})
 			p.mu.Unlock()
-			changed = false
-		}
-		if first && len(dirty) == 0 {
-			first = false
-			close(p.ready)
-		}
-		if len(dirty) > 0 {
-			continue
-		}
-		// Wait for a watch, then take every event already pending.
-		var got []event
-		select {
-		case e := <-events:
-			got = append(got, e)
-		case <-ctx.Done():
-			return nil
-		}
-		for more := true; more; {
-			select {
-			case e := <-events:
-				got = append(got, e)
-			default:
-				more = false
-			}
-		}
-		for _, e := range got {
-			if fwd[e.key] != e.stop {
-				continue // from a forwarder since replaced
-			}
-			delete(fwd, e.key)
-			if e.ev.Type == zk.EventNotWatching {
-				// The session expired (or the Session closes): read
-				// everything again on the next session.
-				relist = true
-				for c := range listed {
-					dirty[c] = true
-				}
-				continue
-			}
-			switch {
-			case e.key == "":
-				relist = true
-			case !listed[e.key]:
-			case e.ev.Type == zk.EventNodeDeleted:
-				delete(listed, e.key)
-				delete(dirty, e.key)
-				relist = true
-				changed = p.drop(e.key) || changed
-			default:
-				dirty[e.key] = true
-			}
 		}
 	}
+	return events.Err()
 }
 
 // stopped sorts an error of a read: it returns the error that must stop
@@ -517,49 +420,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// listWatch lists the service's instances with a child watch; when the
-// service's node does not exist, it returns no children and an exists
-// watch on it instead.
-func (p *Provider) listWatch(ctx context.Context) ([]string, *recipes.Watch, error) {
-	s := p.d.s
-	type listing struct {
-		children []string
-		w        *recipes.Watch
-	}
-	l, err := zkcall.Do(ctx, s, func(*zk.Conn, int64) (listing, error) {
-		for {
-			children, _, w, err := s.WatchChildren(ctx, p.path)
-			if !errors.Is(err, zk.ErrNoNode) {
-				return listing{children, w}, err
-			}
-			ok, _, w, err := s.WatchExists(ctx, p.path)
-			if err != nil || !ok {
-				return listing{nil, w}, err
-			}
-			w.Close() // created meanwhile: list it
-		}
-	})
-	return l.children, l.w, err
-}
-
-// readWatch reads instance node c with a data watch; a nil Watch means the
-// node is gone.
-func (p *Provider) readWatch(ctx context.Context, c string) ([]byte, *recipes.Watch, error) {
-	s := p.d.s
-	type reading struct {
-		data []byte
-		w    *recipes.Watch
-	}
-	r, err := zkcall.Do(ctx, s, func(*zk.Conn, int64) (reading, error) {
-		data, _, w, err := s.WatchData(ctx, zkpath.Join(p.path, c))
-		if errors.Is(err, zk.ErrNoNode) {
-			return reading{}, nil
-		}
-		return reading{data, w}, err
-	})
-	return r.data, r.w, err
-}
-
 // put caches c's instance; it reports whether the cache changed.
 func (p *Provider) put(c string, inst Instance, raw []byte) bool {
 	p.mu.Lock()
@@ -578,4 +438,14 @@ func (p *Provider) drop(c string) bool {
 	_, ok := p.nodes[c]
 	delete(p.nodes, c)
 	return ok
+}
+
+// keepOnly drops the instances not in names; it reports whether the cache
+// changed.
+func (p *Provider) keepOnly(names map[string]bool) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := len(p.nodes)
+	maps.DeleteFunc(p.nodes, func(c string, _ cached) bool { return !names[c] })
+	return len(p.nodes) != n
 }

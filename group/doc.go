@@ -49,15 +49,17 @@
 // re-created: 1 create + 1 exists. Members: 1 getChildren + 1 getData per
 // member. Watch: the same for its first Snapshot, with watches, then per
 // change: a join 1 getChildren + 1 getData, a leave 1 getChildren, an
-// update 1 getData; every change wakes each watching Session once per
-// watched node that changed (the path's child watch, the member's data
-// watch).
+// update 1 getData; a reconnection or a session loss, a read of the path
+// and of every member again (it follows the group with a
+// cache.ChildrenCache, whose costs it has); every change wakes each
+// watching Session once per watched node that changed (the path's child
+// watch, the member's data watch).
 //
 // # Goroutines and safety
 //
 // Every function and method is safe for concurrent use. A Member runs one
 // goroutine (its persistent.Node's) until Leave or the Session's close.
-// A Watch runs 2 goroutines plus 1 per member until its C is closed.
+// A Watch runs 3 goroutines until its C is closed.
 //
 // # Bad input
 //

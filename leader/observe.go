@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/internal/latest"
 	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -147,27 +147,18 @@ func (e *Election) Participants(ctx context.Context) ([]Participant, error) {
 // node behind, until that node changes. Observe runs two goroutines until
 // C is closed.
 func (e *Election) Observe(ctx context.Context) *recipes.Stream[Participant] {
-	return recipes.StartStream(ctx, func(ctx context.Context, out chan<- Participant) error {
+	return latest.Stream(ctx, func(ctx context.Context, put func(Participant)) error {
 		if err := e.usable(ctx); err != nil {
 			return err
 		}
-		mb := &mailbox{notify: make(chan struct{}, 1)}
-		watched := make(chan struct{})
-		var err error
-		go func() {
-			defer close(watched)
-			err = e.watchHead(ctx, mb)
-		}()
-		mb.deliver(ctx, out, watched)
-		<-watched
-		return err
+		return e.watchHead(ctx, put)
 	})
 }
 
 // watchHead follows the head of the line and publishes leader changes until
 // ctx is done (it returns nil) or the session closes (an error wrapping
 // recipes.ErrClosed).
-func (e *Election) watchHead(ctx context.Context, mb *mailbox) error {
+func (e *Election) watchHead(ctx context.Context, put func(Participant)) error {
 	var (
 		cur       Participant
 		maxToken  int64
@@ -182,7 +173,7 @@ func (e *Election) watchHead(ctx context.Context, mb *mailbox) error {
 			return // unchanged, or older than what was already seen
 		}
 		cur, published = p, true
-		mb.put(p)
+		put(p)
 	}
 	// stopped says why the loop ends: ctx (nil) or a closed session.
 	stopped := func(err error) error {
@@ -314,59 +305,6 @@ func waitUsable(ctx context.Context, s *recipes.Session) error {
 			return nil
 		case recipes.StateClosed:
 			return recipes.ErrClosed
-		}
-	}
-}
-
-// mailbox holds the newest unread value of an Observe.
-type mailbox struct {
-	notify chan struct{} // capacity 1: "a value is waiting"
-	mu     sync.Mutex
-	v      Participant
-	has    bool
-}
-
-func (m *mailbox) put(p Participant) {
-	m.mu.Lock()
-	m.v, m.has = p, true
-	m.mu.Unlock()
-	select {
-	case m.notify <- struct{}{}:
-	default:
-	}
-}
-
-func (m *mailbox) take() (Participant, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	p, ok := m.v, m.has
-	m.has = false
-	return p, ok
-}
-
-// deliver sends the newest value to out until ctx is done or stop is
-// closed; a value not yet received is replaced by a newer one.
-func (m *mailbox) deliver(ctx context.Context, out chan<- Participant, stop <-chan struct{}) {
-	var (
-		v       Participant
-		pending bool
-	)
-	for {
-		var send chan<- Participant
-		if pending {
-			send = out
-		}
-		select {
-		case <-m.notify:
-			if p, ok := m.take(); ok {
-				v, pending = p, true
-			}
-		case send <- v:
-			pending = false
-		case <-ctx.Done():
-			return
-		case <-stop:
-			return // the session closed: nothing more will be seen
 		}
 	}
 }

@@ -71,47 +71,6 @@ func TestDispatcherOrderAndNeverBlocks(t *testing.T) {
 	none.emit(Event{Type: EventStart}) // no hook: nothing happens, no panic
 }
 
-func TestMailboxCoalesces(t *testing.T) {
-	mb := &mailbox{notify: make(chan struct{}, 1)}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	out := make(chan Participant)
-	stop := make(chan struct{})
-	done := make(chan struct{})
-	go func() {
-		mb.deliver(ctx, out, stop)
-		close(done)
-	}()
-	for i := int64(1); i <= 5; i++ {
-		mb.put(Participant{Node: "/n", Token: i})
-	}
-	// Nobody read while five values were put: the reader gets the newest,
-	// possibly after older ones already handed over, never older after newer.
-	var last int64
-	for last != 5 {
-		select {
-		case p := <-out:
-			if p.Token <= last {
-				t.Fatalf("got token %d after %d", p.Token, last)
-			}
-			last = p.Token
-		case <-time.After(10 * time.Second):
-			t.Fatalf("newest value not delivered (last %d)", last)
-		}
-	}
-	select {
-	case p := <-out:
-		t.Fatalf("extra value %+v", p)
-	default:
-	}
-	close(stop)
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("deliver did not stop")
-	}
-}
-
 func TestEventTypeStrings(t *testing.T) {
 	seen := map[string]bool{}
 	for ty := EventStart; ty <= EventStopComplete; ty++ {

@@ -71,7 +71,7 @@
 // # Goroutines and safety
 //
 // Partitioner and Partition are safe for concurrent use. Run runs 1
-// goroutine, group.Watch's (2, plus 1 per member), the member node's 1,
+// goroutine, group.Watch's 3, the member node's 1,
 // and 1 more while it takes the locks, until its stream's C is closed. A
 // Partition runs none.
 //

@@ -189,7 +189,7 @@ func (p *Partitioner) lockOptions() []lock.Option {
 // and 1 getData (in the background) arming the watch on the lock node that
 // ends the Partition if the node is deleted; Release, 1 delete per item. A
 // change of the members costs every member a Release and an allocation.
-// Run runs 1 goroutine, plus group.Watch's (2, plus 1 per member), the
+// Run runs 1 goroutine, plus group.Watch's 3, the
 // member node's 1 (persistent.Node), and 1 while it takes the locks, until
 // C is closed.
 func (p *Partitioner) Run(ctx context.Context) *recipes.Stream[*Partition] {

@@ -67,21 +67,25 @@
 //
 // # Downgrade and upgrade
 //
-// As with Curator, RLock while holding the write lock succeeds at once, and
-// the following Unlock keeps the read holding. Unlike Curator, it stays
-// safe when writers were already queued behind our write node: Unlock then
-// keeps that node until RUnlock, so they cannot hold while we read (see
+// As with Curator, Reader().Lock while holding the write lock succeeds at
+// once, and the following Unlock keeps the read holding. Unlike Curator, it
+// stays safe when writers were already queued behind our write node: Unlock
+// then keeps that node until Reader().Unlock, so they cannot hold while we
+// read (see
 // RWMutex.Unlock). Upgrading (Lock while holding only the read lock)
 // returns ErrUpgrade instead of deadlocking.
 //
 // # Holdings
 //
-// Each holding (write: Context, Fence, Revoked, Node, FencedMulti, Unlock;
-// read: RContext, RFence, RRevoked, RNode, RFencedMulti, RUnlock: the
-// methods of recipes.Held, spelled for each side) exposes a context cancelled,
-// with a cause that errors.Is a recipes sentinel, the moment it may be
-// lost, and a fencing token (our node's czxid) for fenced writes that
-// ZooKeeper itself rejects once the holding is gone. Unlock and RUnlock
+// Each side is a View with lock.Mutex's methods: Reader() for the read
+// lock, Writer() for the write lock, whose methods are also the RWMutex's
+// own (Lock, Unlock, Context, ...). The R-prefixed methods (RLock,
+// RUnlock, RContext, ...) are deprecated spellings of the Reader's. Each
+// holding (Context, Fence, Revoked, Node, FencedMulti, Unlock: the methods
+// of recipes.Held) exposes a context cancelled, with a cause that
+// errors.Is a recipes sentinel, the moment it may be lost, and a fencing
+// token (our node's czxid) for fenced writes that
+// ZooKeeper itself rejects once the holding is gone. Both sides' Unlock
 // answer as every Release does (see recipes.Held.Release): nil only when
 // they released a live holding; otherwise an error that errors.Is
 // recipes.ErrReleased: ErrNotHeld (which matches it) when that side holds

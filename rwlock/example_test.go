@@ -24,23 +24,24 @@ func ExampleRWMutex() {
 	defer s.Close()
 
 	// One RWMutex per would-be holder; Curator's InterProcessReadWriteLock names.
-	reader, err := rwlock.New(s, "/app/locks/catalog")
+	rw, err := rwlock.New(s, "/app/locks/catalog")
 	if err != nil {
 		log.Fatal(err)
 	}
+	reader := rw.Reader() // the read side, with lock.Mutex's methods
 	writer, err := rwlock.New(s, "/app/locks/catalog")
 	if err != nil {
 		log.Fatal(err)
 	}
 
 	// Read side: shared with other readers, waits for writers queued ahead.
-	if err := reader.RLock(ctx); err != nil { // uncontended: 1 create + 1 getChildren (+1 getData)
+	if err := reader.Lock(ctx); err != nil { // uncontended: 1 create + 1 getChildren (+1 getData)
 		log.Fatal(err)
 	}
-	if err := readCatalog(reader.RContext()); err != nil { // stops the moment the read lock may be lost
+	if err := readCatalog(reader.Context()); err != nil { // stops the moment the read lock may be lost
 		log.Print(err)
 	}
-	if err := reader.RUnlock(ctx); err != nil { // 1 delete; wakes at most the writer behind us
+	if err := reader.Unlock(ctx); err != nil { // 1 delete; wakes at most the writer behind us
 		log.Print(err)
 	}
 
@@ -82,15 +83,15 @@ func ExampleRWMutex_downgrade() {
 	if err := m.Lock(ctx); err != nil {
 		log.Fatal(err)
 	}
-	if err := m.RLock(ctx); err != nil { // downgrade: succeeds at once while writing
+	if err := m.Reader().Lock(ctx); err != nil { // downgrade: succeeds at once while writing
 		log.Fatal(err)
 	}
 	if err := m.Unlock(ctx); err != nil { // the read holding stays
 		log.Fatal(err)
 	}
-	fmt.Println("reading:", m.RContext().Err() == nil, "token", m.RFence().Token)
+	fmt.Println("reading:", m.Reader().Context().Err() == nil, "token", m.Reader().Fence().Token)
 	fmt.Println(errors.Is(m.Lock(ctx), rwlock.ErrUpgrade)) // true
-	if err := m.RUnlock(ctx); err != nil {
+	if err := m.Reader().Unlock(ctx); err != nil {
 		log.Print(err)
 	}
 }

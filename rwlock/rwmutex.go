@@ -241,46 +241,6 @@ func (m *RWMutex) wrapAcquireErr(err error, try bool, op string) error {
 	return fmt.Errorf("rwlock: %s %s: %w", op, m.path, err)
 }
 
-// RLock waits until this RWMutex holds the read lock or ctx is done: until
-// no writer is ahead of our node. If ctx ends first, our node is deleted
-// before RLock returns and the error is ctx's error; with an already-done
-// ctx nothing is sent. RLock while holding the read lock returns
-// ErrAlreadyHeld.
-//
-// Downgrade: RLock while this RWMutex holds the write lock succeeds at once
-// (Curator's semantics): it creates our read node without waiting (cost: 1
-// create + 1 getData, and 1 getData in the background to watch the write
-// node, whose loss now ends the read holding too). If the write holding is
-// already lost (Context() done), RLock fails with its cause and sends nothing;
-// if it is lost while the read node is created, the read node is deleted
-// and RLock fails with that cause: it never returns nil with RContext()
-// already done.
-// A later Unlock keeps the read holding; see Unlock.
-//
-// Cost: uncontended 1 create + 1 getChildren + 1 getData on our own node
-// (its czxid; see the package doc for when it is skipped). Contended: 1
-// getData per writer ahead of us in the listing (we watch the nearest one;
-// when it goes, the writers ahead of it are checked once each, most
-// already gone), or 1 getChildren instead when a watched writer goes with
-// more than two nodes of our listing still ahead. A reader holds without
-// listing again when no writer of its listing is left ahead: nodes created
-// since sort after it, and the only unsequenced nodes (a Curator 5.5+
-// downgrade's) are readers. If the session is lost while waiting, RLock
-// starts over under the new session.
-func (m *RWMutex) RLock(ctx context.Context) error {
-	return m.lockRead(ctx, false)
-}
-
-// TryRLock takes the read lock only if no writer holds or waits for the
-// path (a queued writer goes first: the queue is fair). It returns
-// ErrLocked when one does, and then writes nothing (cost: 1 getChildren).
-// Uncontended cost: 1 getChildren + 1 create + 1 getChildren + 1 getData
-// (as for RLock). While this
-// RWMutex holds the write lock it downgrades as RLock does.
-func (m *RWMutex) TryRLock(ctx context.Context) error {
-	return m.lockRead(ctx, true)
-}
-
 func (m *RWMutex) lockRead(ctx context.Context, try bool) error {
 	if err := m.check(); err != nil {
 		return err
@@ -449,16 +409,7 @@ func writerBetween(cs []recipes.Contender, from, to int32) bool {
 	return false
 }
 
-// RUnlock releases the read lock: RContext() is cancelled (cause
-// recipes.ErrReleased), then our read node is deleted (and the write node
-// kept by a downgrade, if any). Cost: 1 delete (2 with a kept write node).
-// It wakes at most one process: the writer queued right behind our node.
-// It answers as Unlock does: nil for a live read holding; ErrNotHeld
-// without the read holding (nothing is sent); after the read holding was
-// lost (RContext() done, also by the loss of the write node it relied on
-// after a downgrade), an error that errors.Is recipes.ErrReleased and the
-// loss's cause.
-func (m *RWMutex) RUnlock(ctx context.Context) error {
+func (m *RWMutex) unlockRead(ctx context.Context) error {
 	if err := m.check(); err != nil {
 		return err
 	}
@@ -545,77 +496,25 @@ func (m *RWMutex) recipesHolding(write bool) *recipes.Holding {
 // background) unless one is set.
 func (m *RWMutex) Context() context.Context { return m.holdingCtx(true) }
 
-// RContext is Context for the read holding. A downgraded read holding also
-// ends if our write node is lost (other than by our Unlock) while it still
-// guards the read.
-func (m *RWMutex) RContext() context.Context { return m.holdingCtx(false) }
-
 // Revoked returns a channel closed when another process asked the write
 // holder to release (see Revoke). Only watched with WithRevocation; nil
 // (never ready) without a write holding.
-func (m *RWMutex) Revoked() <-chan struct{} {
-	if h := m.recipesHolding(true); h != nil {
-		return h.Revoked()
-	}
-	return nil
-}
-
-// RRevoked is Revoked for the read holding.
-func (m *RWMutex) RRevoked() <-chan struct{} {
-	if h := m.recipesHolding(false); h != nil {
-		return h.Revoked()
-	}
-	return nil
-}
+func (m *RWMutex) Revoked() <-chan struct{} { return m.Writer().Revoked() }
 
 // Fence returns the write holding's fencing token (the zero Fence without
-// one). Write tokens strictly grow across successive writers; a reader's
-// token is larger than every earlier writer's.
-func (m *RWMutex) Fence() recipes.Fence {
-	if h := m.recipesHolding(true); h != nil {
-		return h.Fence()
-	}
-	return recipes.Fence{}
-}
-
-// RFence returns the read holding's fencing token (the zero Fence without
-// one). Concurrent readers' tokens are unordered among themselves.
-func (m *RWMutex) RFence() recipes.Fence {
-	if h := m.recipesHolding(false); h != nil {
-		return h.Fence()
-	}
-	return recipes.Fence{}
-}
+// one); see View.Fence.
+func (m *RWMutex) Fence() recipes.Fence { return m.Writer().Fence() }
 
 // Node returns the full path of our write node while holding the write
 // lock, else "".
-func (m *RWMutex) Node() string {
-	if h := m.recipesHolding(true); h != nil {
-		return h.Path()
-	}
-	return ""
-}
-
-// RNode returns the full path of our read node while holding the read lock,
-// else "".
-func (m *RWMutex) RNode() string {
-	if h := m.recipesHolding(false); h != nil {
-		return h.Path()
-	}
-	return ""
-}
+func (m *RWMutex) Node() string { return m.Writer().Node() }
 
 // FencedMulti runs ops in one multi together with a version check of our
 // write node, so ZooKeeper rejects them (error wrapping recipes.ErrFenced)
 // once the write holding is gone. Cost: 1 multi. Without a write holding
 // it returns ErrNotHeld.
 func (m *RWMutex) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
-	return m.fencedMulti(ctx, true, ops)
-}
-
-// RFencedMulti is FencedMulti guarded by our read node.
-func (m *RWMutex) RFencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
-	return m.fencedMulti(ctx, false, ops)
+	return m.Writer().FencedMulti(ctx, ops...)
 }
 
 func (m *RWMutex) fencedMulti(ctx context.Context, write bool, ops []any) ([]zk.MultiResponse, error) {
