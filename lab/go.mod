@@ -3,20 +3,17 @@ module github.com/zkrecipes/zkrecipes/lab
 go 1.26.8
 
 require (
-	github.com/Shopify/toxiproxy/v2 v2.12.0
-	github.com/anishathalye/porcupine v1.3.1
 	github.com/go-zookeeper/zk v1.0.4
 	github.com/google/uuid v1.6.0
-	github.com/moby/moby/api v1.55.0
-	github.com/moby/moby/client v0.5.0
 	github.com/prometheus/client_golang v1.21.1
 	github.com/prometheus/client_model v0.6.1
 	github.com/prometheus/common v0.62.0
 	github.com/rs/zerolog v1.33.0
-	github.com/testcontainers/testcontainers-go v0.44.0
 	github.com/zkrecipes/zkrecipes v0.0.0-00010101000000-000000000000
+	github.com/zkrecipes/zkrecipes/chaos v0.0.0-00010101000000-000000000000
 	github.com/zkrecipes/zkrecipes/observe/zkotel v0.0.0-00010101000000-000000000000
 	github.com/zkrecipes/zkrecipes/observe/zkprom v0.0.0-00010101000000-000000000000
+	github.com/zkrecipes/zkrecipes/testenv v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/otel v1.44.0
 	go.opentelemetry.io/otel/sdk/metric v1.44.0
 )
@@ -25,6 +22,8 @@ require (
 	dario.cat/mergo v1.0.2 // indirect
 	github.com/Azure/go-ansiterm v0.0.0-20250102033503-faa5f7b0171c // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect
+	github.com/Shopify/toxiproxy/v2 v2.12.0 // indirect
+	github.com/anishathalye/porcupine v1.3.1 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cenkalti/backoff/v4 v4.3.0 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
@@ -50,6 +49,8 @@ require (
 	github.com/mattn/go-isatty v0.0.20 // indirect
 	github.com/moby/docker-image-spec v1.3.1 // indirect
 	github.com/moby/go-archive v0.2.0 // indirect
+	github.com/moby/moby/api v1.55.0 // indirect
+	github.com/moby/moby/client v0.5.0 // indirect
 	github.com/moby/patternmatcher v0.6.1 // indirect
 	github.com/moby/sys/sequential v0.7.0 // indirect
 	github.com/moby/sys/user v0.4.0 // indirect
@@ -65,6 +66,7 @@ require (
 	github.com/shirou/gopsutil/v4 v4.26.6 // indirect
 	github.com/sirupsen/logrus v1.9.4 // indirect
 	github.com/stretchr/testify v1.11.1 // indirect
+	github.com/testcontainers/testcontainers-go v0.44.0 // indirect
 	github.com/tklauser/go-sysconf v0.4.0 // indirect
 	github.com/tklauser/numcpus v0.12.0 // indirect
 	github.com/yusufpapurcu/wmi v1.2.4 // indirect
@@ -89,4 +91,11 @@ replace github.com/zkrecipes/zkrecipes => ../
 replace (
 	github.com/zkrecipes/zkrecipes/observe/zkotel => ../observe/zkotel
 	github.com/zkrecipes/zkrecipes/observe/zkprom => ../observe/zkprom
+)
+
+// The test fixture and the chaos suite are modules of their own at the
+// repository's top level.
+replace (
+	github.com/zkrecipes/zkrecipes/chaos => ../chaos
+	github.com/zkrecipes/zkrecipes/testenv => ../testenv
 )

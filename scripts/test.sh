@@ -8,29 +8,31 @@
 #      with the oldest Go its go.mod declares (fetched from the Go module
 #      proxy as golang.org/toolchain), and checks that the lab module builds
 #      alone (GOWORK=off, through its replace directive);
-#   3. runs the downstream check (scripts/downstream.sh: a module importing
+#   3. runs the downstream checks (scripts/downstream.sh: a module importing
 #      only lock has zkrecipes, go-zookeeper/zk and google/uuid and nothing
-#      else in its build list);
+#      else in its build list; scripts/downstream-testenv.sh: a service's
+#      test module importing testenv and lock takes a lock on an ensemble,
+#      and testenv requires only what an ensemble needs);
 #   4. after step 5 (lane B; beside steps 1-3 and 5, in the background,
-#      with ZKRECIPES_TEST_LANES=2): lab/chaos's
+#      with ZKRECIPES_TEST_LANES=2): chaos's
 #      TestEndToEnd (every workload, every fault kind, the broken workloads
 #      and two mutants) and TestExternalServers without the race detector,
 #      then lab/bench without it (see lane_b below);
 #   5. the race pass (lane A): every other package's tests with the race
 #      detector, in the workspace (go.work: ./... is the root module only,
-#      so ./lab/... is named too). lab/chaos's scenario tests skip
+#      so ./chaos/..., ./testenv/... and ./lab/... are named too). chaos's scenario tests skip
 #      themselves under -race (see skipUnderRace in
-#      lab/chaos/race_test.go); its TestRunnerRace covers the chaos
+#      chaos/race_test.go); its TestRunnerRace covers the chaos
 #      engine's concurrency there.
 # With -full (first argument), then also (the full tier):
-#   6. lab/testenv on both of its backends (containers and local JVMs;
+#   6. testenv on both of its backends (containers and local JVMs;
 #      the default tier tests the one it picks, containers where Docker
 #      answers) with -race, and lab/bench/scale (the scale series at their
 #      smallest sizes) without it;
 #   7. the secured pass: the integration packages (all but security and
 #      inspect) again with ZKRECIPES_SECURE=1 and -race (TLS, enforced
 #      digest authentication, DefaultAuthACL on every recipe node);
-#   8. lab/chaos's TestSecuredQuickTier and every mutant on seeds 1, 2
+#   8. chaos's TestSecuredQuickTier and every mutant on seeds 1, 2
 #      and 3 (TestMutants), without -race;
 #   9. the whole quick tier of the chaos suite (go run ./lab/cmd/zkchaos,
 #      85 scenarios; report in report/).
@@ -110,7 +112,7 @@ unset ZKRECIPES_SECURE # the default passes are plain whatever the caller set
 
 # Lane B (after lane A; its output is shown when it ends): the chaos slice
 # and the benchmark harness's tests, without -race.
-#   - the chaos slice: lab/chaos's TestEndToEnd (every workload, every
+#   - the chaos slice: chaos's TestEndToEnd (every workload, every
 #     fault kind, the broken workloads and two mutants) and
 #     TestExternalServers. Their clients reconnect hundreds of times with
 #     watches set, where go-zookeeper v1.0.4 races on its own lastZxid
@@ -125,7 +127,7 @@ lane_b_pkgs="github.com/zkrecipes/zkrecipes/lab/bench github.com/zkrecipes/zkrec
 lane_b() {
 	local rc=0 t0
 	t0=$SECONDS
-	go test -count=1 -timeout 30m -run '^(TestEndToEnd|TestExternalServers)$' "${extra[@]}" ./lab/chaos >"$logdir/chaos.log" 2>&1 || rc=1
+	go test -count=1 -timeout 30m -run '^(TestEndToEnd|TestExternalServers)$' "${extra[@]}" ./chaos >"$logdir/chaos.log" 2>&1 || rc=1
 	echo "$((SECONDS - t0)) chaos slice (lane B, no -race)" >"$logdir/laneb.steps"
 	t0=$SECONDS
 	go test -count=1 -timeout 30m "${extra[@]}" ./lab/bench >"$logdir/bench.log" 2>&1 || rc=1
@@ -162,7 +164,7 @@ lint() {
 		printf 'gofmt would change:\n%s\n' "$unformatted"
 		return 1
 	fi
-	go vet ./... ./lab/...
+	go vet ./... ./chaos/... ./testenv/... ./lab/...
 }
 step "gofmt, go vet" lint
 
@@ -171,28 +173,31 @@ alone() {
 	GOWORK=off GOTOOLCHAIN=$oldest go build ./...
 	GOWORK=off GOTOOLCHAIN=$oldest go vet ./...
 	GOWORK=off GOTOOLCHAIN=$oldest go test -count=1 ./... | tee "$logdir/oldest-go.log"
-	echo "test.sh: the lab module alone"
-	(cd lab && GOWORK=off go build ./...)
+	echo "test.sh: the testenv, chaos and lab modules alone"
+	local m
+	for m in testenv chaos lab; do
+		(cd "$m" && GOWORK=off go build ./...)
+	done
 	# The metric adapters (observe/zkprom, observe/zkotel): modules of their
 	# own; their tests against real ensembles are in lab/integration/observe.
 	echo "test.sh: the metric adapters alone"
-	local m
 	for m in observe/zkprom observe/zkotel; do
 		(cd "$m" && GOWORK=off go vet ./... && GOWORK=off go test -race -count=1 ./...) | tee -a "$logdir/adapters.log"
 	done
 	bash scripts/downstream.sh
+	bash scripts/downstream-testenv.sh
 }
 step "modules alone, downstream" alone
 
 # Lane A, the race pass: every other package with -race, the slowest
 # first (times of a run on this machine) so that no long package runs
-# alone at the end. lab/chaos's scenario tests skip themselves under
-# -race (skipUnderRace in lab/chaos/race_test.go); its TestRunnerRace
+# alone at the end. chaos's scenario tests skip themselves under
+# -race (skipUnderRace in chaos/race_test.go); its TestRunnerRace
 # covers the chaos engine's concurrency.
-slowest="lab/testenv lab/integration/recipes lab/chaos lab/interop lab/integration/queue lab/integration/leader
+slowest="testenv lab/integration/recipes chaos lab/interop lab/integration/queue lab/integration/leader
 lab/integration/group lab/integration/persistent lab/integration/cache lab/integration/lock lab/integration/partition
-lab/integration/discovery lab/integration/rwlock lab/chaos/faults lab/integration/barrier lab/integration/twophase"
-all=$(go list ./... ./lab/...)
+lab/integration/discovery lab/integration/rwlock chaos/faults lab/integration/barrier lab/integration/twophase"
+all=$(go list ./... ./chaos/... ./testenv/... ./lab/...)
 race_pkgs=$(
 	for p in $slowest; do echo "github.com/zkrecipes/zkrecipes/$p"; done
 	echo "$all"
@@ -200,7 +205,7 @@ race_pkgs=$(
 race_pkgs=$(echo "$race_pkgs" | awk '!seen[$0]++' | grep -v -x -F -f <(tr ' ' '\n' <<<"$lane_b_pkgs"))
 t0=$SECONDS
 race_rc=0
-echo "test.sh: race pass (lane A: go test -race over ./... ./lab/... but lane B's packages)"
+echo "test.sh: race pass (lane A: go test -race over ./... ./chaos/... ./testenv/... ./lab/... but lane B's packages)"
 gotest race -race -count=1 -timeout 40m "${extra[@]}" $race_pkgs || race_rc=$?
 steps+=("$((SECONDS - t0)) race pass (lane A)")
 lane_b_rc=0
@@ -221,8 +226,8 @@ if ! $full; then
 	exit 0
 fi
 
-echo "test.sh: lab/testenv on both backends (-race), lab/bench/scale (no -race)"
-step "testenv both backends" env ZKRECIPES_TESTENV_BACKENDS=all bash -c 'go test -race -count=1 -timeout 30m "$@" ./lab/testenv 2>&1 | tee "'"$logdir"'/testenv-all.log"; exit "${PIPESTATUS[0]}"' _ "${extra[@]}"
+echo "test.sh: testenv on both backends (-race), lab/bench/scale (no -race)"
+step "testenv both backends" env ZKRECIPES_TESTENV_BACKENDS=all bash -c 'go test -race -count=1 -timeout 30m "$@" ./testenv 2>&1 | tee "'"$logdir"'/testenv-all.log"; exit "${PIPESTATUS[0]}"' _ "${extra[@]}"
 step "lab/bench/scale" gotest scale -count=1 -timeout 30m "${extra[@]}" ./lab/bench/scale
 
 # The secured pass: the integration packages again, with every ensemble
@@ -240,7 +245,7 @@ echo "test.sh: secured pass (ZKRECIPES_SECURE=1)"
 step "secured pass" env ZKRECIPES_SECURE=1 bash -c 'go test -race -count=1 -timeout 40m "$@" 2>&1 | tee "'"$logdir"'/secured.log"; exit "${PIPESTATUS[0]}"' _ "${extra[@]}" $secured
 
 echo "test.sh: the secured quick tier and every mutant on seeds 1, 2, 3 (no -race)"
-step "secured chaos, mutants" env ZKCHAOS_MUTANTS=all ZKCHAOS_MUTANT_SEEDS=1,2,3 bash -c 'go test -count=1 -timeout 60m -run "^(TestSecuredQuickTier|TestMutants)$" "$@" ./lab/chaos 2>&1 | tee "'"$logdir"'/chaos-full.log"; exit "${PIPESTATUS[0]}"' _ "${extra[@]}"
+step "secured chaos, mutants" env ZKCHAOS_MUTANTS=all ZKCHAOS_MUTANT_SEEDS=1,2,3 bash -c 'go test -count=1 -timeout 60m -run "^(TestSecuredQuickTier|TestMutants)$" "$@" ./chaos 2>&1 | tee "'"$logdir"'/chaos-full.log"; exit "${PIPESTATUS[0]}"' _ "${extra[@]}"
 
 echo "test.sh: the whole quick tier (go run ./lab/cmd/zkchaos)"
 step "zkchaos quick tier" go run ./lab/cmd/zkchaos

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 // TestRunEndToEnd runs a tiny zkbench configuration against a real

@@ -14,13 +14,13 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/barrier"
 	"github.com/zkrecipes/zkrecipes/cache"
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/leader"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/queue"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/rwlock"
 	"github.com/zkrecipes/zkrecipes/shared"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 // loop runs one goroutine per client, started together, each repeating

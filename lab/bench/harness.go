@@ -14,8 +14,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/shared"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 // Workload groups, as selected on the command line.

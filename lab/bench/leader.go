@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 // participant is one election participant of the leader workload: its own

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 // TestTreeCacheEndToEnd runs the tree cache workload against a real

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/barrier"
-	"github.com/zkrecipes/zkrecipes/lab/chaos/history"
+	"github.com/zkrecipes/zkrecipes/chaos/history"
 	"github.com/zkrecipes/zkrecipes/lab/internal/peers"
 )
 

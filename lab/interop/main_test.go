@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/chaos/checkers"
+	"github.com/zkrecipes/zkrecipes/chaos/history"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
-	"github.com/zkrecipes/zkrecipes/lab/chaos/checkers"
-	"github.com/zkrecipes/zkrecipes/lab/chaos/history"
 	"github.com/zkrecipes/zkrecipes/lab/internal/peers"
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 // sessionTimeout is every client's, Go and peer alike.

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/lab/chaos/checkers"
-	"github.com/zkrecipes/zkrecipes/lab/chaos/history"
+	"github.com/zkrecipes/zkrecipes/chaos/checkers"
+	"github.com/zkrecipes/zkrecipes/chaos/history"
 	"github.com/zkrecipes/zkrecipes/lab/internal/peers"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/rwlock"

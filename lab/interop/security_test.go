@@ -10,12 +10,12 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkrecipes/zkrecipes/lab/chaos/history"
+	"github.com/zkrecipes/zkrecipes/chaos/history"
 	"github.com/zkrecipes/zkrecipes/lab/internal/peers"
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 // The digest principals of the security interop test: the application's,

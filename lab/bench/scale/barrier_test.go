@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/lab/bench"
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 // TestBarrierSeries runs the barrier series quick (2 and 5 members) on a

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/lab/bench"
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 // handoffEnv is a Quick run of every implementation that can run here on a

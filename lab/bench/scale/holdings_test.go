@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/lab/bench"
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 // The planner charges the smallest size's time once and scales the rest

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/lab/bench"
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 // tlog is a Progress writer into the test's log.

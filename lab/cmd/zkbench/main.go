@@ -35,7 +35,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/lab/bench"
 	"github.com/zkrecipes/zkrecipes/lab/bench/scale"
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 func main() {

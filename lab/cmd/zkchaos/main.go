@@ -48,11 +48,11 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
-	"github.com/zkrecipes/zkrecipes/lab/chaos"
-	"github.com/zkrecipes/zkrecipes/lab/chaos/faults"
-	"github.com/zkrecipes/zkrecipes/lab/chaos/report"
-	"github.com/zkrecipes/zkrecipes/lab/chaos/workloads"
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
+	"github.com/zkrecipes/zkrecipes/chaos"
+	"github.com/zkrecipes/zkrecipes/chaos/faults"
+	"github.com/zkrecipes/zkrecipes/chaos/report"
+	"github.com/zkrecipes/zkrecipes/chaos/workloads"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 func main() {

@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 func main() {

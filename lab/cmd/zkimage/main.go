@@ -22,7 +22,7 @@ import (
 	"syscall"
 
 	"github.com/zkrecipes/zkrecipes/lab/internal/peers"
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 func main() {

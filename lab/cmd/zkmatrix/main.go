@@ -1,6 +1,6 @@
 // Command zkmatrix runs the compatibility matrix and writes
 // docs/compatibility.md from what it ran: every integration package and
-// lab/testenv against each ZooKeeper release of testenv.Versions
+// testenv against each ZooKeeper release of testenv.Versions
 // (ZKRECIPES_ZK_VERSION), and lab/interop against each release too, once per
 // peer release (ZKRECIPES_PEERS: Curator 5.4 and kazoo 2.8 of Debian 12,
 // Curator 5.7.1 and kazoo 2.11.0 of Debian testing). Each run is one
@@ -37,7 +37,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/lab/internal/peers"
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 const modPrefix = "github.com/zkrecipes/zkrecipes/"
@@ -67,7 +67,7 @@ type Results struct {
 func main() {
 	servers := flag.String("servers", strings.Join(versions(), ","), "ZooKeeper releases to run against, comma-separated")
 	peerRels := flag.String("peers", strings.Join(releaseNames(), ","), "peer releases for lab/interop, comma-separated")
-	pkgs := flag.String("packages", "./lab/integration/... ./lab/testenv ./lab/interop", "packages to run (go list patterns, space-separated)")
+	pkgs := flag.String("packages", "./lab/integration/... ./testenv ./lab/interop", "packages to run (go list patterns, space-separated)")
 	out := flag.String("out", "docs/compatibility.md", "the page to write")
 	resultsPath := flag.String("results", "", "where to keep the results as JSON (default: beside -out, compatibility.json)")
 	render := flag.Bool("render", false, "do not run: rewrite the page from -results")

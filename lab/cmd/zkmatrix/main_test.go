@@ -89,8 +89,8 @@ func TestMergeRuns(t *testing.T) {
 func TestCommandLine(t *testing.T) {
 	old := os.Args
 	defer func() { os.Args = old }()
-	os.Args = []string{"zkmatrix", "-servers", "3.9.6", "-packages", "./lab/interop ./lab/testenv"}
-	want := "flock /tmp/zkrecipes-ensemble.lock go run ./lab/cmd/zkmatrix -servers 3.9.6 -packages './lab/interop ./lab/testenv'"
+	os.Args = []string{"zkmatrix", "-servers", "3.9.6", "-packages", "./lab/interop ./testenv"}
+	want := "flock /tmp/zkrecipes-ensemble.lock go run ./lab/cmd/zkmatrix -servers 3.9.6 -packages './lab/interop ./testenv'"
 	if got := commandLine(); got != want {
 		t.Errorf("commandLine() = %q, want %q", got, want)
 	}

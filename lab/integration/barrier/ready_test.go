@@ -137,7 +137,7 @@ func TestLeaveSparesNextRoundsReady(t *testing.T) {
 // soon as Leave returns, as a process that is shutting down does. The round
 // is over and every Leave reports success, so its ready must be gone:
 // otherwise the barrier's path keeps a ready that nobody will delete
-// (lab/chaos's barrier/latency-low found it: the run's ctx ended there).
+// (chaos's barrier/latency-low found it: the run's ctx ended there).
 // Before, each Leave handed the delete to the background on its done ctx
 // and returned nil, and closing the session stopped the background.
 func TestLeaveDeletesReadyBeforeReturning(t *testing.T) {

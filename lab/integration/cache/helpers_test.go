@@ -16,8 +16,8 @@ import (
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 // One single-server ensemble is shared by the package's tests; tests that

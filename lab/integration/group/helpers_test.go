@@ -11,8 +11,8 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/group"
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 // One single-server ensemble is shared by the package's integration tests;

@@ -11,12 +11,12 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/internal/inspect"
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/leader"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/queue"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/rwlock"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 // The tests of issue 34's findings on the command, each against a real

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 // The command on an ensemble as real deployments run it: a TLS-only client

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/internal/hooks"
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 // until polls cond for up to d; it reports whether cond held. For hooks,

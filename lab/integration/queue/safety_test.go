@@ -10,9 +10,9 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/queue"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 // quiet is how long a consumer tries to claim when nothing should be

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/queue"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 // The lease's lag term (docs/design.md, "The lease"): a follower cut off

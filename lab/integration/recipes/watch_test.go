@@ -13,8 +13,8 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/hooks"
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 // zkWatchers counts the watch channels go-zookeeper keeps for path (of any

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/internal/hooks"
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 // cutAtBirth sets the core's before-hold hook so that, the first time a node

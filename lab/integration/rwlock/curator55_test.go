@@ -15,9 +15,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/zkrecipes/zkrecipes/lab/internal/peers"
 	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/rwlock"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 // curator55 emulates, with raw requests of its own session, a Curator 5.5+

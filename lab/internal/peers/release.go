@@ -11,7 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 // Release is one generation of the peer libraries: the Curator and kazoo of

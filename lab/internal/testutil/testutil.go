@@ -43,8 +43,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 var errNoSecuredEnsemble = errors.New("testutil: secured mode, but no secured ensemble started yet")

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
-	"github.com/zkrecipes/zkrecipes/lab/testenv"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 var shared = testutil.NewShared(testenv.Config{Servers: 1, TLS: true, EnforceAuth: true})

@@ -1,0 +1,48 @@
+package workloads
+
+import (
+	"context"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/chaos/checkers"
+	"github.com/zkrecipes/zkrecipes/chaos/cluster"
+)
+
+// Workload drives one recipe (or raw ZooKeeper) with several clients and
+// records what they observe. A workload per recipe plugs in here.
+type Workload interface {
+	// Name is short and stable: scenarios are named "<workload>/<fault>".
+	Name() string
+	// Run makes env.Clients clients with env.NewClient (each on its own
+	// link), drives them until ctx is done, records their events in
+	// env.Rec, and returns only after closing every session it opened.
+	Run(ctx context.Context, env *cluster.Env) error
+	// Checkers returns the invariants to prove over the history.
+	Checkers(cfg CheckConfig) []checkers.Checker
+}
+
+// CheckConfig is what a workload's checkers take from the run's
+// configuration (chaos.Config fills it in, with its defaults).
+type CheckConfig struct {
+	// Clients is how many clients the workload runs.
+	Clients int
+	// LivenessBound is how soon after a heal the workload must progress.
+	LivenessBound time.Duration
+	// CheckTimeout bounds each linearizability search.
+	CheckTimeout time.Duration
+}
+
+// ProcessWorkload is a Workload whose clients run in worker processes, so
+// the freeze-client fault can stop them.
+type ProcessWorkload interface {
+	Workload
+	InProcesses() bool
+}
+
+// QuickFaulter is a Workload that takes only some faults in the quick
+// tier, to keep it short; the full tier gives it every fault it supports.
+type QuickFaulter interface {
+	Workload
+	// QuickFaults names the faults of its quick-tier scenarios.
+	QuickFaults() []string
+}
