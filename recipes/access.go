@@ -1,3 +1,5 @@
+//go:build zkrecipes_hooks
+
 package recipes
 
 import (

@@ -10,4 +10,4 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 command -v go >/dev/null 2>&1 || export PATH=$PATH:/usr/local/go/bin
 export GOWORK="$PWD/go.work"
-go run ./lab/cmd/zkchaos "$@"
+go run -tags zkrecipes_hooks ./lab/cmd/zkchaos "$@" # the tag: test hooks, for the cache mutant

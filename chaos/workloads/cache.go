@@ -106,6 +106,9 @@ func (w *Cache) Run(ctx context.Context, env *cluster.Env) error {
 	}
 	bound := w.bound(2*env.SessionTimeout + 5*time.Second)
 	if w.Mutant {
+		if !hooks.Enabled {
+			return ErrNeedsHooks
+		}
 		defer hooks.SetCacheSkipReread(true)()
 	}
 	tree := env.Root + "/tree"

@@ -1,13 +1,23 @@
+//go:build zkrecipes_hooks
+
 // Package hooks holds test hooks of the recipes core, so that the
 // integration tests in the lab module (lab/integration/lock, .../rwlock,
 // .../barrier), which cannot reach recipes' _test.go files, can inject a
 // real fault at a precise point of an acquisition or of a double barrier's
 // Leave, a mutant switch of package cache, and three read-only accessors
-// to the core's internals (access.go). Production code never sets a hook;
-// an unset hook costs one atomic load.
+// to the core's internals (access.go).
+//
+// The hooks exist only in a build with the tag zkrecipes_hooks (the
+// project's test commands set it: scripts/test.sh, scripts/main.sh).
+// Without it (every service's build) the calls in the recipes are empty
+// functions the compiler removes, the setters panic, and Enabled is
+// false, so a test that needs a hook skips itself (testutil.RequireHooks).
 package hooks
 
 import "sync/atomic"
+
+// Enabled reports whether this build has the hooks (tag zkrecipes_hooks).
+const Enabled = true
 
 var beforeHold atomic.Pointer[func(path string)]
 

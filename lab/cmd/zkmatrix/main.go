@@ -243,7 +243,7 @@ func goList(ctx context.Context, patterns []string) ([]string, error) {
 func runPackage(ctx context.Context, pkg, server, rel string, timeout time.Duration) Run {
 	began := time.Now()
 	r := Run{Package: pkg, Server: server, Peers: rel, Tests: map[string]string{}, Date: began.UTC().Format("2006-01-02 15:04 MST")}
-	cmd := exec.CommandContext(ctx, "go", "test", "-race", "-count=1", "-json", "-timeout", timeout.String(), "./"+pkg)
+	cmd := exec.CommandContext(ctx, "go", "test", "-tags", "zkrecipes_hooks", "-race", "-count=1", "-json", "-timeout", timeout.String(), "./"+pkg)
 	cmd.Env = append(os.Environ(), testenv.EnvVersion+"="+server, peers.EnvRelease+"="+rel)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

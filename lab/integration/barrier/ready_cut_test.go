@@ -3,6 +3,7 @@ package barrier_test
 import (
 	"context"
 	"errors"
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"strconv"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 // returns ctx's error. It had not read the node, so nothing goes on in the
 // background, and the node stays until the barrier is used again.
 func TestLeaveCutOffBeforeReadyDelete(t *testing.T) {
+	testutil.RequireHooks(t)
 	e := ensemble(t)
 	ctx := ctxT(t, time.Minute)
 	path := testPath(t) + "/" + strconv.FormatInt(time.Now().UnixNano(), 36)
@@ -69,6 +71,7 @@ func TestLeaveCutOffBeforeReadyDelete(t *testing.T) {
 // returns ctx's error, and the delete goes on in the background once the
 // session is usable again.
 func TestLeaveHandsReadyDeleteOver(t *testing.T) {
+	testutil.RequireHooks(t)
 	e := ensemble(t)
 	ctx := ctxT(t, time.Minute)
 	path := testPath(t) + "/" + strconv.FormatInt(time.Now().UnixNano(), 36)

@@ -2,6 +2,7 @@ package barrier_test
 
 import (
 	"context"
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -23,6 +24,7 @@ import (
 // watch, or came late) would wait for members that have moved on. Before,
 // the delete went by path and removed it.
 func TestLeaveSparesNextRoundsReady(t *testing.T) {
+	testutil.RequireHooks(t)
 	e := ensemble(t)
 	ctx := ctxT(t, time.Minute)
 	path := testPath(t)
@@ -141,6 +143,7 @@ func TestLeaveSparesNextRoundsReady(t *testing.T) {
 // Before, each Leave handed the delete to the background on its done ctx
 // and returned nil, and closing the session stopped the background.
 func TestLeaveDeletesReadyBeforeReturning(t *testing.T) {
+	testutil.RequireHooks(t)
 	e := ensemble(t)
 	ctx := ctxT(t, time.Minute)
 	path := testPath(t) + "/" + strconv.FormatInt(time.Now().UnixNano(), 36) // a fresh barrier, as each chaos round's

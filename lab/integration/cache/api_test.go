@@ -88,6 +88,7 @@ func TestStartTwice(t *testing.T) {
 // too); a cache whose ctx ends stops reading: later changes cost its
 // session nothing, and its view stays as it was.
 func TestDoneCtxSendsNothing(t *testing.T) {
+	testutil.RequireHooks(t)
 	e := ensemble(t)
 	w := connect(t, e.Addrs())
 	s, counter := testutil.CountedSession(t, e.Addrs())

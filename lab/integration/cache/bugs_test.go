@@ -46,6 +46,7 @@ func buildTree(tb testing.TB, s *recipes.Session, root string, fanout, depth int
 // and kind behind, however many times the nodes were read (Curator's
 // CURATOR-167, kazoo's TreeCache that leaked its watchers once closed).
 func TestReopenKeepsOneWatchPerNode(t *testing.T) {
+	testutil.RequireHooks(t)
 	e := ensemble(t)
 	w := connect(t, e.Addrs())
 	link, err := e.NewLink("reopen")

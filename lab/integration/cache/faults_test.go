@@ -144,6 +144,7 @@ func TestExpiryConverges(t *testing.T) {
 // session is back, and converges. The mutant that skips the re-read after
 // a reconnection keeps the old value, and no longer watches the node.
 func TestLostReadIsReadAgain(t *testing.T) {
+	testutil.RequireHooks(t)
 	for _, mutant := range []bool{false, true} {
 		t.Run(map[bool]string{false: "cache", true: "mutant"}[mutant], func(t *testing.T) {
 			e := ensemble(t)

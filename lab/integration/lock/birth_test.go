@@ -2,6 +2,7 @@ package lock_test
 
 import (
 	"context"
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"strings"
 	"sync"
 	"testing"
@@ -31,6 +32,7 @@ func until(d time.Duration, cond func() bool) bool {
 // channel closed once fault has returned. The hook is removed at the end of
 // the test.
 func faultAtBirth(t *testing.T, prefix string, fault func() error) <-chan error {
+	testutil.RequireHooks(t)
 	t.Helper()
 	var once sync.Once
 	done := make(chan error, 1)

@@ -21,6 +21,7 @@ import (
 // held by one session with their Context asked: the goroutines running
 // recipes or lock code must be as many as with no lock held.
 func TestIdleHoldingNoGoroutine(t *testing.T) {
+	testutil.RequireHooks(t)
 	e := ensemble(t)
 	ctx := testutil.Ctx(t, time.Minute)
 	s := connect(t, e.Addrs())

@@ -19,6 +19,7 @@ import (
 // GUID owned by another (older) session is deleted and not adopted; our own
 // is adopted; extra nodes with our GUID are deleted.
 func TestFindOwn(t *testing.T) {
+	testutil.RequireHooks(t)
 	e := ensemble(t)
 	ctx := context.Background()
 	parent := testPath(t)

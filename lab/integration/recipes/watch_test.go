@@ -125,6 +125,7 @@ func TestAbandonedWaitsKeepOneWatch(t *testing.T) {
 // not take the watch along; a watch dropped by a session expiry is reported
 // (EventNotWatching) and set again by the next subscriber.
 func TestWatchFanOut(t *testing.T) {
+	testutil.RequireHooks(t)
 	e := ensemble(t)
 	link, err := e.NewLink("fanout")
 	if err != nil {

@@ -130,6 +130,7 @@ func TestWatchSetEvents(t *testing.T) {
 // one change wakes every set; a set closed and opened again sets nothing
 // new; after a reconnection the watch still fires.
 func TestWatchSetOneWatch(t *testing.T) {
+	testutil.RequireHooks(t)
 	e := ensemble(t)
 	admin := connect(t, e.Addrs())
 	link, err := e.NewLink("watchset")
@@ -204,6 +205,7 @@ func TestWatchSetOneWatch(t *testing.T) {
 // (EventNotWatching for the paths it relied on) and the registry forgets
 // the old session's watches; reads set them again on the new session.
 func TestWatchSetExpiry(t *testing.T) {
+	testutil.RequireHooks(t)
 	e := ensemble(t)
 	admin := connect(t, e.Addrs())
 	link, err := e.NewLink("watchset-expiry")

@@ -3,6 +3,7 @@ package rwlock_test
 import (
 	"context"
 	"errors"
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 // waits until s reports the suspension. The returned channel gets the
 // hook's outcome. The hook is removed at the end of the test.
 func cutAtBirth(t *testing.T, path string, link *testenv.Link, s *recipes.Session) <-chan error {
+	testutil.RequireHooks(t)
 	t.Helper()
 	var once sync.Once
 	fault := make(chan error, 1)

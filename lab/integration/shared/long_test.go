@@ -121,6 +121,7 @@ func TestLongOutcomesExact(t *testing.T) {
 // promotion it waits for the lock (queued behind its holder) and succeeds
 // once it holds it.
 func TestLongPromotion(t *testing.T) {
+	testutil.RequireHooks(t)
 	e := ensemble(t)
 	ctx := ctxT(t, time.Minute)
 	path := testPath(t)
@@ -193,6 +194,7 @@ func TestLongPromotion(t *testing.T) {
 // TestLongUncertain: the write's answer is lost (half-open link); the
 // change returns ErrUncertain, never a guessed Result.
 func TestLongUncertain(t *testing.T) {
+	testutil.RequireHooks(t)
 	e := ensemble(t)
 	path := testPath(t)
 	admin := connect(t, e.Addrs())
@@ -326,6 +328,7 @@ func TestLongConcurrentPromotions(t *testing.T) {
 // ends; the other change completes once the lock is free, and a later
 // promotion goes through.
 func TestLongPromotionWaitHonoursCtx(t *testing.T) {
+	testutil.RequireHooks(t)
 	e := ensemble(t)
 	ctx := ctxT(t, time.Minute)
 	path := testPath(t)

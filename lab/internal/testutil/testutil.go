@@ -31,6 +31,7 @@ package testutil
 import (
 	"context"
 	"errors"
+	"github.com/zkrecipes/zkrecipes/internal/hooks"
 	"io"
 	"log/slog"
 	"net"
@@ -328,4 +329,14 @@ func NoLeakedGoroutines(tb testing.TB, match func(stack string) bool) {
 			tb.Errorf("%d goroutines leaked:\n%s", len(left), strings.Join(left, "\n\n"))
 		}
 	})
+}
+
+// RequireHooks skips a test that needs the recipes' test hooks
+// (internal/hooks) when the build lacks them: they exist only with
+// -tags zkrecipes_hooks, which scripts/test.sh sets.
+func RequireHooks(tb testing.TB) {
+	tb.Helper()
+	if !hooks.Enabled {
+		tb.Skip("needs the recipes' test hooks: go test -tags zkrecipes_hooks (scripts/test.sh sets it)")
+	}
 }

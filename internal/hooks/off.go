@@ -1,0 +1,33 @@
+//go:build !zkrecipes_hooks
+
+package hooks
+
+import "context"
+
+// Enabled reports whether this build has the hooks (tag zkrecipes_hooks).
+const Enabled = false
+
+const offMsg = "hooks: test hooks need a build with -tags zkrecipes_hooks"
+
+// BeforeHold, BeforeWrite, BeforeReadyDelete: nothing without the tag.
+func BeforeHold(string)        {}
+func BeforeWrite(string)       {}
+func BeforeReadyDelete(string) {}
+
+// CacheSkipReread: never without the tag.
+func CacheSkipReread() bool { return false }
+
+// The setters panic without the tag: a test that needs them must skip
+// first when Enabled is false.
+func SetBeforeHold(func(string)) func()        { panic(offMsg) }
+func SetBeforeWrite(func(string)) func()       { panic(offMsg) }
+func SetBeforeReadyDelete(func(string)) func() { panic(offMsg) }
+func SetCacheSkipReread(bool) func()           { panic(offMsg) }
+
+// The accessors are nil without the tag (package recipes sets them only
+// in a build with it).
+var (
+	FindOwn    func(ctx context.Context, s any, parent, guid string) (path string, found bool, err error)
+	WatchStats func(s any) (armed, subs int)
+	FanStats   func(s any) (armed, flights, sets int)
+)
