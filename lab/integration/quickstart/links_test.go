@@ -1,0 +1,54 @@
+package quickstart_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestDocs: the README is an entry point of at most 300 lines, and every
+// relative link in the README, the changelog, docs/, chaos/ and testenv/
+// names a file or directory that exists.
+func TestDocs(t *testing.T) {
+	root := "../../.."
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(readme), "\n"); n > 300 {
+		t.Errorf("README.md has %d lines, want at most 300", n)
+	}
+	pages := []string{"README.md", "CHANGELOG.md", "chaos/README.md", "testenv/README.md"}
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		rel, _ := filepath.Rel(root, d)
+		pages = append(pages, rel)
+	}
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	checked := 0
+	for _, p := range pages {
+		b, err := os.ReadFile(filepath.Join(root, p))
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			target, _, _ := strings.Cut(m[1], "#")
+			if target == "" || strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			checked++
+			if _, err := os.Stat(filepath.Join(root, filepath.Dir(p), target)); err != nil {
+				t.Errorf("%s links to %s, which does not exist", p, m[1])
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no relative link checked")
+	}
+}
