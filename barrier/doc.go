@@ -36,6 +36,6 @@
 // the node exists (ZOOKEEPER-2590; older servers check nothing). DoubleBarrier's Enter
 // and Leave need CREATE and DELETE on the barrier's path (member nodes and
 // ready) and READ on it, and on those 3.8.4+ and 3.9.2+ servers READ on
-// ready and the members' nodes too (exists watches). See the README's
-// "Running securely".
+// ready and the members' nodes too (exists watches). See
+// docs/security.md.
 package barrier

@@ -140,7 +140,7 @@
 // # Permissions
 //
 // READ on the root and on every node cached; nothing else: a cache never
-// writes, not even its root's parents. See the README's "Running securely".
+// writes, not even its root's parents. See docs/security.md.
 //
 // Bad input, nil receivers and nil contexts follow the conventions of
 // every zkrecipes package (see "Conventions" in package recipes): Start on

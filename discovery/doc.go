@@ -109,6 +109,6 @@
 //
 // Register, Update and Unregister need CREATE and DELETE on
 // <base>/<service> and WRITE on the instance's node (Update); providers and
-// queries need READ on <base>, the services and the instances. See the
-// README's "Running securely".
+// queries need READ on <base>, the services and the instances. See
+// docs/security.md.
 package discovery

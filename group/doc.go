@@ -79,5 +79,5 @@
 // Join, Update and Leave need what package persistent needs under the
 // group's path (a member is a persistent node there: CREATE, DELETE on the
 // path, WRITE on the member's node); Members and Watch need READ on the
-// path and the members. See the README's "Running securely".
+// path and the members. See docs/security.md.
 package group

@@ -67,7 +67,7 @@
 // Leader, Participants and Observe need READ on the path and on the
 // participants' nodes (an observer needs nothing else). With
 // recipes.DefaultAuthACL an outsider can read who leads but can neither
-// campaign nor remove a term's node. See the README's "Running securely".
+// campaign nor remove a term's node. See docs/security.md.
 //
 // Bad input, nil receivers and nil contexts follow the conventions of
 // every zkrecipes package (see "Conventions" in package recipes): New's

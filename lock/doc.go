@@ -82,8 +82,8 @@
 // authenticated Session) only the creator's principals can do all of this
 // and anyone can read; grant other principals with recipes.WithACLProvider.
 // An authenticated Session refuses a lock path that anyone may create or
-// delete under (recipes.ErrOpenParent). The README's "Running securely"
-// lists every package.
+// delete under (recipes.ErrOpenParent). docs/security.md lists
+// every package.
 //
 // Bad input, nil receivers and nil contexts follow the conventions of
 // every zkrecipes package (see "Conventions" in package recipes): a

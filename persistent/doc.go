@@ -80,6 +80,6 @@
 // Start and every re-creation need CREATE on the parent and READ on the
 // node (its owner check); SetData needs WRITE on the node; Close needs
 // DELETE on the parent. An authenticated Session refuses a parent anyone
-// may create or delete under (recipes.ErrOpenParent). See the README's
-// "Running securely".
+// may create or delete under (recipes.ErrOpenParent). See
+// docs/security.md.
 package persistent

@@ -67,6 +67,6 @@
 // Claim.Release need CREATE and DELETE on the claim path (default
 // <path>/taken, created under the queue's path the first time); Peek and
 // Len need READ. With recipes.DefaultAuthACL an outsider can list and read
-// items but can neither put, take, claim nor ack. See the README's
-// "Running securely".
+// items but can neither put, take, claim nor ack. See
+// docs/security.md.
 package queue

@@ -100,8 +100,8 @@ func WithLossPolicy(p recipes.LossPolicy) Option {
 // their number, and a claim path inside the queue's path (the default
 // "<path>/taken") counts as one item once it exists. Its use: a queue
 // shared with Curator consumers must stay below about 61,000 items, where
-// a listing passes the ZooKeeper Java client's 1 MiB reply limit (see the
-// README's Scale section). n must be positive: New fails with
+// a listing passes the ZooKeeper Java client's 1 MiB reply limit (see
+// docs/bench.md, Scale). n must be positive: New fails with
 // recipes.ErrBadArgument otherwise.
 func WithMaxItems(n int) Option {
 	return func(c *config) {

@@ -68,5 +68,5 @@
 // created); TrySet, Set and a Long's changes need WRITE on the node (a
 // fenced set also READ on the holding's node, for the multi's check); Get
 // and Watch need READ. A Long promoted to a lock needs what package lock's
-// Mutex needs on its lock path. See the README's "Running securely".
+// Mutex needs on its lock path. See docs/security.md.
 package shared

@@ -30,7 +30,7 @@
 // # Permissions
 //
 // Once needs CREATE on the parent (a TTL node per period) and READ on the
-// node (to see who claimed a period). See the README's "Running securely".
+// node (to see who claimed a period). See docs/security.md.
 package ttl
 
 import (

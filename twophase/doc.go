@@ -93,5 +93,5 @@
 // abort at its deadline); Collect needs DELETE on every level of a
 // finished transaction. Begin's site nodes carry the coordinator's ACL, so
 // participants need its principal (or a grant from an ACL provider) to
-// vote. Everything else reads. See the README's "Running securely".
+// vote. Everything else reads. See docs/security.md.
 package twophase

@@ -11,7 +11,7 @@ import (
 )
 
 // TestPermissionPerRequest measures the permission ZooKeeper checks for
-// each request the recipes send, as the README's "Permissions each recipe
+// each request the recipes send, as docs/security.md's "Permissions each recipe
 // needs" lists them: a second principal holding exactly one permission on a
 // node (and the owner all) tries every request against it. exists on a
 // node that exists checks none up to ZooKeeper 3.8.3 and 3.9.1, and READ
