@@ -1,5 +1,17 @@
 // Package barrier holds ZooKeeper's barrier recipes on a recipes.Session.
 //
+// # Usage
+//
+//	b, err := barrier.New(s, "/app/start") // sends nothing
+//	err = b.Set(ctx)                       // coordinator: 1 create
+//	err = b.Wait(ctx)                      // each worker: returns once the node is gone
+//	err = b.Remove(ctx)                    // coordinator: 1 delete, wakes every waiter
+//	d, err := barrier.NewDouble(s, "/app/round", 5)
+//	err = d.Enter(ctx)                     // returns once 5 have entered
+//	err = d.Leave(ctx)                     // returns once all 5 have left
+//
+// ExampleBarrier and ExampleDoubleBarrier have it in full, compiled (example_test.go).
+//
 // Barrier (Curator's DistributedBarrier): Set creates a persistent node,
 // Remove deletes it, Wait returns once it is gone (an exists-watch loop).
 // Removing the node wakes every waiter: a barrier releases everyone at once.

@@ -5,6 +5,18 @@
 // filter, Curator's TreeCache). The caches only read: they never create,
 // change or delete a node, the parents of their root included.
 //
+// # Usage
+//
+//	c, err := cache.NewChildrenCache(s, "/app/workers") // sends nothing
+//	events := c.Start(ctx)                              // ends when ctx does
+//	go func() {
+//		for range events.C { } // the cache waits for its reader: drain the stream
+//	}()
+//	for _, w := range c.Current() { ... }  // from any goroutine
+//
+// ExampleChildrenCache has it in full, compiled; ExampleNodeCache and
+// ExampleTreeCache show the others (example_test.go).
+//
 // # Using a cache
 //
 // A constructor checks its arguments and sends nothing. Start(ctx) reads

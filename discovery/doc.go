@@ -2,6 +2,15 @@
 // and JSON, on a recipes.Session, so that Go services and Java services
 // using Curator's ServiceDiscovery find each other.
 //
+// # Usage
+//
+//	d, err := discovery.New(s, "/services") // Curator's basePath; sends nothing
+//	reg, err := d.Register(ctx, discovery.Instance{Name: "orders", ID: "orders-7", Address: "10.0.0.7", Port: 8080})
+//	defer reg.Unregister(ctx)               // the node is re-created after session loss until then
+//
+// ExampleDiscovery_Register has it in full, compiled; ExampleProvider and
+// ExampleDiscovery_Instances show the queries (example_test.go).
+//
 // # Layout and JSON
 //
 // An instance of service <name> with id <id> is the node

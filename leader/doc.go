@@ -3,6 +3,17 @@
 // Observe), Run is the selector loop with automatic requeue, Do runs a
 // function once as leader, and an optional hook reports lifecycle events.
 //
+// # Usage
+//
+//	e, err := leader.New(s, "/services/billing/leader", leader.WithData(id)) // sends nothing
+//	term, err := e.Campaign(ctx)       // returns once this participant leads
+//	defer term.Release(ctx)            // 1 delete; wakes the participant behind
+//	<-term.Context().Done()            // leadership may be lost (context.Cause says why)
+//	_, err = term.FencedMulti(ctx, &zk.SetDataRequest{Path: "/services/billing/state", Data: b, Version: -1})
+//
+// ExampleElection_Campaign has it in full, compiled; ExampleRun shows the selector
+// loop and ExampleDo a function run once as leader (example_test.go).
+//
 // # Protocol
 //
 // Each participant creates a protected ephemeral sequential node under the

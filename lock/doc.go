@@ -8,6 +8,20 @@
 // when no lease is free) and revocation (Curator's protocol: "__REVOKE__"
 // written into the holder's node).
 //
+// # Usage
+//
+//	s, err := recipes.Connect(ctx, []string{"127.0.0.1:2181"}) // one Session per process
+//	defer s.Close()
+//	m, err := lock.New(s, "/app/locks/report")      // checks its arguments, sends nothing
+//	err = m.Lock(ctx)                               // uncontended: 1 create + 1 getChildren
+//	defer m.Unlock(ctx)                             // 1 delete
+//	<-m.Context().Done()                            // the lock may be lost (context.Cause says why)
+//	_, err = m.FencedMulti(ctx, &zk.SetDataRequest{Path: "/app/report", Data: b, Version: -1})
+//
+// ExampleMutex has it in full, compiled (the examples are in example_test.go; go
+// doc does not print them); ExampleSemaphore and ExampleMultiMutex show the
+// others.
+//
 // Every holding exposes a context that is cancelled, with a cause that
 // errors.Is one of the recipes sentinels (recipes.ErrSuspended,
 // recipes.ErrLeaseExpired, recipes.ErrSessionLost, recipes.ErrNodeDeleted,

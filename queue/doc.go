@@ -7,6 +7,16 @@
 // at-least-once processing (kazoo's LockingQueue protocol: an ephemeral
 // claim node per item being processed).
 //
+// # Usage
+//
+//	q, err := queue.New(s, "/app/jobs")          // sends nothing
+//	_, err = q.Put(ctx, []byte("resize image 42")) // 1 create
+//	it, err := q.Take(ctx)                        // blocks until an item is there; deletes it
+//	fmt.Printf("%s: %s\n", it.Name, it.Data)
+//
+// The package Example has it in full, compiled; ExampleQueue_Claim shows claim/ack
+// consumption (example_test.go).
+//
 // Delivery: Take deletes the item it returns, so each item reaches exactly
 // one consumer (at most once if the connection breaks during the delete:
 // see ErrUncertain). Claim keeps the item until Ack; a consumer whose

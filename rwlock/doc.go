@@ -4,6 +4,19 @@
 // and WriteLock (WithDialect(recipes.Kazoo)), with write-to-read downgrade
 // and opt-in revocation (the "recoverable shared lock").
 //
+// # Usage
+//
+//	rw, err := rwlock.New(s, "/app/locks/catalog") // one RWMutex per would-be holder; sends nothing
+//	r := rw.Reader()                              // the read side, with lock.Mutex's methods
+//	err = r.Lock(ctx)                             // shared with other readers
+//	defer r.Unlock(ctx)
+//	<-r.Context().Done()                          // the read lock may be lost
+//	w, err := rwlock.New(s, "/app/locks/catalog") // another holder's RWMutex:
+//	err = w.Lock(ctx)                             // the exclusive side (w.Writer() is its view)
+//
+// ExampleRWMutex has it in full, compiled; ExampleRWMutex_downgrade shows a write
+// lock turned into a read lock (example_test.go).
+//
 // # Protocol
 //
 // Readers and writers create protected ephemeral sequential nodes under one

@@ -5,6 +5,18 @@
 // bytes, big endian, optionally promoted to a lock under contention), so Go
 // and Java processes can share the same node.
 //
+// # Usage
+//
+//	limit, err := shared.NewCount(s, "/app/limit", 10) // 10 when the node is new; sends nothing
+//	cur, err := limit.Get(ctx)                         // 1 getData
+//	cur, ok, err := limit.TrySet(ctx, cur, cur.Value+1) // 1 setData; !ok: another writer came first
+//	w := limit.Watch(ctx)                              // the current value, then every change
+//	defer w.Stop()
+//	for v := range w.C { ... }
+//
+// ExampleCount has it in full, compiled, with the retry and ErrUncertain;
+// ExampleValue_FencedTrySet and ExampleLong show the others (example_test.go).
+//
 // # Changes
 //
 // Every change is a compare-and-set on the node's data version: TrySet

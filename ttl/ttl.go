@@ -3,6 +3,14 @@
 // and that the server deletes on its own once they have gone unmodified,
 // and childless, for their time to live.
 //
+// # Usage
+//
+//	claim, won, err := ttl.Once(ctx, s, "/app/nightly-report/"+day, 36*time.Hour, data)
+//	if !won { ... }  // another caller runs this period: claim.Data, claim.Created say who and when
+//	// ... run the period's work
+//
+// ExampleOnce has it in full, compiled (example_test.go).
+//
 // Once creates such a node at a path; the one caller whose create made it
 // does the period's work, every other caller finds it there and skips. A
 // process that dies after claiming does not release the period early (the

@@ -4,6 +4,20 @@
 // failure of the coordinator and of participants: whoever comes back
 // resumes from what is in ZooKeeper alone.
 //
+// # Usage
+//
+//	p, err := twophase.NewParticipant(s, "/app/transfers", "bank-a", twophase.WithDeadline(time.Minute))
+//	for prop := range p.Transactions(ctx).C { // each site: every transaction that names it
+//		err = prop.Vote(ctx, twophase.Commit)  // after preparing prop.Payload()
+//		d, err := prop.Await(ctx)              // the one decision: apply it, then
+//		err = prop.Finish(ctx)                 // so that it is not delivered again
+//	}
+//	c, err := twophase.NewCoordinator(s, "/app/transfers", twophase.WithVoteTimeout(10*time.Second))
+//	tx, err := c.Begin(ctx, "transfer-42", []string{"bank-a", "bank-b"}, payload)
+//	d, err := tx.Decide(ctx)
+//
+// The package Example has it in full, compiled (example_test.go).
+//
 // # Layout
 //
 // Under a root path, transaction tx is:
