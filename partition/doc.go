@@ -90,6 +90,6 @@
 // # Permissions
 //
 // Run needs what package group needs at <path>/party and what package
-// lock's Mutex needs at <path>/locks/<item> for every item. See the
-// README's "Running securely".
+// lock's Mutex needs at <path>/locks/<item> for every item. See
+// docs/security.md.
 package partition

@@ -110,7 +110,7 @@
 // As package lock's Mutex, readers and writers alike (they queue in one
 // path): CREATE and DELETE on the lock's path, READ on the path and on the
 // node watched; WRITE on a holder's node to revoke it. See package lock
-// and the README's "Running securely".
+// and docs/security.md.
 //
 // Bad input, nil receivers and nil contexts follow the conventions of
 // every zkrecipes package (see "Conventions" in package recipes). A

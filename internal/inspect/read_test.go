@@ -155,7 +155,7 @@ func (f *laterItem) Children(p string) ([]string, *zk.Stat, error) {
 }
 
 // "/app" with a "locks" child that holds applications' lock paths (the
-// README's layout) is no semaphore; nor is a "leases" beside strangers.
+// docs/command.md's layout) is no semaphore; nor is a "leases" beside strangers.
 func TestInspectAppLayout(t *testing.T) {
 	app := &fakeTree{data: map[string]string{"/app": "", "/app/locks": "", "/app/locks/report": "", "/app/locks/catalog": "",
 		"/app/leader": "", "/app/jobs": ""}}

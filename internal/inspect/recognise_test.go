@@ -95,7 +95,7 @@ func TestRecognise(t *testing.T) {
 			kind:  KindSemaphore, dialect: "curator", sub: "leases", foreign: []string{"x"}},
 		{name: "idle leases beside a stranger: unknown", exists: true, children: []string{"leases", "x"},
 			kind: KindUnknown, foreign: []string{"leases", "x"}},
-		{name: "app directory with locks (README layout)", exists: true, children: []string{"locks", "leader", "jobs"},
+		{name: "app directory with locks (docs/command.md layout)", exists: true, children: []string{"locks", "leader", "jobs"},
 			grand: map[string][]string{"locks": {"report", "catalog"}},
 			kind:  KindUnknown, foreign: []string{"jobs", "leader", "locks"}},
 		{name: "app directory with locks alone", exists: true, children: []string{"locks"},

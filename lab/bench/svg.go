@@ -14,7 +14,7 @@ var implColor = map[string]string{
 	ImplKazoo:     "#4c9a2a",
 }
 
-// SVG draws the run as a self-contained chart for the README: one group of
+// SVG draws the run as a self-contained chart for docs/bench.md: one group of
 // horizontal bars per workload, one bar per implementation, its length the
 // speed relative to zkrecipes (a dashed line marks 1.0), labelled with the
 // figure itself. Results that did not run are listed as n/a.

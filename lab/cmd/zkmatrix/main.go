@@ -338,7 +338,7 @@ func keptNotes(page string) string {
 }
 
 // recipeOf maps an interop test to the recipe it proves, by the test name's
-// prefix (the README's compatibility table names the same tests).
+// prefix (docs/compatibility.md's tables name the same tests).
 var recipeOf = []struct {
 	re     *regexp.Regexp
 	recipe string

@@ -163,8 +163,8 @@ func runOK(t *testing.T, args ...string) string {
 	return out
 }
 
-// Finding: /app with a "locks" child (the README's layout) was recognised
-// as a Curator semaphore. The README's layout, built by the recipes: the
+// Finding: /app with a "locks" child (docs/command.md's layout) was recognised
+// as a Curator semaphore. docs/command.md's layout, built by the recipes: the
 // application's root is not a recipe, nor is "locks"; the semaphore under
 // "pools" is one, and so are the locks.
 func TestShowAppLayout(t *testing.T) {

@@ -52,3 +52,33 @@ func TestDocs(t *testing.T) {
 		t.Fatal("no relative link checked")
 	}
 }
+
+// TestReadmeExamplesExist: every Example the README names beside a link
+// to an example_test.go is a function of that file, so that the README's
+// pointers to the Examples stay true when Examples are renamed.
+func TestReadmeExamplesExist(t *testing.T) {
+	root := "../../.."
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := regexp.MustCompile(`\[[^]]*\]\(([^)]*example_test\.go)\) \(([^)]*)\)`)
+	name := regexp.MustCompile("`(Example[A-Za-z0-9_]*)`")
+	checked := 0
+	for _, m := range line.FindAllStringSubmatch(string(readme), -1) {
+		src, err := os.ReadFile(filepath.Join(root, m[1]))
+		if err != nil {
+			t.Errorf("README.md links to %s: %v", m[1], err)
+			continue
+		}
+		for _, n := range name.FindAllStringSubmatch(m[2], -1) {
+			checked++
+			if !strings.Contains(string(src), "\nfunc "+n[1]+"() {") {
+				t.Errorf("README.md names %s in %s, which has no such Example", n[1], m[1])
+			}
+		}
+	}
+	if checked < 14 {
+		t.Fatalf("%d Examples named in README.md, want at least one per package (14)", checked)
+	}
+}

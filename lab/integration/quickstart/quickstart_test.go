@@ -84,7 +84,7 @@ func TestReadmeQuickstartIsThisCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, after, _ := strings.Cut(string(src), "// quickstart begin\n")
-	code, _, _ := strings.Cut(after, "\n// quickstart end")
+	code, _, _ := strings.Cut(after, "\n\n// quickstart end")
 	if code == "" || !strings.Contains(string(readme), "```go\n"+code+"\n```") {
 		t.Errorf("README.md's quickstart block differs from run in quickstart_test.go; copy it:\n%s", code)
 	}

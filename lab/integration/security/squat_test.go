@@ -1,7 +1,7 @@
 package security_test
 
 // Squatting: an outsider creates a recipe's path before the application
-// does. What the library does about it (README, "Squatting"):
+// does. What the library does about it (docs/security.md, "Squatting"):
 //
 //   - The outsider keeps CREATE to itself (its digest all, anyone read, or
 //     not even read): our recipes fail at once with an error wrapping
