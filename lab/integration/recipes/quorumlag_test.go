@@ -65,6 +65,13 @@ func (r lagTrial) String() string {
 // harness's (they may override the ensemble timing).
 func isolatedHolderTrial(t *testing.T, e *testenv.Ensemble, holderOnLeader bool, policy recipes.LossPolicy, holderOpts ...recipes.Option) lagTrial {
 	t.Helper()
+	return isolatedHolderTrialDir(t, e, holderOnLeader, testenv.Both, policy, holderOpts...)
+}
+
+// isolatedHolderTrialDir is isolatedHolderTrial with the isolation cutting
+// only the direction dir of the holder's server's quorum traffic.
+func isolatedHolderTrialDir(t *testing.T, e *testenv.Ensemble, holderOnLeader bool, dir testenv.Direction, policy recipes.LossPolicy, holderOpts ...recipes.Option) lagTrial {
+	t.Helper()
 	ctx := testutil.Ctx(t, 2*time.Minute)
 	if err := e.WaitQuorum(ctx); err != nil {
 		t.Fatal(err)
@@ -123,7 +130,7 @@ func isolatedHolderTrial(t *testing.T, e *testenv.Ensemble, holderOnLeader bool,
 	waitFor(t, 10*time.Second, "the waiter to wait", func() bool { return len(rawChildren(t, waiter, path)) == 2 })
 
 	isolated := time.Now()
-	if err := e.Isolate(ctx, hs); err != nil {
+	if err := e.IsolateOneWay(ctx, hs, dir); err != nil {
 		t.Fatal(err)
 	}
 	defer func() {
@@ -160,7 +167,8 @@ func isolatedHolderTrial(t *testing.T, e *testenv.Ensemble, holderOnLeader bool,
 
 // TestLeaseQuorumLagInside: with the ensemble's real timing, under either
 // loss policy, a holder on a follower cut off from the leader (and a
-// holder on an isolated leader) steps down before the waiter on the other
+// holder on an isolated leader, and a follower cut one way only, in
+// either direction) steps down before the waiter on the other
 // side acquires, by at least half the margin, in every trial.
 func TestLeaseQuorumLagInside(t *testing.T) {
 	e := quorum.Start(t)
@@ -168,15 +176,18 @@ func TestLeaseQuorumLagInside(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		onLeader bool
+		dir      testenv.Direction
 		policy   recipes.LossPolicy
 	}{
-		{"holder on follower/" + recipes.StepDownOnLost.String(), false, recipes.StepDownOnLost},
-		{"holder on follower/" + recipes.StepDownOnSuspend.String(), false, recipes.StepDownOnSuspend},
-		{"holder on leader/" + recipes.StepDownOnLost.String(), true, recipes.StepDownOnLost},
+		{"holder on follower/" + recipes.StepDownOnLost.String(), false, testenv.Both, recipes.StepDownOnLost},
+		{"holder on follower/" + recipes.StepDownOnSuspend.String(), false, testenv.Both, recipes.StepDownOnSuspend},
+		{"holder on leader/" + recipes.StepDownOnLost.String(), true, testenv.Both, recipes.StepDownOnLost},
+		{"holder on follower/inbound only/" + recipes.StepDownOnLost.String(), false, testenv.Inbound, recipes.StepDownOnLost},
+		{"holder on follower/outbound only/" + recipes.StepDownOnLost.String(), false, testenv.Outbound, recipes.StepDownOnLost},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for i := range leaseTrials(t) {
-				r := isolatedHolderTrial(t, e, c.onLeader, c.policy)
+				r := isolatedHolderTrialDir(t, e, c.onLeader, c.dir, c.policy)
 				t.Logf("trial %d: %v", i, r)
 				if r.gap() < r.margin/2 {
 					t.Errorf("trial %d: %v: want a gap of at least %v", i, r, r.margin/2)
