@@ -24,8 +24,11 @@ const SuperUser = "super"
 // -Dzookeeper.ssl.trustStore.location=TrustStore and
 // -Dzookeeper.ssl.trustStore.password=Password. With Debian's
 // zookeeper.jar, such a client also needs /usr/share/java/netty-codec.jar
-// and netty-resolver.jar on its class path. The files go away with the
-// ensemble.
+// and netty-resolver.jar on its class path. A 3.8 client (Debian 12's)
+// against a 3.9.3 server also needs -Dzookeeper.ssl.protocol=TLSv1.3 and
+// -Dzookeeper.ssl.enabledProtocols=TLSv1.3,TLSv1.2: by default it offers
+// only TLSv1.2, which that server refuses (protocol_version alert). The
+// files go away with the ensemble.
 type TLSFiles struct {
 	Dir        string
 	TrustStore string // PKCS12, the CA alone

@@ -421,6 +421,8 @@ func TestTLSFilesJavaClient(t *testing.T) {
 		"-Dzookeeper.clientCnxnSocket=org.apache.zookeeper.ClientCnxnSocketNetty",
 		"-Dzookeeper.ssl.trustStore.location="+files.TrustStore,
 		"-Dzookeeper.ssl.trustStore.password="+files.Password,
+		"-Dzookeeper.ssl.protocol=TLSv1.3",
+		"-Dzookeeper.ssl.enabledProtocols=TLSv1.3,TLSv1.2",
 		"-cp", cp, "org.apache.zookeeper.ZooKeeperMain", "-server", e.Addrs()[0], "ls", "/")
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "[zookeeper]") {

@@ -181,6 +181,13 @@ func TestRWMutexWithKazooReadLock(t *testing.T) {
 		if err := r.RUnlock(ctx); err != nil {
 			t.Fatal(err)
 		}
+		// The readers' deletes were acknowledged by their own servers; w's
+		// server may not have applied them yet (one run on 3.9.3 failed
+		// here with ErrLocked). Sync first, as ZooKeeper prescribes for a
+		// read that must see another session's write.
+		if _, err := s.Conn().Sync(path); err != nil {
+			t.Fatal(err)
+		}
 		if err := w.TryLock(ctx); err != nil {
 			t.Fatalf("Go writer after every reader left: %v", err)
 		}

@@ -42,6 +42,12 @@ func securePeer(t *testing.T, rel peers.Release, e *testenv.Ensemble, user, pass
 			"zookeeper.clientCnxnSocket":        "org.apache.zookeeper.ClientCnxnSocketNetty",
 			"zookeeper.ssl.trustStore.location": files.TrustStore,
 			"zookeeper.ssl.trustStore.password": files.Password,
+			// ZooKeeper 3.8's client offers only TLSv1.2 by default; the
+			// 3.9.3 server (Debian 13, JRE 21) answers that with a
+			// protocol_version alert (ZOOKEEPER-5053). Offer both, as a
+			// deployment with 3.8 clients and 3.9.3 servers must.
+			"zookeeper.ssl.protocol":         "TLSv1.3",
+			"zookeeper.ssl.enabledProtocols": "TLSv1.3,TLSv1.2",
 		},
 		ClassPath: []string{"/usr/share/java/netty-codec.jar", "/usr/share/java/netty-resolver.jar"},
 	}
