@@ -209,6 +209,16 @@ func TestEndToEnd(t *testing.T) {
 				}
 			}
 		}
+		// a scenario that tested nothing is no pass (report.VerdictNotExercised)
+		for _, sc := range sum.Scenarios {
+			if sc.Verdict() == report.VerdictNotExercised {
+				for _, c := range sc.Results {
+					if report.StatusOf(c) == report.StatusNotExercised {
+						t.Errorf("NOT EXERCISED %s: %s", sc.Scenario, report.Reason(c))
+					}
+				}
+			}
+		}
 		if got := sum.Injected(); got != len(scs) {
 			t.Errorf("FAIL %d faults injected, want %d", got, len(scs))
 		}

@@ -88,7 +88,7 @@ table() {
 		# errors the chaos tests report (they begin with "FAIL ").
 		echo "test.sh: what failed (first 60 lines)"
 		grep -h -E -e '^[[:space:]]*--- FAIL' -e '^FAIL[[:space:]]' -e '^panic: ' -e 'WARNING: DATA RACE' \
-			-e '\] (FAIL|NOT EXERCISED|ERROR) ' -e '_test\.go:[0-9]+: FAIL ' "$logdir"/*.log 2>/dev/null |
+			-e '\] (FAIL|NOT EXERCISED|ERROR) ' -e '_test\.go:[0-9]+: (FAIL|NOT EXERCISED) ' "$logdir"/*.log 2>/dev/null |
 			cut -c1-300 | head -60 || true
 		# a race report names its goroutines only in the lines after its
 		# warning: the first two reports in full (up to 60 lines each)

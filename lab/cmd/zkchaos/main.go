@@ -6,8 +6,10 @@
 // summary table, writes the report after every scenario (index.html,
 // scenarios/*.html, junit.xml, summary.json, history/*.json.gz), prints a
 // replay command per failing scenario and a last line that begins with
-// PASS or FAIL and names the failing scenarios, and exits 1 on any
-// violation.
+// PASS, NOT EXERCISED or FAIL and names the failing scenarios, and exits
+// 1 on any violation or error, 3 when nothing failed but a scenario was
+// not exercised (a fault that left no trace, clients not placed as asked:
+// it tested nothing, so it is no pass), 2 when the run could not start.
 //
 //	go run ./lab/cmd/zkchaos [-tier quick|full] [-scenarios 'register/*,lock/kill-*']
 //	                     [-workloads lock,leader] [-duration 12s] [-seed N] [-out report] [-list] [-broken]
@@ -171,6 +173,9 @@ func run() int {
 	for _, name := range sum.Failing() {
 		fmt.Printf("replay %s: %s\n", name, sum.ReplayCommand(name))
 	}
+	for _, name := range sum.NotExercisedNames() {
+		fmt.Printf("replay %s (not exercised): %s\n", name, sum.ReplayCommand(name))
+	}
 	code = 0
 	switch {
 	case err != nil && !errors.Is(err, context.Canceled):
@@ -181,8 +186,10 @@ func run() int {
 		code = 130
 	case sum.Failed():
 		code = 1
+	case sum.Verdict() == report.VerdictNotExercised:
+		code = 3 // no failure, but a scenario tested nothing: not a pass
 	}
-	if code != 0 && !sum.Failed() && sum.Complete() { // every scenario passed, but the report could not be written
+	if err != nil && !sum.Failed() && sum.Complete() { // every scenario passed, but the report could not be written
 		fmt.Println(report.Clip("FAIL "+err.Error(), report.ConsoleWidth))
 		return code
 	}
