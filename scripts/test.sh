@@ -1,29 +1,30 @@
 #!/usr/bin/env bash
 # The test command: installs what the tests need (scripts/setup.sh), then,
-# over both modules of the repository (the library at the root, the lab
-# module in lab/: testenv, chaos, bench, commands, interop and the
-# integration tests against real ZooKeeper ensembles):
+# over the workspace's modules (go.work: the library at the root; testenv/,
+# chaos/ and lab/, whose integration, interop and bench tests run against
+# real ZooKeeper ensembles; observe/zkprom and observe/zkotel):
 #   1. checks formatting and vets;
 #   2. builds, vets and unit-tests the library module alone (GOWORK=off)
 #      with the oldest Go its go.mod declares (fetched from the Go module
-#      proxy as golang.org/toolchain), and checks that the lab module builds
-#      alone (GOWORK=off, through its replace directive);
+#      proxy as golang.org/toolchain), builds testenv, chaos and lab alone
+#      (GOWORK=off, through their replace directives) and tests the metric
+#      adapters alone;
 #   3. runs the downstream checks (scripts/downstream.sh: a module importing
 #      only lock has zkrecipes, go-zookeeper/zk and google/uuid and nothing
 #      else in its build list; scripts/downstream-testenv.sh: a service's
 #      test module importing testenv and lock takes a lock on an ensemble,
 #      and testenv requires only what an ensemble needs);
-#   4. after step 5 (lane B; beside steps 1-3 and 5, in the background,
-#      with ZKRECIPES_TEST_LANES=2): chaos's
-#      TestEndToEnd (every workload, every fault kind, the broken workloads
-#      and two mutants) and TestExternalServers without the race detector,
-#      then lab/bench without it (see lane_b below);
-#   5. the race pass (lane A): every other package's tests with the race
-#      detector, in the workspace (go.work: ./... is the root module only,
-#      so ./chaos/..., ./testenv/... and ./lab/... are named too). chaos's scenario tests skip
-#      themselves under -race (see skipUnderRace in
-#      chaos/race_test.go); its TestRunnerRace covers the chaos
-#      engine's concurrency there.
+#   4. the race pass (lane A): every package's tests with the race
+#      detector but lane B's, in the workspace (./... is the root module
+#      only, so ./chaos/..., ./testenv/... and ./lab/... are named too).
+#      chaos's scenario tests skip themselves under -race (skipUnderRace
+#      in chaos/race_test.go); its TestRunnerRace covers the chaos
+#      engine's concurrency there;
+#   5. lane B, after lane A (beside it with ZKRECIPES_TEST_LANES=2), without
+#      the race detector: chaos's TestEndToEnd (every workload, every fault
+#      kind, the broken workloads and two mutants) in two processes side by
+#      side (ZKCHAOS_SHARD=1/2 and 2/2), TestExternalServers, and lab/bench
+#      (see lane_b below).
 # With -full (first argument), then also (the full tier):
 #   6. testenv on both of its backends (containers and local JVMs;
 #      the default tier tests the one it picks, containers where Docker
@@ -35,7 +36,7 @@
 #   8. chaos's TestSecuredQuickTier and every mutant on seeds 1, 2
 #      and 3 (TestMutants), without -race;
 #   9. the whole quick tier of the chaos suite (go run ./lab/cmd/zkchaos,
-#      85 scenarios; report in report/).
+#      103 scenarios; report in report/).
 # No test runs twice: a failure fails the run. Extra arguments go to every
 # go test of steps 4 to 8 (for example -run TestName or -short). At the end
 # it prints the time of each step and a table of every package's time.
@@ -119,8 +120,8 @@ export GOFLAGS="${GOFLAGS:+$GOFLAGS }-tags=zkrecipes_hooks"
 # Lane B (after lane A; its output is shown when it ends): the chaos slice
 # and the benchmark harness's tests, without -race.
 #   - the chaos slice: chaos's TestEndToEnd (every workload, every
-#     fault kind, the broken workloads and two mutants) and
-#     TestExternalServers. Their clients reconnect hundreds of times with
+#     fault kind, the broken workloads and two mutants; in two halves, two
+#     processes side by side) and TestExternalServers. Their clients reconnect hundreds of times with
 #     watches set, where go-zookeeper v1.0.4 races on its own lastZxid
 #     (PR #35 upstream, unfixed): under -race that failed about half the
 #     runs (the Session's tap removes the race since, recipes/tapgate.go;
@@ -131,21 +132,28 @@ export GOFLAGS="${GOFLAGS:+$GOFLAGS }-tags=zkrecipes_hooks"
 #     the integration tests).
 lane_b_pkgs="github.com/zkrecipes/zkrecipes/lab/bench github.com/zkrecipes/zkrecipes/lab/bench/scale"
 lane_b() {
-	local rc=0 t0 bench_pid
+	local rc=0 t0 half1_pid
 	t0=$SECONDS
-	# lab/bench beside the chaos slice: two ensembles at once, as in the
-	# race pass (go test's two packages).
+	# Two processes side by side, two ensembles at once as in the race
+	# pass (go test's two packages): the chaos slice's first half
+	# (ZKCHAOS_SHARD=1/2: every other quick scenario), TestExternalServers
+	# and then lab/bench; and its second half with the broken workloads
+	# and the mutants (ZKCHAOS_SHARD=2/2).
 	(
+		ZKCHAOS_SHARD=1/2 go test -count=1 -timeout 30m -run '^(TestEndToEnd|TestExternalServers)$' "${extra[@]}" ./chaos >"$logdir/chaos1.log" 2>&1
+		echo "$?" >"$logdir/chaos1.rc"
+		echo "$((SECONDS - t0)) chaos slice 1/2, TestExternalServers (lane B, no -race)" >"$logdir/half1.steps"
 		go test -count=1 -timeout 30m "${extra[@]}" ./lab/bench >"$logdir/bench.log" 2>&1
 		echo "$?" >"$logdir/bench.rc"
-		echo "$((SECONDS - t0)) lab/bench (lane B, no -race, beside the chaos slice)" >"$logdir/bench.steps"
+		echo "$((SECONDS - t0)) then lab/bench (lane B, no -race)" >>"$logdir/half1.steps"
 	) &
-	bench_pid=$!
-	go test -count=1 -timeout 30m -run '^(TestEndToEnd|TestExternalServers)$' "${extra[@]}" ./chaos >"$logdir/chaos.log" 2>&1 || rc=1
-	echo "$((SECONDS - t0)) chaos slice (lane B, no -race)" >"$logdir/laneb.steps"
-	wait "$bench_pid" || true
+	half1_pid=$!
+	ZKCHAOS_SHARD=2/2 go test -count=1 -timeout 30m -run '^TestEndToEnd$' "${extra[@]}" ./chaos >"$logdir/chaos2.log" 2>&1 || rc=1
+	echo "$((SECONDS - t0)) chaos slice 2/2, broken workloads, mutants (lane B, no -race)" >"$logdir/laneb.steps"
+	wait "$half1_pid" || true
+	[ "$(cat "$logdir/chaos1.rc" 2>/dev/null)" = 0 ] || rc=1
 	[ "$(cat "$logdir/bench.rc" 2>/dev/null)" = 0 ] || rc=1
-	cat "$logdir/bench.steps" >>"$logdir/laneb.steps" 2>/dev/null || true
+	cat "$logdir/half1.steps" >>"$logdir/laneb.steps" 2>/dev/null || true
 	return $rc
 }
 echo "test.sh: lane B (after lane A unless ZKRECIPES_TEST_LANES=2): the chaos slice (TestEndToEnd, TestExternalServers) and lab/bench, without -race"
@@ -236,7 +244,7 @@ else
 	lane_b || lane_b_rc=$?
 fi
 echo "test.sh: lane B's output:"
-cat "$logdir/chaos.log" "$logdir/bench.log" 2>/dev/null || true
+cat "$logdir/chaos1.log" "$logdir/chaos2.log" "$logdir/bench.log" 2>/dev/null || true
 while read -r l; do steps+=("$l"); done <"$logdir/laneb.steps" || true
 if [ "$race_rc" != 0 ] || [ "$lane_b_rc" != 0 ]; then
 	echo "test.sh: race pass exit $race_rc, lane B exit $lane_b_rc"
