@@ -176,18 +176,12 @@ func run() int {
 	for _, name := range sum.NotExercisedNames() {
 		fmt.Printf("replay %s (not exercised): %s\n", name, sum.ReplayCommand(name))
 	}
-	code = 0
-	switch {
-	case err != nil && !errors.Is(err, context.Canceled):
+	code = exitCode(err, sum)
+	switch code {
+	case 2:
 		fmt.Fprintln(os.Stderr, "zkchaos:", err)
-		code = 2
-	case err != nil:
+	case 130:
 		fmt.Fprintln(os.Stderr, "zkchaos: interrupted")
-		code = 130
-	case sum.Failed():
-		code = 1
-	case sum.Verdict() == report.VerdictNotExercised:
-		code = 3 // no failure, but a scenario tested nothing: not a pass
 	}
 	if err != nil && !sum.Failed() && sum.Complete() { // every scenario passed, but the report could not be written
 		fmt.Println(report.Clip("FAIL "+err.Error(), report.ConsoleWidth))
@@ -195,6 +189,23 @@ func run() int {
 	}
 	fmt.Println(sum.FinalLine(report.ConsoleWidth))
 	return code
+}
+
+// exitCode is a run's exit status: 2 when it could not go on (err), 130
+// when interrupted, 1 on a violation, an error or a node left, 3 when
+// nothing failed but a scenario was not exercised, else 0.
+func exitCode(err error, sum report.Summary) int {
+	switch {
+	case err != nil && !errors.Is(err, context.Canceled):
+		return 2
+	case err != nil:
+		return 130
+	case sum.Failed():
+		return 1
+	case sum.Verdict() == report.VerdictNotExercised:
+		return 3 // no failure, but a scenario tested nothing: not a pass
+	}
+	return 0
 }
 
 // replayBase is the command that replays a scenario of this run less its
