@@ -4,8 +4,9 @@
 // integration tests in the lab module (lab/integration/lock, .../rwlock,
 // .../barrier), which cannot reach recipes' _test.go files, can inject a
 // real fault at a precise point of an acquisition or of a double barrier's
-// Leave, a mutant switch of package cache, and three read-only accessors
-// to the core's internals (access.go).
+// Leave, a mutant switch of package cache, a seam removing one term from
+// the lease's bound (SetLeaseDrop), and three read-only accessors to the
+// core's internals (access.go).
 //
 // The hooks exist only in a build with the tag zkrecipes_hooks (the
 // project's test commands set it: scripts/test.sh, scripts/main.sh).
