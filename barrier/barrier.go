@@ -7,7 +7,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -70,7 +69,7 @@ func (b *Barrier) Set(ctx context.Context) error {
 	}
 	parent, _ := zkpath.Split(b.path)
 	for {
-		err := zkcall.Exec(ctx, b.s, func(conn *zk.Conn, _ int64) error {
+		err := recipes.Exec(ctx, b.s, func(conn *zk.Conn, _ int64) error {
 			_, err := conn.Create(b.path, nil, 0, b.s.ACLFor(b.path))
 			return err
 		})
@@ -78,10 +77,10 @@ func (b *Barrier) Set(ctx context.Context) error {
 		case err == nil, errors.Is(err, zk.ErrNodeExists):
 			// ErrNodeExists also covers a retried create that was applied.
 			return nil
-		case zkcall.Stopped(err):
+		case recipes.Stopped(err):
 			return fmt.Errorf("barrier %s: %w", b.path, err)
 		case errors.Is(err, zk.ErrNoNode):
-			if err := zkcall.EnsureParents(b.s, parent); err != nil && !zkcall.IsConnErr(err) {
+			if err := b.s.EnsureParents(parent); err != nil && !recipes.IsConnErr(err) {
 				return fmt.Errorf("barrier: create parents of %s: %w", b.path, err)
 			}
 		default:
@@ -97,13 +96,13 @@ func (b *Barrier) Remove(ctx context.Context) error {
 	if err := b.check(ctx); err != nil {
 		return err
 	}
-	err := zkcall.Exec(ctx, b.s, func(conn *zk.Conn, _ int64) error {
+	err := recipes.Exec(ctx, b.s, func(conn *zk.Conn, _ int64) error {
 		return conn.Delete(b.path, -1)
 	})
 	switch {
 	case err == nil, errors.Is(err, zk.ErrNoNode):
 		return nil
-	case zkcall.Stopped(err):
+	case recipes.Stopped(err):
 		return fmt.Errorf("barrier %s: %w", b.path, err)
 	}
 	return fmt.Errorf("barrier: remove %s: %w", b.path, err)
@@ -121,7 +120,7 @@ func (b *Barrier) Wait(ctx context.Context) error {
 	for {
 		var ok bool
 		var ch <-chan zk.Event
-		err := zkcall.Exec(ctx, b.s, func(conn *zk.Conn, _ int64) (err error) {
+		err := recipes.Exec(ctx, b.s, func(conn *zk.Conn, _ int64) (err error) {
 			ok, _, ch, err = conn.ExistsW(b.path)
 			return err
 		})
@@ -134,7 +133,7 @@ func (b *Barrier) Wait(ctx context.Context) error {
 			case <-ctx.Done():
 				return fmt.Errorf("barrier %s: %w", b.path, recipes.ContextError(ctx))
 			}
-		case zkcall.Stopped(err):
+		case recipes.Stopped(err):
 			return fmt.Errorf("barrier %s: %w", b.path, err)
 		default:
 			return fmt.Errorf("barrier: wait %s: %w", b.path, err)

@@ -9,7 +9,6 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/internal/hooks"
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -205,14 +204,14 @@ func (l *Long) TrySet(ctx context.Context, next int64) (Result, error) {
 // read returns the value and the version to compare against (-1: the node
 // does not exist).
 func (l *Long) read(ctx context.Context) (int64, int32, error) {
-	r, err := zkcall.Do(ctx, l.s, func(conn *zk.Conn, _ int64) (read, error) {
+	r, err := recipes.Do(ctx, l.s, func(conn *zk.Conn, _ int64) (read, error) {
 		data, stat, err := conn.Get(l.path)
 		return read{data, stat}, err
 	})
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 		return 0, -1, nil
-	case zkcall.Stopped(err):
+	case recipes.Stopped(err):
 		return 0, 0, fmt.Errorf("shared %s: %w", l.path, err)
 	case err != nil:
 		return 0, 0, fmt.Errorf("shared: get %s: %w", l.path, err)
@@ -272,14 +271,14 @@ func (l *Long) optimistic(ctx context.Context, f func(cur int64) (int64, bool, e
 		r = Result{Pre: cur}
 		hooks.BeforeWrite(l.path)
 		var sent error
-		err = zkcall.Exec(ctx, l.s, func(conn *zk.Conn, _ int64) error {
+		err = recipes.Exec(ctx, l.s, func(conn *zk.Conn, _ int64) error {
 			var err error
 			if version < 0 {
 				_, err = conn.Create(l.path, EncodeLong(next), 0, l.s.ACLFor(l.path))
 			} else {
 				_, err = conn.Set(l.path, EncodeLong(next), version)
 			}
-			if zkcall.IsConnErr(err) {
+			if recipes.IsConnErr(err) {
 				sent = err
 				return nil
 			}
@@ -290,10 +289,10 @@ func (l *Long) optimistic(ctx context.Context, f func(cur int64) (int64, bool, e
 			return Result{}, true, fmt.Errorf("%w: %s: %w", ErrUncertain, l.path, sent)
 		case err == nil:
 			return Result{Succeeded: true, Pre: cur, Post: next}, true, nil
-		case zkcall.Stopped(err):
+		case recipes.Stopped(err):
 			return Result{}, true, fmt.Errorf("shared %s: %w", l.path, err)
 		case errors.Is(err, zk.ErrNoNode) && version < 0:
-			if err := zkcall.EnsureParents(l.s, parent); err != nil && !zkcall.IsConnErr(err) {
+			if err := l.s.EnsureParents(parent); err != nil && !recipes.IsConnErr(err) {
 				return Result{}, true, fmt.Errorf("shared: create parents of %s: %w", l.path, err)
 			}
 		case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrNoNode):

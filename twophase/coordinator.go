@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -158,7 +157,7 @@ func (c *Coordinator) Begin(ctx context.Context, txID string, sites []string, pa
 	if err != nil {
 		return nil, err
 	}
-	if err := zkcall.CheckData(payload, c.s.MaxData()); err != nil {
+	if err := recipes.CheckData(payload, c.s.MaxData()); err != nil {
 		return nil, fmt.Errorf("twophase: payload: %w", err)
 	}
 	txPath := zkpath.Join(c.root, txID)
@@ -173,7 +172,7 @@ func (c *Coordinator) Begin(ctx context.Context, txID string, sites []string, pa
 		return nil, fmt.Errorf("twophase: begin %s: too many sites to collect in one multi: %w", txID, err)
 	}
 	for {
-		err := zkcall.Exec(ctx, c.s, func(_ *zk.Conn, _ int64) error {
+		err := recipes.Exec(ctx, c.s, func(_ *zk.Conn, _ int64) error {
 			_, err := c.s.Conn().Multi(ops...)
 			return err
 		})
@@ -368,7 +367,7 @@ func (t *Tx) Decide(ctx context.Context) (Decision, error) {
 	for {
 		if decisionWatch == nil {
 			var found bool
-			err := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
+			err := recipes.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
 				found, _, decisionWatch, err = s.Conn().ExistsW(decisionPath)
 				return err
 			})
@@ -441,7 +440,7 @@ func (t *Tx) look(ctx context.Context, sw *siteWatch) error {
 	var kids []string
 	var st *zk.Stat
 	var ch <-chan zk.Event
-	err := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
+	err := recipes.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
 		kids, st, ch, err = s.Conn().ChildrenW(sitePath)
 		return err
 	})
