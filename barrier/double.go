@@ -146,7 +146,11 @@ func (d *DoubleBarrier) end(entered bool) {
 // Cost: 1 exists (arming a watch on "ready") + 1 create + 1 getChildren;
 // the member whose listing first shows n members adds 1 create of "ready"
 // (one that lists "ready" itself creates nothing). Waiting costs nothing more:
-// creating "ready" wakes the n-1 members waiting in Enter, once each.
+// creating "ready" wakes the n-1 members waiting in Enter, once each. An
+// authenticated Session's first create under the barrier's path adds 1
+// getACL (recipes.CreateUnder's squatting check: an error wrapping
+// recipes.ErrOpenParent under a path that lets anyone create or delete
+// children).
 func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	if err := d.begin(true); err != nil {
 		return err
@@ -282,7 +286,9 @@ func (d *DoubleBarrier) replaced(sid, id int64) error {
 // createMember creates our ephemeral member node, creating the barrier path
 // (as containers) when missing. A create whose outcome is unknown is sent
 // again: the name is unique to us, and a NodeExists makes us look at the
-// node's owner. Cost: 1 create (+1 exists when the node exists already).
+// node's owner, through recipes.CreateUnder. Cost: 1 create (+1 exists when
+// the node exists already; +1 getACL on an authenticated Session's first
+// create under the barrier's path).
 func (d *DoubleBarrier) createMember(ctx context.Context) (string, int64, error) {
 	name := d.cfg.dialect.NewGUID()
 	p := zkpath.Join(d.path, name)
@@ -295,7 +301,7 @@ func (d *DoubleBarrier) createMember(ctx context.Context) (string, int64, error)
 	}
 	for {
 		var sid int64
-		err := recipes.Exec(ctx, d.s, func(conn *zk.Conn, id int64) error {
+		err := recipes.CreateUnder(ctx, d.s, d.path, func(conn *zk.Conn, id int64) error {
 			sid = id
 			_, err := conn.Create(p, nil, zk.FlagEphemeral, d.s.ACLFor(p))
 			maybe = maybe || err == nil || recipes.IsConnErr(err)
@@ -309,11 +315,6 @@ func (d *DoubleBarrier) createMember(ctx context.Context) (string, int64, error)
 				return name, sid, nil
 			}
 			// The session changed under us: check the owner below.
-		case errors.Is(err, zk.ErrNoNode):
-			if err := d.s.EnsureParents(d.path); err != nil && !recipes.IsConnErr(err) {
-				return "", 0, fmt.Errorf("barrier: create %s: %w", d.path, err)
-			}
-			continue
 		case errors.Is(err, zk.ErrNodeExists):
 			// A create of ours applied earlier; see whose it is.
 		default:

@@ -83,7 +83,9 @@ type Registration struct {
 // exists). Cost: Static or
 // Permanent: 1 create (+1 createContainer per missing parent level, the
 // parents being container nodes as Curator makes them, and the create
-// again; +1 exists and 1 multi per node replaced). Dynamic: 1 exists (is the path free?), then
+// again; +1 getACL on an authenticated Session's first create under the
+// service's path, see recipes.CreateUnder, whose ErrOpenParent it returns;
+// +1 exists and 1 multi per node replaced). Dynamic: 1 exists (is the path free?), then
 // persistent.Node.Start: 1 create + 1 exists setting its watch (+1
 // createContainer per missing parent level and the create again); a node
 // replaced: +1 multi, and the Node adopts it (its create fails, 1
@@ -478,7 +480,7 @@ func (r *Registration) create(ctx context.Context, displace bool) (taken bool, e
 	parent, _ := zkpath.Split(r.path)
 	for displaced := 0; ; {
 		var czxid int64
-		err := recipes.Exec(ctx, s, func(*zk.Conn, int64) error {
+		err := recipes.CreateUnder(ctx, s, parent, func(*zk.Conn, int64) error {
 			var err error
 			_, czxid, err = s.CreateTapped(r.path, r.data, r.mode, s.ACLFor(r.path))
 			return err
@@ -490,11 +492,6 @@ func (r *Registration) create(ctx context.Context, displace bool) (taken bool, e
 			}
 			r.czxid = czxid
 			return false, nil
-		case errors.Is(err, zk.ErrNoNode):
-			if err := s.EnsureParents(parent); err != nil && !recipes.IsConnErr(err) {
-				return false, fmt.Errorf("create parents: %w", err)
-			}
-			continue
 		case !errors.Is(err, zk.ErrNodeExists):
 			return false, err
 		case !displace:

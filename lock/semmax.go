@@ -108,27 +108,23 @@ func (sem *Semaphore) max(ctx context.Context, create bool) (int, int64, error) 
 }
 
 // createCount makes the count node with the seed; a node that exists
-// (someone else's create, or our own retried one) is fine.
+// (someone else's create, or our own retried one) is fine. Cost (through
+// recipes.CreateUnder): 1 create, +1 createContainer per missing parent
+// level, +1 getACL on an authenticated Session's first create under the
+// parent (an error wrapping recipes.ErrOpenParent under an open one).
 func (sem *Semaphore) createCount(ctx context.Context) error {
 	parent, _ := zkpath.Split(sem.countPath)
-	for {
-		err := recipes.Exec(ctx, sem.s, func(conn *zk.Conn, _ int64) error {
-			_, err := conn.Create(sem.countPath, encodeCount(sem.seed), 0, sem.s.ACLFor(sem.countPath))
-			return err
-		})
-		switch {
-		case err == nil, errors.Is(err, zk.ErrNodeExists):
-			return nil
-		case recipes.Stopped(err):
-			return err
-		case errors.Is(err, zk.ErrNoNode):
-			if err := sem.s.EnsureParents(parent); err != nil && !recipes.IsConnErr(err) {
-				return fmt.Errorf("create parents of %s: %w", sem.countPath, err)
-			}
-		default:
-			return fmt.Errorf("create count %s: %w", sem.countPath, err)
-		}
+	err := recipes.CreateUnder(ctx, sem.s, parent, func(conn *zk.Conn, _ int64) error {
+		_, err := conn.Create(sem.countPath, encodeCount(sem.seed), 0, sem.s.ACLFor(sem.countPath))
+		return err
+	})
+	switch {
+	case err == nil, errors.Is(err, zk.ErrNodeExists):
+		return nil
+	case recipes.Stopped(err):
+		return err
 	}
+	return fmt.Errorf("create count %s: %w", sem.countPath, err)
 }
 
 // checkRecord makes sure, under the mutex, that the leases node records

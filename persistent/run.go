@@ -130,8 +130,8 @@ func (n *Node) pause(ctx context.Context, kick chan struct{}, backoff time.Durat
 // session (-1 for a persistent node). Cost: protected: see
 // recipes.Session.CreateProtected; plain: 1 create (+1 createContainer per missing
 // parent level), +1 getData when the path exists, +1 getACL on an
-// authenticated Session's first create under the parent (recipes.Session.CheckParent:
-// ErrOpenParent under a parent open to anyone).
+// authenticated Session's first create under the parent (recipes.CreateUnder's
+// squatting check: ErrOpenParent under a parent open to anyone).
 func (n *Node) create(ctx context.Context) (*incarnation, int64, error) {
 	g, data := n.want()
 	if n.protected {
@@ -143,11 +143,8 @@ func (n *Node) create(ctx context.Context) (*incarnation, int64, error) {
 			czxid: p.Czxid, written: g}, 0, nil
 	}
 	for {
-		if err := n.s.CheckParent(ctx, n.parent); err != nil {
-			return nil, 0, err
-		}
 		var sid int64
-		err := recipes.Exec(ctx, n.s, func(conn *zk.Conn, id int64) error {
+		err := recipes.CreateUnder(ctx, n.s, n.parent, func(conn *zk.Conn, id int64) error {
 			sid = id
 			// A create resent after a connection error may find the
 			// first one's node: ErrNodeExists, then its owner says.
@@ -163,10 +160,6 @@ func (n *Node) create(ctx context.Context) (*incarnation, int64, error) {
 				return inc, taken, err
 			}
 			// Gone meanwhile: create again.
-		case errors.Is(err, zk.ErrNoNode):
-			if err := n.s.EnsureParents(n.parent); err != nil && !recipes.IsConnErr(err) {
-				return nil, 0, fmt.Errorf("persistent: create parents of %s: %w", n.path, err)
-			}
 		case recipes.Stopped(err):
 			return nil, 0, err
 		default:

@@ -247,7 +247,10 @@ func (c *Claim) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse
 // neither does a Session whose claim node create is over its request limit
 // (the ACL its ACL provider gives claim nodes fills the limit): that is
 // recipes.ErrDataTooLarge, nor one whose session timeout leaves no lease
-// (recipes.ErrLeaseTooShort: a claim could never be kept).
+// (recipes.ErrLeaseTooShort: a claim could never be kept). An authenticated
+// Session also reads the claims path's ACL once, before its first claim
+// there (1 getACL, see recipes.CreateUnder), and fails with an error
+// wrapping recipes.ErrOpenParent when anyone may create or delete claims.
 func (q *Queue) Claim(ctx context.Context) (*Claim, error) {
 	if err := q.check(ctx); err != nil {
 		return nil, err
@@ -328,7 +331,6 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 		q.unread(e)
 		return nil, err
 	}
-	conn := q.s.Conn()
 	cpath := zkpath.Join(q.cfg.claimPath, e.name)
 	ipath := zkpath.Join(q.path, e.name)
 	var sid int64      // the session our claim node is (to be) owned by
@@ -355,48 +357,51 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 	var cv int32
 	var czxid int64
 	var watch *recipes.Watch
-	// Not recipes.Exec: the claim node's path is every claimant's, so a
-	// create of unknown outcome is resolved by reading, never sent blindly.
+	// The claim node's path is every claimant's, so a create of unknown
+	// outcome is resolved by reading, never sent blindly: the create
+	// reports a connection error in lost, and recipes.CreateUnder does not
+	// send it again.
 	for created := false; !created; {
-		id, err := q.usable(ctx)
-		if err != nil {
+		if _, err := q.usable(ctx); err != nil {
 			return giveUp(err)
 		}
 		if !ambiguous {
-			sent = id
-			_, err = conn.Create(cpath, q.cfg.data, zk.FlagEphemeral, q.s.ACLFor(cpath))
+			var lost error
+			err := recipes.CreateUnder(ctx, q.s, q.cfg.claimPath, func(conn *zk.Conn, id int64) error {
+				sent = id
+				_, err := conn.Create(cpath, q.cfg.data, zk.FlagEphemeral, q.s.ACLFor(cpath))
+				if recipes.IsConnErr(err) {
+					lost = err
+					return nil
+				}
+				return err
+			})
 			switch {
-			case err == nil:
-				// Read it back below: that checks the owner (the session
-				// may have changed under the create) and arms the watch.
-				ambiguous = true
-			case recipes.IsConnErr(err):
+			case lost != nil:
 				ambiguous, unsure = true, true
 				if err := q.s.Pause(ctx); err != nil {
 					return giveUp(fmt.Errorf("queue %s: %w", q.path, err))
 				}
 				continue
+			case err == nil:
+				// Read it back below: that checks the owner (the session
+				// may have changed under the create) and arms the watch.
+				ambiguous = true
+			case recipes.Stopped(err):
+				return giveUp(fmt.Errorf("queue %s: %w", q.path, err))
 			case errors.Is(err, zk.ErrNodeExists) && unsure:
 				ambiguous = true // ours from the earlier create, or another's: read it
 			case errors.Is(err, zk.ErrNodeExists):
 				return nil, nil // claimed by someone else since our listing
-			case errors.Is(err, zk.ErrNoNode):
-				if err := ctx.Err(); err != nil {
-					return giveUp(fmt.Errorf("queue %s: %w", q.path, recipes.ContextError(ctx)))
-				}
-				if err := q.s.EnsureParents(q.cfg.claimPath); err != nil && !recipes.IsConnErr(err) {
-					return nil, fmt.Errorf("queue: create %s: %w", q.cfg.claimPath, err)
-				}
-				continue
 			default:
-				return nil, fmt.Errorf("queue: claim %s: %w", cpath, recipes.Answer(err))
+				return nil, fmt.Errorf("queue: claim %s: %w", cpath, err)
 			}
 		}
 		var ok bool
 		var st *zk.Stat
 		var w *recipes.Watch
 		var cur int64 // the session current once the node was read
-		err = recipes.Exec(ctx, q.s, func(_ *zk.Conn, _ int64) (err error) {
+		err := recipes.Exec(ctx, q.s, func(_ *zk.Conn, _ int64) (err error) {
 			// Read now: an armed watch's answer may predate the
 			// reconnection after which our create's outcome is unknown.
 			ok, st, w, err = q.s.WatchExistsNow(ctx, cpath)

@@ -297,59 +297,46 @@ func (q *Queue) room(ctx context.Context, k int) error {
 	return nil
 }
 
-// multi sends creates (one as a create, more as a multi), creating the
-// queue path on ErrNoNode.
+// multi sends creates (one as a create, more as a multi) through
+// recipes.CreateUnder: the squatting check of the queue path, and its
+// creation on ErrNoNode.
 func (q *Queue) multi(ctx context.Context, ops []any) ([]zk.MultiResponse, error) {
 	if ctx == nil {
 		return nil, q.check(ctx) // ErrBadArgument
 	}
-	type sent struct {
-		resp    []zk.MultiResponse
-		unknown error // a connection error after which the creates may have been applied
-	}
-	for {
-		if err := q.s.CheckParent(ctx, q.path); err != nil {
+	var resp []zk.MultiResponse
+	var unknown error // a connection error after which the creates may have been applied
+	err := recipes.CreateUnder(ctx, q.s, q.path, func(conn *zk.Conn, _ int64) (err error) {
+		if c, ok := ops[0].(*zk.CreateRequest); ok && len(ops) == 1 {
+			var name string
+			name, err = conn.Create(c.Path, c.Data, c.Flags, c.Acl)
+			resp = []zk.MultiResponse{{String: name}}
+		} else {
+			resp, err = conn.Multi(ops...)
+		}
+		if recipes.IsConnErr(err) && !errors.Is(err, zk.ErrSessionExpired) && !errors.Is(err, zk.ErrNoServer) {
+			// Maybe applied: sending the (sequential) creates again
+			// could put the items twice, so Exec must not retry.
+			unknown = err
+			return nil
+		}
+		// ErrSessionExpired, ErrNoServer: never reached the server (or
+		// was flushed with its session before being applied), so Exec
+		// may send it again.
+		return err
+	})
+	switch {
+	case recipes.Stopped(err):
+		return nil, fmt.Errorf("queue %s: %w", q.path, err)
+	case unknown != nil:
+		if err := q.s.AuthRequired(); err != nil {
 			return nil, fmt.Errorf("queue: put to %s: %w", q.path, err)
 		}
-		r, err := recipes.Do(ctx, q.s, func(conn *zk.Conn, _ int64) (r sent, err error) {
-			if c, ok := ops[0].(*zk.CreateRequest); ok && len(ops) == 1 {
-				var name string
-				name, err = conn.Create(c.Path, c.Data, c.Flags, c.Acl)
-				r.resp = []zk.MultiResponse{{String: name}}
-			} else {
-				r.resp, err = conn.Multi(ops...)
-			}
-			if recipes.IsConnErr(err) && !errors.Is(err, zk.ErrSessionExpired) && !errors.Is(err, zk.ErrNoServer) {
-				// Maybe applied: sending the (sequential) creates again
-				// could put the items twice, so Do must not retry.
-				return sent{unknown: err}, nil
-			}
-			// ErrSessionExpired, ErrNoServer: never reached the server (or
-			// was flushed with its session before being applied), so Do
-			// may send it again.
-			return r, err
-		})
-		switch {
-		case recipes.Stopped(err):
-			return nil, fmt.Errorf("queue %s: %w", q.path, err)
-		case r.unknown != nil:
-			if err := q.s.AuthRequired(); err != nil {
-				return nil, fmt.Errorf("queue: put to %s: %w", q.path, err)
-			}
-			return nil, fmt.Errorf("%w: put to %s: %w", ErrUncertain, q.path, r.unknown)
-		case err == nil:
-			return r.resp, nil
-		case errors.Is(err, zk.ErrNoNode):
-			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("queue %s: %w", q.path, recipes.ContextError(ctx))
-			}
-			if err := q.s.EnsureParents(q.path); err != nil && !recipes.IsConnErr(err) {
-				return nil, fmt.Errorf("queue: create %s: %w", q.path, err)
-			}
-		default:
-			return nil, fmt.Errorf("queue: put to %s: %w", q.path, err)
-		}
+		return nil, fmt.Errorf("%w: put to %s: %w", ErrUncertain, q.path, unknown)
+	case err != nil:
+		return nil, fmt.Errorf("queue: put to %s: %w", q.path, err)
 	}
+	return resp, nil
 }
 
 // Take removes and returns the first item, waiting until there is one or

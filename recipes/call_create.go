@@ -11,7 +11,7 @@ import (
 )
 
 // CreateUnder sends create, a write that makes nodes directly under
-// parent (a create, or a multi of creates), through Do, after the
+// parent (a create, or a multi of creates), through Exec, after the
 // Session's squatting check of parent (CheckParent). When create fails
 // with zk.ErrNoNode, CreateUnder creates parent and its missing ancestors
 // as container nodes (EnsureParents), then checks parent and sends create
@@ -27,21 +27,20 @@ import (
 // to a refusal); an error wrapping ErrOpenParent from the check; a
 // parent creation's refusal (ErrNoAuth, ErrInvalidPath, ErrDataTooLarge);
 // or, without an answer (Stopped): ctx's error, ErrNilSession, ErrClosed.
-func CreateUnder[T any](ctx context.Context, s *Session, parent string, create func(conn *zk.Conn, sid int64) (T, error)) (T, error) {
-	var zero T
+func CreateUnder(ctx context.Context, s *Session, parent string, create func(conn *zk.Conn, sid int64) error) error {
 	for {
 		if err := s.CheckParent(ctx, parent); err != nil {
-			return zero, giveUp(ctx, err)
+			return giveUp(ctx, err)
 		}
-		v, err := Do(ctx, s, create)
+		err := Exec(ctx, s, create)
 		if !errors.Is(err, zk.ErrNoNode) || Stopped(err) {
-			return v, err
+			return err
 		}
 		if err := ContextError(ctx); err != nil {
-			return zero, stop{err}
+			return stop{err}
 		}
 		if err := s.EnsureParents(parent); err != nil && !isConnErr(err) {
-			return zero, giveUp(ctx, fmt.Errorf("recipes: create parents of %s: %w", abridge(parent), err))
+			return giveUp(ctx, fmt.Errorf("recipes: create parents of %s: %w", abridge(parent), err))
 		}
 	}
 }

@@ -78,12 +78,42 @@ func TestDoNilSession(t *testing.T) {
 		if err := s.EnsureParents("/a"); !errors.Is(err, recipes.ErrNilSession) {
 			t.Errorf("EnsureParents(%p) = %v, want ErrNilSession", s, err)
 		}
-		s.DeleteGuaranteed("/a", 0) // nothing to do, must not panic
+		calls = 0
+		err = recipes.CreateUnder(context.Background(), s, "/a", func(*zk.Conn, int64) error {
+			calls++
+			return nil
+		})
+		if !errors.Is(err, recipes.ErrNilSession) || !recipes.Stopped(err) || calls != 0 {
+			t.Errorf("CreateUnder(%p) = %v (Stopped %v) after %d calls; want ErrNilSession, Stopped, 0 calls", s, err, recipes.Stopped(err), calls)
+		}
+		if _, err := s.WaitUsable(context.Background()); !errors.Is(err, recipes.ErrNilSession) {
+			t.Errorf("WaitUsable(%p) = %v, want ErrNilSession", s, err)
+		}
+		if err := s.CheckParent(context.Background(), "/a"); !errors.Is(err, recipes.ErrNilSession) {
+			t.Errorf("CheckParent(%p) = %v, want ErrNilSession", s, err)
+		}
+		if err := s.DeleteOwned(context.Background(), "/a", 1, 0); !errors.Is(err, recipes.ErrNilSession) || !recipes.Stopped(err) {
+			t.Errorf("DeleteOwned(%p) = %v, want ErrNilSession, Stopped", s, err)
+		}
+		// Nothing to do, must not panic.
+		s.DeleteGuaranteed("/a", 0)
+		s.DeleteOwnedGuaranteed("/a", 1, 0)
+		s.CleanupGUID(recipes.Curator, "/a", "guid")
 	}
+	var h *recipes.Holding
+	if err := h.Cause(); !errors.Is(err, recipes.ErrBadArgument) {
+		t.Errorf("nil Holding's Cause = %v, want ErrBadArgument", err)
+	}
+	h.OnLoss(func(error) { t.Error("OnLoss of a nil Holding called f") })()
+	var w *recipes.Watch
+	w.OnFire(func(zk.Event) { t.Error("OnFire of a nil Watch called f") })
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := recipes.Do(ctx, nil, func(*zk.Conn, int64) (int, error) { return 0, nil }); !errors.Is(err, context.Canceled) || !recipes.Stopped(err) {
 		t.Errorf("Do with a done ctx = %v, want context.Canceled, Stopped", err)
+	}
+	if err := recipes.CreateUnder(ctx, nil, "/a", func(*zk.Conn, int64) error { return nil }); !recipes.Stopped(err) {
+		t.Errorf("CreateUnder with a done ctx on a nil Session = %v, want Stopped", err)
 	}
 }
 

@@ -86,7 +86,9 @@ type read struct {
 
 // Get returns the current value and its version. Cost: 1 getData; when the
 // node is missing, 1 create with the seed (and 1 createContainer per missing
-// parent level) and 1 getData more. Nothing is sent when ctx is done.
+// parent level; on an authenticated Session's first create under the
+// parent, 1 getACL: see recipes.CreateUnder, whose ErrOpenParent it
+// returns) and 1 getData more. Nothing is sent when ctx is done.
 func (v *Value) Get(ctx context.Context) (Versioned[[]byte], error) {
 	if err := v.check(ctx); err != nil {
 		return Versioned[[]byte]{}, err
@@ -119,24 +121,17 @@ func (v *Value) get(ctx context.Context) (Versioned[[]byte], error) {
 // create, or our own retried one) is fine.
 func (v *Value) create(ctx context.Context) error {
 	parent, _ := zkpath.Split(v.path)
-	for {
-		err := recipes.Exec(ctx, v.s, func(conn *zk.Conn, _ int64) error {
-			_, err := conn.Create(v.path, v.seed, 0, v.s.ACLFor(v.path))
-			return err
-		})
-		switch {
-		case err == nil, errors.Is(err, zk.ErrNodeExists):
-			return nil
-		case recipes.Stopped(err):
-			return fmt.Errorf("shared %s: %w", v.path, err)
-		case errors.Is(err, zk.ErrNoNode):
-			if err := v.s.EnsureParents(parent); err != nil && !recipes.IsConnErr(err) {
-				return fmt.Errorf("shared: create parents of %s: %w", v.path, err)
-			}
-		default:
-			return fmt.Errorf("shared: create %s: %w", v.path, err)
-		}
+	err := recipes.CreateUnder(ctx, v.s, parent, func(conn *zk.Conn, _ int64) error {
+		_, err := conn.Create(v.path, v.seed, 0, v.s.ACLFor(v.path))
+		return err
+	})
+	switch {
+	case err == nil, errors.Is(err, zk.ErrNodeExists):
+		return nil
+	case recipes.Stopped(err):
+		return fmt.Errorf("shared %s: %w", v.path, err)
 	}
+	return fmt.Errorf("shared: create %s: %w", v.path, err)
 }
 
 // TrySet writes next only if the node is still at prev.Version. It returns

@@ -32,7 +32,10 @@
 // a connection failure find out, exactly, whether its create was applied.
 //
 // Cost: Once is 1 createTTL when the period is free (1 createContainer more
-// per missing parent level), 1 createTTL and 1 getData when it is claimed.
+// per missing parent level), 1 createTTL and 1 getData when it is claimed;
+// an authenticated Session's first claim under a parent adds 1 getACL
+// (recipes.CreateUnder's squatting check: a parent that lets anyone create
+// or delete children fails with an error wrapping recipes.ErrOpenParent).
 // Nothing is sent when ctx is done.
 //
 // # Permissions
@@ -118,7 +121,7 @@ func Once(ctx context.Context, s *recipes.Session, path string, period time.Dura
 	parent, _ := zkpath.Split(path)
 	for {
 		var lost error // our create's answer, lost with the connection
-		err := recipes.Exec(ctx, s, func(conn *zk.Conn, _ int64) error {
+		err := recipes.CreateUnder(ctx, s, parent, func(conn *zk.Conn, _ int64) error {
 			_, err := conn.CreateTTL(path, body, zk.FlagTTL, s.ACLFor(path), period)
 			if recipes.IsConnErr(err) {
 				lost = err
@@ -141,10 +144,6 @@ func Once(ctx context.Context, s *recipes.Session, path string, period time.Dura
 			return Claim{Path: path, ID: id, Data: bytes.Clone(data)}, true, nil
 		case recipes.Stopped(err):
 			return Claim{}, false, fmt.Errorf("ttl %s: %w", path, err)
-		case errors.Is(err, zk.ErrNoNode):
-			if err := s.EnsureParents(parent); err != nil && !recipes.IsConnErr(err) {
-				return Claim{}, false, fmt.Errorf("ttl: create parents of %s: %w", path, err)
-			}
 		case unimplemented(err):
 			return Claim{}, false, fmt.Errorf("%w: create %s: %w", ErrUnsupported, path, err)
 		default:

@@ -140,7 +140,10 @@ func (t *Tx) Deadline() time.Time {
 //
 // Cost: 1 multi (1 + n creates). The first Begin under a missing root: +1
 // create per missing level. An existing transaction: +1 getData + 1
-// getChildren. Watchers woken: every participant streaming Transactions on
+// getChildren. An authenticated Session's first Begin under the root: +1
+// getACL (recipes.Session.CheckParent; 2 when the root was missing), and an
+// error wrapping recipes.ErrOpenParent when the root lets anyone create or
+// delete children. Watchers woken: every participant streaming Transactions on
 // the root (one child notification each).
 //
 // Bad input (invalid id, no sites, duplicate or invalid site names, the
@@ -171,7 +174,12 @@ func (c *Coordinator) Begin(ctx context.Context, txID string, sites []string, pa
 	if err := fits(c.s, collectOps(txPath, sorted)...); err != nil {
 		return nil, fmt.Errorf("twophase: begin %s: too many sites to collect in one multi: %w", txID, err)
 	}
+	// Not recipes.CreateUnder: the root is persistent (ensurePath), not a
+	// container, so the squatting check is made here.
 	for {
+		if err := c.s.CheckParent(ctx, c.root); err != nil {
+			return nil, fmt.Errorf("twophase: begin %s: %w", txPath, err)
+		}
 		err := recipes.Exec(ctx, c.s, func(_ *zk.Conn, _ int64) error {
 			_, err := c.s.Conn().Multi(ops...)
 			return err

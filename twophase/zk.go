@@ -34,8 +34,10 @@ func fits(s *recipes.Session, ops ...any) error {
 	return nil
 }
 
-// ensurePath creates p and its missing ancestors as persistent nodes.
-// Cost: 1 create per level tried.
+// ensurePath creates p and its missing ancestors as persistent nodes: the
+// root every participant watches outlives its last transaction, where a
+// container (recipes.CreateUnder's parents) would be reaped. Cost: 1
+// create per level tried.
 func ensurePath(ctx context.Context, s *recipes.Session, p string) error {
 	if p == "/" {
 		return nil
