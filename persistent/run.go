@@ -43,7 +43,9 @@ func (n *Node) run(ctx context.Context, kick chan struct{}) {
 	}()
 	for ctx.Err() == nil {
 		var sid int64
-		sid, err = n.s.WaitUsable(ctx)
+		if err = recipes.ContextError(ctx); err == nil {
+			sid, err = n.s.WaitUsable(ctx)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				err = nil
