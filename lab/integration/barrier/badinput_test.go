@@ -138,7 +138,7 @@ func TestRequestAtLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parent := testPath(t)
+	parent := ownPath(t) // outside the tree TestBadInput checks
 	at := parent + "/" + strings.Repeat("z", s.MaxData()-over-len(parent)) // a create of exactly MaxData bytes
 	b := newBarrier(t, s, at)
 	if err := b.Set(ctx); err != nil {
