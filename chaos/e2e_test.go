@@ -134,8 +134,39 @@ func unplaced(scs []Scenario) []Scenario {
 	return out
 }
 
+// ShardEnv splits TestEndToEnd over test processes: "i/n" (1 <= i <= n)
+// plays every n-th quick scenario from the i-th (see quickScenarios), and
+// the broken workloads and the mutants only in shard n. scripts/test.sh
+// runs 1/2 and 2/2 side by side. Unset: one process plays it all.
+const ShardEnv = "ZKCHAOS_SHARD"
+
+// shard parses ShardEnv's value: shard i of n, 1/1 when empty.
+func shard(v string) (i, n int, err error) {
+	if v == "" {
+		return 1, 1, nil
+	}
+	a, b, ok := strings.Cut(v, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 1 || i > n {
+		return 0, 0, fmt.Errorf("%s=%q: want i/n with 1 <= i <= n", ShardEnv, v)
+	}
+	return i, n, nil
+}
+
+// sharded is the i-th of n round-robin shares of scs.
+func sharded(scs []Scenario, i, n int) []Scenario {
+	var out []Scenario
+	for k, sc := range scs {
+		if k%n == i-1 {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
 // TestEndToEnd runs the quick tier (see quickScenarios; ZKCHAOS_SCENARIOS
-// selects from the whole quick matrix instead) against a real 3-server ensemble and asserts no violation and a complete
+// selects from the whole quick matrix instead; ShardEnv a share of it) against a real 3-server ensemble and asserts no violation and a complete
 // report; then it runs the deliberately broken workloads and asserts that
 // the suite catches them, and two mutants (lock-stepdown under
 // partition-expire, fence under freeze-client) with their twins and a mild
@@ -150,11 +181,20 @@ func TestEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	shardI, shardN, err := shard(os.Getenv(ShardEnv))
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := shardI == shardN // the broken workloads and mutants run here
 	how := "new random seed"
 	if fixed {
 		how = "fixed seed"
 	}
-	fmt.Printf("chaos: TestEndToEnd seed %d (%s; replay with %s=%d or -zkchaos.seed %d)\n", seed, how, SeedEnv, seed, seed)
+	inShard := ""
+	if shardN > 1 {
+		inShard = fmt.Sprintf(" %s=%d/%d", ShardEnv, shardI, shardN)
+	}
+	fmt.Printf("chaos: TestEndToEnd seed %d (%s; replay with %s=%d%s or -zkchaos.seed %d)\n", seed, how, SeedEnv, seed, inShard, seed)
 	t.Logf("seed %d (%s)", seed, how)
 	defer func() {
 		if !reachedEnd || t.Failed() {
@@ -179,7 +219,7 @@ func TestEndToEnd(t *testing.T) {
 
 	t.Run("quick tier passes", func(t *testing.T) {
 		cfg := e2eConfig(t, seed)
-		scs := quickScenarios()
+		scs := sharded(quickScenarios(), shardI, shardN)
 		if filter := os.Getenv("ZKCHAOS_SCENARIOS"); filter != "" {
 			var err error
 			if scs, err = Select(Matrix(faults.TierQuick, workloads.All()...), filter); err != nil {
@@ -209,6 +249,16 @@ func TestEndToEnd(t *testing.T) {
 				}
 			}
 		}
+		// a scenario that tested nothing is no pass (report.VerdictNotExercised)
+		for _, sc := range sum.Scenarios {
+			if sc.Verdict() == report.VerdictNotExercised {
+				for _, c := range sc.Results {
+					if report.StatusOf(c) == report.StatusNotExercised {
+						t.Errorf("NOT EXERCISED %s: %s", sc.Scenario, report.Reason(c))
+					}
+				}
+			}
+		}
 		if got := sum.Injected(); got != len(scs) {
 			t.Errorf("FAIL %d faults injected, want %d", got, len(scs))
 		}
@@ -220,6 +270,9 @@ func TestEndToEnd(t *testing.T) {
 	})
 
 	t.Run("broken workloads are caught", func(t *testing.T) {
+		if !last {
+			t.Skipf("shard %d/%d: the broken workloads run in shard %d", shardI, shardN, shardN)
+		}
 		cfg := e2eConfig(t, seed)
 		r, err := NewRunner(e, cfg)
 		if err != nil {
@@ -253,6 +306,9 @@ func TestEndToEnd(t *testing.T) {
 		// all): each must be caught under its fault by its checker, pass
 		// under a mild fault, and its twin must pass under the same fault
 		// and seed.
+		if !last {
+			t.Skipf("shard %d/%d: the mutants run in shard %d", shardI, shardN, shardN)
+		}
 		r, err := NewRunner(e, mutantConfig(t, seed))
 		if err != nil {
 			t.Fatal(err)

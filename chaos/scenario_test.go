@@ -140,3 +140,39 @@ func TestConfigDefaults(t *testing.T) {
 		}
 	}
 }
+
+// ShardEnv's value: i/n, and the shares cover every scenario once.
+func TestShard(t *testing.T) {
+	tests := []struct {
+		v       string
+		i, n    int
+		wantErr bool
+	}{
+		{"", 1, 1, false}, {"1/2", 1, 2, false}, {"2/2", 2, 2, false}, {"3/3", 3, 3, false},
+		{"0/2", 0, 0, true}, {"3/2", 0, 0, true}, {"1/0", 0, 0, true}, {"2", 0, 0, true}, {"a/b", 0, 0, true}, {"-1/2", 0, 0, true},
+	}
+	for _, tt := range tests {
+		i, n, err := shard(tt.v)
+		if (err != nil) != tt.wantErr || i != tt.i || n != tt.n {
+			t.Errorf("shard(%q) = %d, %d, %v; want %d, %d, error %v", tt.v, i, n, err, tt.i, tt.n, tt.wantErr)
+		}
+	}
+	scs := quickScenarios()
+	for _, n := range []int{1, 2, 3} {
+		seen := map[string]int{}
+		for i := 1; i <= n; i++ {
+			part := sharded(scs, i, n)
+			if len(part) < len(scs)/n {
+				t.Errorf("shard %d/%d: %d of %d scenarios", i, n, len(part), len(scs))
+			}
+			for _, sc := range part {
+				seen[sc.Name]++
+			}
+		}
+		for _, sc := range scs {
+			if seen[sc.Name] != 1 {
+				t.Errorf("n=%d: %s played %d times", n, sc.Name, seen[sc.Name])
+			}
+		}
+	}
+}

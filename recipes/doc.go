@@ -3,6 +3,20 @@
 // validation, the sequential-node contender core shared by locks,
 // semaphores, read/write locks and elections, wire dialects, and fencing.
 //
+// # Usage
+//
+//	s, err := recipes.Connect(ctx, servers)          // one Session per process; options: WithSessionTimeout, ...
+//	defer s.Close()                                  // ends the session: its ephemeral nodes go with it
+//	h, err := recipes.Acquire(ctx, s, recipes.Spec{Path: "/app/locks/report"}) // 1 create + 1 getChildren
+//	defer h.Release(ctx)                             // 1 delete
+//	select { case <-h.Context().Done(): return context.Cause(h.Context()); default: } // act only while held
+//	_, err = h.FencedMulti(ctx, &zk.SetDataRequest{Path: "/app/report", Data: b, Version: -1}) // ErrFenced once it may be lost
+//	sub := s.Subscribe()                             // state changes: Connected, Suspended, Reconnected, Lost, Closed
+//
+// ExampleAcquire has it in full, compiled (example_test.go; go doc does not
+// print examples). Most programs use the recipe packages built on this one
+// (lock, leader, rwlock, ...), whose holdings have the same shape (Held).
+//
 // # Sessions
 //
 // Connect creates the *zk.Conn itself so that no event is ever dropped (it

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/zkrecipes/zkrecipes/internal/hooks"
 )
 
 // The lease is the Session's own bound on its session's life, on the
@@ -161,9 +163,29 @@ func (s *Session) leaseLostLocked() time.Time {
 func (s *Session) setTimeoutLocked(timeout time.Duration) {
 	s.lease.timeout = timeout
 	s.lease.budget, s.lease.budgetErr = NewLeaseBudget(timeout, s.margin(), s.opts.tick, s.opts.syncLimit)
+	if s.lease.budgetErr == nil && s.opts.syncLimit > 0 {
+		s.lease.budget = dropLeaseTerms(s.lease.budget, s.opts.tick)
+	}
 	if s.lease.budgetErr != nil {
 		s.log.Warn("recipes: no holding can be kept on this session", "err", s.lease.budgetErr)
 	}
+}
+
+// dropLeaseTerms removes from b's lag the terms the test hook
+// hooks.SetLeaseDrop names (Q = tick/2, P = b.Ping), lengthening Hold by
+// as much; the ping period stays. Without the build tag zkrecipes_hooks it
+// returns b unchanged (hooks.LeaseDrop is constant there). Pure.
+func dropLeaseTerms(b LeaseBudget, tick time.Duration) LeaseBudget {
+	q, p := hooks.LeaseDrop()
+	if q {
+		b.Lag -= tick / 2
+		b.Hold += tick / 2
+	}
+	if p {
+		b.Lag -= b.Ping
+		b.Hold += b.Ping
+	}
+	return b
 }
 
 // LeaseBudget returns the lease's division of the negotiated timeout, or

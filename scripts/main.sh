@@ -3,7 +3,7 @@
 # chaos suite (lab/cmd/zkchaos, quick tier by default) against a
 # containerised 3-server ZooKeeper ensemble behind Toxiproxy. It prints a
 # line per scenario and a summary table, writes report/ (index.html,
-# summary.json, junit.xml, histories) and exits non-zero on any violation.
+# summary.json, junit.xml, histories) and exits non-zero on any violation (1) or scenario not exercised (3).
 # Extra arguments go to lab/cmd/zkchaos (for example -tier full, -seed N).
 set -euo pipefail
 cd "$(dirname "$0")/.."

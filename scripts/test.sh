@@ -1,29 +1,30 @@
 #!/usr/bin/env bash
 # The test command: installs what the tests need (scripts/setup.sh), then,
-# over both modules of the repository (the library at the root, the lab
-# module in lab/: testenv, chaos, bench, commands, interop and the
-# integration tests against real ZooKeeper ensembles):
+# over the workspace's modules (go.work: the library at the root; testenv/,
+# chaos/ and lab/, whose integration, interop and bench tests run against
+# real ZooKeeper ensembles; observe/zkprom and observe/zkotel):
 #   1. checks formatting and vets;
 #   2. builds, vets and unit-tests the library module alone (GOWORK=off)
 #      with the oldest Go its go.mod declares (fetched from the Go module
-#      proxy as golang.org/toolchain), and checks that the lab module builds
-#      alone (GOWORK=off, through its replace directive);
+#      proxy as golang.org/toolchain), builds testenv, chaos and lab alone
+#      (GOWORK=off, through their replace directives) and tests the metric
+#      adapters alone;
 #   3. runs the downstream checks (scripts/downstream.sh: a module importing
 #      only lock has zkrecipes, go-zookeeper/zk and google/uuid and nothing
 #      else in its build list; scripts/downstream-testenv.sh: a service's
 #      test module importing testenv and lock takes a lock on an ensemble,
 #      and testenv requires only what an ensemble needs);
-#   4. after step 5 (lane B; beside steps 1-3 and 5, in the background,
-#      with ZKRECIPES_TEST_LANES=2): chaos's
-#      TestEndToEnd (every workload, every fault kind, the broken workloads
-#      and two mutants) and TestExternalServers without the race detector,
-#      then lab/bench without it (see lane_b below);
-#   5. the race pass (lane A): every other package's tests with the race
-#      detector, in the workspace (go.work: ./... is the root module only,
-#      so ./chaos/..., ./testenv/... and ./lab/... are named too). chaos's scenario tests skip
-#      themselves under -race (see skipUnderRace in
-#      chaos/race_test.go); its TestRunnerRace covers the chaos
-#      engine's concurrency there.
+#   4. the race pass (lane A): every package's tests with the race
+#      detector but lane B's, in the workspace (./... is the root module
+#      only, so ./chaos/..., ./testenv/... and ./lab/... are named too).
+#      chaos's scenario tests skip themselves under -race (skipUnderRace
+#      in chaos/race_test.go); its TestRunnerRace covers the chaos
+#      engine's concurrency there;
+#   5. lane B, after lane A (beside it with ZKRECIPES_TEST_LANES=2), without
+#      the race detector: chaos's TestEndToEnd (every workload, every fault
+#      kind, the broken workloads and two mutants) in two processes side by
+#      side (ZKCHAOS_SHARD=1/2 and 2/2), TestExternalServers, and lab/bench
+#      (see lane_b below).
 # With -full (first argument), then also (the full tier):
 #   6. testenv on both of its backends (containers and local JVMs;
 #      the default tier tests the one it picks, containers where Docker
@@ -35,7 +36,7 @@
 #   8. chaos's TestSecuredQuickTier and every mutant on seeds 1, 2
 #      and 3 (TestMutants), without -race;
 #   9. the whole quick tier of the chaos suite (go run ./lab/cmd/zkchaos,
-#      85 scenarios; report in report/).
+#      103 scenarios; report in report/).
 # No test runs twice: a failure fails the run. Extra arguments go to every
 # go test of steps 4 to 8 (for example -run TestName or -short). At the end
 # it prints the time of each step and a table of every package's time.
@@ -88,7 +89,7 @@ table() {
 		# errors the chaos tests report (they begin with "FAIL ").
 		echo "test.sh: what failed (first 60 lines)"
 		grep -h -E -e '^[[:space:]]*--- FAIL' -e '^FAIL[[:space:]]' -e '^panic: ' -e 'WARNING: DATA RACE' \
-			-e '\] (FAIL|NOT EXERCISED|ERROR) ' -e '_test\.go:[0-9]+: FAIL ' "$logdir"/*.log 2>/dev/null |
+			-e '\] (FAIL|NOT EXERCISED|ERROR) ' -e '_test\.go:[0-9]+: (FAIL|NOT EXERCISED) ' "$logdir"/*.log 2>/dev/null |
 			cut -c1-300 | head -60 || true
 		# a race report names its goroutines only in the lines after its
 		# warning: the first two reports in full (up to 60 lines each)
@@ -119,8 +120,8 @@ export GOFLAGS="${GOFLAGS:+$GOFLAGS }-tags=zkrecipes_hooks"
 # Lane B (after lane A; its output is shown when it ends): the chaos slice
 # and the benchmark harness's tests, without -race.
 #   - the chaos slice: chaos's TestEndToEnd (every workload, every
-#     fault kind, the broken workloads and two mutants) and
-#     TestExternalServers. Their clients reconnect hundreds of times with
+#     fault kind, the broken workloads and two mutants; in two halves, two
+#     processes side by side) and TestExternalServers. Their clients reconnect hundreds of times with
 #     watches set, where go-zookeeper v1.0.4 races on its own lastZxid
 #     (PR #35 upstream, unfixed): under -race that failed about half the
 #     runs (the Session's tap removes the race since, recipes/tapgate.go;
@@ -131,21 +132,28 @@ export GOFLAGS="${GOFLAGS:+$GOFLAGS }-tags=zkrecipes_hooks"
 #     the integration tests).
 lane_b_pkgs="github.com/zkrecipes/zkrecipes/lab/bench github.com/zkrecipes/zkrecipes/lab/bench/scale"
 lane_b() {
-	local rc=0 t0 bench_pid
+	local rc=0 t0 half1_pid
 	t0=$SECONDS
-	# lab/bench beside the chaos slice: two ensembles at once, as in the
-	# race pass (go test's two packages).
+	# Two processes side by side, two ensembles at once as in the race
+	# pass (go test's two packages): the chaos slice's first half
+	# (ZKCHAOS_SHARD=1/2: every other quick scenario), TestExternalServers
+	# and then lab/bench; and its second half with the broken workloads
+	# and the mutants (ZKCHAOS_SHARD=2/2).
 	(
+		ZKCHAOS_SHARD=1/2 go test -count=1 -timeout 30m -run '^(TestEndToEnd|TestExternalServers)$' "${extra[@]}" ./chaos >"$logdir/chaos1.log" 2>&1
+		echo "$?" >"$logdir/chaos1.rc"
+		echo "$((SECONDS - t0)) chaos slice 1/2, TestExternalServers (lane B, no -race)" >"$logdir/half1.steps"
 		go test -count=1 -timeout 30m "${extra[@]}" ./lab/bench >"$logdir/bench.log" 2>&1
 		echo "$?" >"$logdir/bench.rc"
-		echo "$((SECONDS - t0)) lab/bench (lane B, no -race, beside the chaos slice)" >"$logdir/bench.steps"
+		echo "$((SECONDS - t0)) then lab/bench (lane B, no -race)" >>"$logdir/half1.steps"
 	) &
-	bench_pid=$!
-	go test -count=1 -timeout 30m -run '^(TestEndToEnd|TestExternalServers)$' "${extra[@]}" ./chaos >"$logdir/chaos.log" 2>&1 || rc=1
-	echo "$((SECONDS - t0)) chaos slice (lane B, no -race)" >"$logdir/laneb.steps"
-	wait "$bench_pid" || true
+	half1_pid=$!
+	ZKCHAOS_SHARD=2/2 go test -count=1 -timeout 30m -run '^TestEndToEnd$' "${extra[@]}" ./chaos >"$logdir/chaos2.log" 2>&1 || rc=1
+	echo "$((SECONDS - t0)) chaos slice 2/2, broken workloads, mutants (lane B, no -race)" >"$logdir/laneb.steps"
+	wait "$half1_pid" || true
+	[ "$(cat "$logdir/chaos1.rc" 2>/dev/null)" = 0 ] || rc=1
 	[ "$(cat "$logdir/bench.rc" 2>/dev/null)" = 0 ] || rc=1
-	cat "$logdir/bench.steps" >>"$logdir/laneb.steps" 2>/dev/null || true
+	cat "$logdir/half1.steps" >>"$logdir/laneb.steps" 2>/dev/null || true
 	return $rc
 }
 echo "test.sh: lane B (after lane A unless ZKRECIPES_TEST_LANES=2): the chaos slice (TestEndToEnd, TestExternalServers) and lab/bench, without -race"
@@ -209,7 +217,7 @@ step "modules alone, downstream" alone
 # alone at the end. chaos's scenario tests skip themselves under
 # -race (skipUnderRace in chaos/race_test.go); its TestRunnerRace
 # covers the chaos engine's concurrency.
-slowest="lab/integration/recipes lab/interop chaos testenv lab/integration/queue lab/integration/leader
+slowest="lab/interop lab/integration/recipes chaos testenv lab/integration/queue lab/integration/leader
 lab/integration/cache lab/integration/group lab/integration/persistent lab/integration/lock lab/integration/partition
 lab/integration/discovery lab/integration/rwlock chaos/faults lab/integration/barrier lab/integration/twophase"
 all=$(go list ./... ./chaos/... ./testenv/... ./lab/...)
@@ -221,13 +229,12 @@ race_pkgs=$(echo "$race_pkgs" | awk '!seen[$0]++' | grep -v -x -F -f <(tr ' ' '\
 t0=$SECONDS
 race_rc=0
 echo "test.sh: race pass (lane A: go test -race over ./... ./chaos/... ./testenv/... ./lab/... but lane B's packages)"
-# lab/interop against the newest peers (Curator 5.7.1, kazoo 2.11) here;
-# the full tier adds Debian 12's (Curator 5.4, kazoo 2.8) unless the
-# caller chose the peers.
-peers=${ZKRECIPES_PEERS:-}
-export ZKRECIPES_PEERS=${peers:-testing}
+# lab/interop runs against both peer generations (Curator 5.4 and kazoo
+# 2.8 of Debian 12, Curator 5.7.1 and kazoo 2.11 of Debian testing) unless
+# the caller set ZKRECIPES_PEERS; every package against ZooKeeper 3.8.0
+# (testenv's default image; the newer servers' images take minutes to
+# build on a fresh machine: zkmatrix and the nightly run them).
 gotest race -race -count=1 -timeout 40m "${extra[@]}" $race_pkgs || race_rc=$?
-export ZKRECIPES_PEERS=$peers
 steps+=("$((SECONDS - t0)) race pass (lane A)")
 lane_b_rc=0
 if [ -n "${lane_b_pid:-}" ]; then
@@ -236,7 +243,7 @@ else
 	lane_b || lane_b_rc=$?
 fi
 echo "test.sh: lane B's output:"
-cat "$logdir/chaos.log" "$logdir/bench.log" 2>/dev/null || true
+cat "$logdir/chaos1.log" "$logdir/chaos2.log" "$logdir/bench.log" 2>/dev/null || true
 while read -r l; do steps+=("$l"); done <"$logdir/laneb.steps" || true
 if [ "$race_rc" != 0 ] || [ "$lane_b_rc" != 0 ]; then
 	echo "test.sh: race pass exit $race_rc, lane B exit $lane_b_rc"
@@ -245,11 +252,6 @@ fi
 
 if ! $full; then
 	exit 0
-fi
-
-if [ -z "$peers" ]; then
-	echo "test.sh: lab/interop against Debian 12's peers (Curator 5.4, kazoo 2.8)"
-	step "interop, Debian 12's peers" env ZKRECIPES_PEERS=debian12 bash -c 'go test -race -count=1 -timeout 30m "$@" ./lab/interop 2>&1 | tee "'"$logdir"'/interop-debian12.log"; exit "${PIPESTATUS[0]}"' _ "${extra[@]}"
 fi
 
 echo "test.sh: testenv on both backends (-race), lab/bench/scale (no -race)"

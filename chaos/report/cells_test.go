@@ -208,6 +208,9 @@ func TestProgressLine(t *testing.T) {
 			[]string{"[85/85] FAIL partitioner/isolate-holder-follower-out", "elapsed 1h0m0s: mutual-exclusion: 1 violation", "..."}},
 		{"not applicable", ScenarioResult{Scenario: "lock/kill-leader", NotApplicable: "server fault: " + long}, Progress{N: 1, Of: 2, Left: -1},
 			[]string{"N/A  lock/kill-leader", "left unknown", "not applicable: server fault"}},
+		{"not exercised says so and why", ScenarioResult{Scenario: "rwlock/latency-near", Results: []checkers.Result{{Checker: "mutual-exclusion", Checked: 9},
+			{Checker: "exercised", Checked: 1, Inconclusive: true, Note: "not exercised: latency-near left no traffic trace"}}}, Progress{N: 2, Of: 2},
+			[]string{"[2/2] NOT EXERCISED rwlock/latency-near", "elapsed 0s: exercised: not exercised"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -253,6 +256,8 @@ func TestFinalLine(t *testing.T) {
 	failing := func(name string) ScenarioResult {
 		return ScenarioResult{Scenario: name, Results: []checkers.Result{{Checker: "c", Violations: []checkers.Violation{{Msg: "m"}}}}}
 	}
+	unexercised := ScenarioResult{Scenario: "rwlock/latency-near", Results: []checkers.Result{{Checker: "c", Checked: 1},
+		{Checker: "throughput", Checked: 1, Inconclusive: true, Note: "not exercised: 3 operations"}}}
 	var many []ScenarioResult
 	for i := 0; i < 30; i++ {
 		many = append(many, failing("semaphore-max/isolate-holder-follower-"+strings.Repeat("x", i%3)))
@@ -271,6 +276,8 @@ func TestFinalLine(t *testing.T) {
 		{"cut short", Summary{Seed: 7, Planned: 3, Cut: true, Scenarios: []ScenarioResult{pass, pass, {Scenario: "lock/slicer", Err: "context canceled"}}},
 			"FAIL cut short in scenario 3 of 3; 1 failed: lock/slicer", nil},
 		{"nodes left", Summary{Planned: 1, Scenarios: []ScenarioResult{pass}, Root: "/r", RootLeft: []string{"/r/x"}}, "FAIL root /r: 1 nodes LEFT", nil},
+		{"not exercised is no pass", Summary{Planned: 2, Scenarios: []ScenarioResult{pass, unexercised}}, "NOT EXERCISED 1: rwlock/latency-near", nil},
+		{"a failure outranks it", Summary{Planned: 2, Scenarios: []ScenarioResult{unexercised, failing("lock/cut-short")}}, "FAIL 1 failed: lock/cut-short", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

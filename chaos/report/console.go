@@ -63,6 +63,8 @@ func (r ScenarioResult) ProgressLine(p Progress) string {
 		status = "N/A "
 	case r.Failed():
 		status = "FAIL"
+	case r.Verdict() == VerdictNotExercised:
+		status = "NOT EXERCISED" // wider than the others: it must stand out
 	}
 	width := len(fmt.Sprint(p.Of))
 	line := fmt.Sprintf("[%*d/%d] %s %-30s %5s %6d ops, elapsed %s%s", width, p.N, p.Of, status, r.Scenario,
@@ -79,6 +81,12 @@ func (r ScenarioResult) ProgressLine(p Progress) string {
 		}
 		if r.Err != "" {
 			why = append(why, "error: "+r.Err)
+		}
+	case r.Verdict() == VerdictNotExercised:
+		for _, c := range r.Results {
+			if StatusOf(c) == StatusNotExercised {
+				why = append(why, c.Checker+": "+Reason(c))
+			}
 		}
 	}
 	if len(why) > 0 {

@@ -50,6 +50,8 @@ func verdictWord(s Summary) string {
 		return "FAIL"
 	case VerdictIncomplete:
 		return "INCOMPLETE"
+	case VerdictNotExercised:
+		return "NOT EXERCISED"
 	}
 	return "PASS"
 }

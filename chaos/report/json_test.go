@@ -103,6 +103,8 @@ func TestSummaryJSONFields(t *testing.T) {
 func TestSummaryVerdict(t *testing.T) {
 	pass := ScenarioResult{Scenario: "a/x", Results: []checkers.Result{{Checker: "c", Checked: 1}}}
 	fail := ScenarioResult{Scenario: "a/y", Results: []checkers.Result{{Checker: "c", Checked: 1, Violations: []checkers.Violation{{Msg: "m"}}}}}
+	unexercised := ScenarioResult{Scenario: "a/z", Results: []checkers.Result{{Checker: "c", Checked: 1},
+		{Checker: "exercised", Checked: 1, Inconclusive: true, Note: "not exercised: latency-near left no traffic trace"}}}
 	tests := []struct {
 		name string
 		s    Summary
@@ -115,11 +117,29 @@ func TestSummaryVerdict(t *testing.T) {
 		{"cut short after a failure", Summary{Planned: 3, Scenarios: []ScenarioResult{pass, fail}}, VerdictFail},
 		{"cut short in the last scenario", Summary{Planned: 2, Cut: true, Scenarios: []ScenarioResult{pass, pass}}, VerdictIncomplete},
 		{"nodes left", Summary{Planned: 1, Scenarios: []ScenarioResult{pass}, Root: "/r", RootLeft: []string{"/r/x"}}, VerdictFail},
+		{"one not exercised", Summary{Planned: 2, Scenarios: []ScenarioResult{pass, unexercised}}, VerdictNotExercised},
+		{"not exercised and failed", Summary{Planned: 2, Scenarios: []ScenarioResult{unexercised, fail}}, VerdictFail},
+		{"not exercised, cut short", Summary{Planned: 3, Scenarios: []ScenarioResult{pass, unexercised}}, VerdictIncomplete},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := tt.s.Verdict(); got != tt.want {
 				t.Fatalf("verdict %q, want %q", got, tt.want)
+			}
+			// a scenario not exercised is never counted as passed
+			for _, r := range tt.s.Scenarios {
+				if r.Scenario == unexercised.Scenario && r.Verdict() != VerdictNotExercised {
+					t.Errorf("%s: verdict %q", r.Scenario, r.Verdict())
+				}
+			}
+			want := 0
+			for _, r := range tt.s.Scenarios {
+				if r.Scenario == pass.Scenario {
+					want++
+				}
+			}
+			if tt.s.Passed() != want {
+				t.Errorf("passed %d, want %d (only a/x passes)", tt.s.Passed(), want)
 			}
 		})
 	}

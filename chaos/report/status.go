@@ -85,29 +85,38 @@ const (
 	VerdictFail          = "fail"
 	VerdictNotApplicable = "not_applicable" // a scenario that could not run here
 	VerdictIncomplete    = "incomplete"     // a run not over (or cut short) and no failure so far
+	// VerdictNotExercised: no violation, but the scenario tested nothing
+	// (a fault that left no trace, a workload too slow before its fault,
+	// clients that could not be placed as asked): never a pass. A run
+	// with such a scenario and no failure has this verdict too.
+	VerdictNotExercised = "not_exercised"
 )
 
 // Verdict is the scenario's verdict: not applicable, fail (a violation or
-// an error) or pass.
+// an error), not exercised (see VerdictNotExercised) or pass.
 func (r ScenarioResult) Verdict() string {
 	switch {
 	case r.NotApplicable != "":
 		return VerdictNotApplicable
 	case r.Failed():
 		return VerdictFail
+	case r.notExercised():
+		return VerdictNotExercised
 	}
 	return VerdictPass
 }
 
 // Verdict is the run's verdict: fail as soon as anything failed (see
 // Failed), else incomplete while scenarios are missing (see Complete),
-// else pass.
+// else not exercised when a scenario was (see NotExercised), else pass.
 func (s Summary) Verdict() string {
 	switch {
 	case s.Failed():
 		return VerdictFail
 	case !s.Complete():
 		return VerdictIncomplete
+	case s.NotExercised() > 0:
+		return VerdictNotExercised
 	}
 	return VerdictPass
 }

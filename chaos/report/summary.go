@@ -63,12 +63,12 @@ func (s Summary) NotApplicable() int {
 	return n
 }
 
-// Passed counts the scenarios that ran and passed: not applicable ones
-// are not passes.
+// Passed counts the scenarios that ran and passed: not applicable and
+// not exercised ones are not passes.
 func (s Summary) Passed() int {
 	n := 0
 	for _, r := range s.Scenarios {
-		if r.NotApplicable == "" && !r.Failed() {
+		if r.Verdict() == VerdictPass {
 			n++
 		}
 	}

@@ -44,7 +44,9 @@ type holderSpec struct {
 	acquirer func(s *recipes.Session, i int) (func(ctx context.Context) (*holding, error), error)
 	// invokes records each acquisition's start as an invoke of
 	// history.FnAcquire (ok with the token, or failed), for checkers that
-	// need to know when an acquisition began (semaphore-max).
+	// need to know when an acquisition began (semaphore-max), and so that
+	// an acquisition a fault slowed past its window is that window's
+	// traffic (checkers.Exercised; rwlock).
 	invokes bool
 }
 

@@ -187,13 +187,21 @@ func (w *Lock) loop(ctx context.Context, addrs []string, st time.Duration, log *
 		pace = 5 * time.Millisecond
 	}
 	for ctx.Err() == nil {
+		// The attempt is an operation too: under a slow link a handoff
+		// (the watch event, then the listing) can outlast the fault's
+		// window, and its completion after the heal is then the window's
+		// traffic (checkers.Exercised counts it because it was invoked in
+		// the window).
+		op := log.Invoke(history.FnAcquire, lockPath, 0)
 		if err := m.Lock(ctx); err != nil {
+			op.Fail(err.Error())
 			if !cluster.Sleep(ctx, pace*10) {
 				break
 			}
 			continue
 		}
 		fence := m.Fence()
+		op.OK(fence.Token)
 		log.Acquired(lockPath, fence.Token, "")
 		held := m.Context()
 		watched := make(chan struct{})

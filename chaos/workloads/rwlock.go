@@ -47,6 +47,9 @@ func (w *RWLock) Run(ctx context.Context, env *cluster.Env) error {
 	path := env.Root + "/rwlock"
 	return runHolders(ctx, env, holderSpec{
 		path: path, counter: env.Root + "/counter", hold: hold,
+		// every attempt an operation: a handoff under latency-near can
+		// outlast the fault's window with no other event in it
+		invokes: true,
 		acquirer: func(s *recipes.Session, i int) (func(context.Context) (*holding, error), error) {
 			m, err := rwlock.New(s, path)
 			if err != nil {

@@ -4,8 +4,9 @@
 // integration tests in the lab module (lab/integration/lock, .../rwlock,
 // .../barrier), which cannot reach recipes' _test.go files, can inject a
 // real fault at a precise point of an acquisition or of a double barrier's
-// Leave, a mutant switch of package cache, and three read-only accessors
-// to the core's internals (access.go).
+// Leave, a mutant switch of package cache, a seam removing one term from
+// the lease's bound (SetLeaseDrop), and three read-only accessors to the
+// core's internals (access.go).
 //
 // The hooks exist only in a build with the tag zkrecipes_hooks (the
 // project's test commands set it: scripts/test.sh, scripts/main.sh).
@@ -90,3 +91,31 @@ func SetCacheSkipReread(skip bool) (restore func()) {
 
 // CacheSkipReread reports whether SetCacheSkipReread is in effect.
 func CacheSkipReread() bool { return cacheSkipReread.Load() }
+
+// leaseDrop holds the lease terms SetLeaseDrop removes: bit 0 Q, bit 1 P.
+var leaseDrop atomic.Int32
+
+// SetLeaseDrop makes every Session whose timeout is negotiated while it is
+// in effect leave Q (the leader's ping period, tickTime/2) and, or, P (the
+// Session's ping period) out of its lease's lag, so the holding lasts that
+// much longer (LeaseBudget.Lag and Hold; the ping period itself is
+// unchanged). The boundary tests of the lease use it to show each term is
+// needed (lab/integration/recipes, leaseterms_test.go). It returns a
+// function restoring the previous setting. Not for concurrent tests.
+func SetLeaseDrop(q, p bool) (restore func()) {
+	var v int32
+	if q {
+		v |= 1
+	}
+	if p {
+		v |= 2
+	}
+	old := leaseDrop.Swap(v)
+	return func() { leaseDrop.Store(old) }
+}
+
+// LeaseDrop reports the terms SetLeaseDrop removes from the lease's lag.
+func LeaseDrop() (q, p bool) {
+	v := leaseDrop.Load()
+	return v&1 != 0, v&2 != 0
+}

@@ -6,8 +6,10 @@
 // summary table, writes the report after every scenario (index.html,
 // scenarios/*.html, junit.xml, summary.json, history/*.json.gz), prints a
 // replay command per failing scenario and a last line that begins with
-// PASS or FAIL and names the failing scenarios, and exits 1 on any
-// violation.
+// PASS, NOT EXERCISED or FAIL and names the failing scenarios, and exits
+// 1 on any violation or error, 3 when nothing failed but a scenario was
+// not exercised (a fault that left no trace, clients not placed as asked:
+// it tested nothing, so it is no pass), 2 when the run could not start.
 //
 //	go run ./lab/cmd/zkchaos [-tier quick|full] [-scenarios 'register/*,lock/kill-*']
 //	                     [-workloads lock,leader] [-duration 12s] [-seed N] [-out report] [-list] [-broken]
@@ -171,23 +173,39 @@ func run() int {
 	for _, name := range sum.Failing() {
 		fmt.Printf("replay %s: %s\n", name, sum.ReplayCommand(name))
 	}
-	code = 0
-	switch {
-	case err != nil && !errors.Is(err, context.Canceled):
-		fmt.Fprintln(os.Stderr, "zkchaos:", err)
-		code = 2
-	case err != nil:
-		fmt.Fprintln(os.Stderr, "zkchaos: interrupted")
-		code = 130
-	case sum.Failed():
-		code = 1
+	for _, name := range sum.NotExercisedNames() {
+		fmt.Printf("replay %s (not exercised): %s\n", name, sum.ReplayCommand(name))
 	}
-	if code != 0 && !sum.Failed() && sum.Complete() { // every scenario passed, but the report could not be written
+	code = exitCode(err, sum)
+	switch code {
+	case 2:
+		fmt.Fprintln(os.Stderr, "zkchaos:", err)
+	case 130:
+		fmt.Fprintln(os.Stderr, "zkchaos: interrupted")
+	}
+	if err != nil && !sum.Failed() && sum.Complete() { // every scenario passed, but the report could not be written
 		fmt.Println(report.Clip("FAIL "+err.Error(), report.ConsoleWidth))
 		return code
 	}
 	fmt.Println(sum.FinalLine(report.ConsoleWidth))
 	return code
+}
+
+// exitCode is a run's exit status: 2 when it could not go on (err), 130
+// when interrupted, 1 on a violation, an error or a node left, 3 when
+// nothing failed but a scenario was not exercised, else 0.
+func exitCode(err error, sum report.Summary) int {
+	switch {
+	case err != nil && !errors.Is(err, context.Canceled):
+		return 2
+	case err != nil:
+		return 130
+	case sum.Failed():
+		return 1
+	case sum.Verdict() == report.VerdictNotExercised:
+		return 3 // no failure, but a scenario tested nothing: not a pass
+	}
+	return 0
 }
 
 // replayBase is the command that replays a scenario of this run less its

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/zkrecipes/zkrecipes/chaos/checkers"
+	"github.com/zkrecipes/zkrecipes/chaos/report"
 )
 
 func TestReplayArgs(t *testing.T) {
@@ -49,5 +54,31 @@ func TestReplayArgs(t *testing.T) {
 				t.Fatalf("%q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// The exit status a CI reads: 0 only when every scenario passed.
+func TestExitCode(t *testing.T) {
+	pass := report.ScenarioResult{Scenario: "lock/kill-leader", Results: []checkers.Result{{Checker: "c", Checked: 1}}}
+	fail := report.ScenarioResult{Scenario: "lock/cut-short", Results: []checkers.Result{{Checker: "c", Violations: []checkers.Violation{{Msg: "m"}}}}}
+	unexercised := report.ScenarioResult{Scenario: "rwlock/latency-near", Results: []checkers.Result{{Checker: "c", Checked: 1},
+		{Checker: "exercised", Checked: 1, Inconclusive: true, Note: "not exercised: latency-near left no traffic trace"}}}
+	tests := []struct {
+		name string
+		err  error
+		s    report.Summary
+		want int
+	}{
+		{"all passed", nil, report.Summary{Planned: 1, Scenarios: []report.ScenarioResult{pass}}, 0},
+		{"a violation", nil, report.Summary{Planned: 2, Scenarios: []report.ScenarioResult{pass, fail}}, 1},
+		{"not exercised is no pass", nil, report.Summary{Planned: 2, Scenarios: []report.ScenarioResult{pass, unexercised}}, 3},
+		{"a violation outranks it", nil, report.Summary{Planned: 2, Scenarios: []report.ScenarioResult{unexercised, fail}}, 1},
+		{"interrupted", context.Canceled, report.Summary{Planned: 2, Scenarios: []report.ScenarioResult{pass}}, 130},
+		{"could not go on", errors.New("ensemble lost"), report.Summary{Planned: 2, Scenarios: []report.ScenarioResult{pass}}, 2},
+	}
+	for _, tt := range tests {
+		if got := exitCode(tt.err, tt.s); got != tt.want {
+			t.Errorf("%s: exit %d, want %d", tt.name, got, tt.want)
+		}
 	}
 }

@@ -138,7 +138,8 @@ func TestRequestAtLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parent := ownPath(t) // outside the tree TestBadInput checks
+	// Outside the tree TestBadInput checks.
+	parent := ownPath(t)
 	at := parent + "/" + strings.Repeat("z", s.MaxData()-over-len(parent)) // a create of exactly MaxData bytes
 	b := newBarrier(t, s, at)
 	if err := b.Set(ctx); err != nil {

@@ -1,0 +1,349 @@
+package recipes_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/internal/hooks"
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/testenv"
+)
+
+// The lease's P and Q terms at their boundaries (docs/design.md, "The
+// lease"), in quorumlag_test.go's topology: the holder's session on a
+// follower F, the waiter's on the leader, F cut from both other servers.
+// The margin is tiny here (termMargin) so that a term removed from the
+// bound (hooks.SetLeaseDrop) is not hidden by it.
+
+// termMargin is the lease margin of the holders of these tests.
+const termMargin = 10 * time.Millisecond
+
+// activeEvery is the interval of an active holder's reads.
+const activeEvery = 5 * time.Millisecond
+
+// termSetup is one boundary trial's settings.
+type termSetup struct {
+	timeout      time.Duration // the holder's session timeout
+	margin       time.Duration // the holder's lease margin
+	dropQ, dropP bool          // leave Q, P out of the holder's lag (hooks.SetLeaseDrop)
+	// aim: the holder sends nothing but its pings before the cut, and the
+	// cut lands just before its next ping, so that its last request F
+	// reported to the leader is almost P old; from the cut on it reads
+	// every activeEvery, so its last answered request is almost as late as
+	// F's last answer.
+	aim bool
+	// active: the holder reads every activeEvery from before the cut on.
+	active bool
+	// dir is the direction of F's quorum traffic the cut drops (Both by
+	// default).
+	dir testenv.Direction
+	// outboundFirst > 0: F's outbound quorum traffic is cut first and the
+	// inbound only this long after (outboundFirst is how long after the
+	// first cut's command began the second one begins).
+	outboundFirst time.Duration
+}
+
+// termTrial is one trial's outcome (lagTrial's, plus what aimed it).
+type termTrial struct {
+	lagTrial
+	sinceRequest time.Duration // from the holder's last request before the cut to the cut's command's start (aim)
+	cutTook      time.Duration // the cut's command's duration
+	renewedAt    time.Duration // send time of the holder's last answered request, from the cut
+}
+
+func (r termTrial) String() string {
+	return fmt.Sprintf("%v; last request %v before the cut, cut took %v, last answered request sent %v after the cut",
+		r.lagTrial, r.sinceRequest.Round(time.Millisecond), r.cutTook.Round(time.Millisecond), r.renewedAt.Round(time.Millisecond))
+}
+
+// lastBefore returns the last ping written before t, if any.
+func (p *pingClock) lastBefore(t time.Time) (time.Time, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var last time.Time
+	for _, x := range p.times {
+		if x.Before(t) {
+			last = x
+		}
+	}
+	return last, !last.IsZero()
+}
+
+// termTrialRun runs one trial of c: it places the holder (StepDownOnLost)
+// on a follower and the waiter on the leader, cuts the follower as c says,
+// and measures.
+func termTrialRun(t *testing.T, e *testenv.Ensemble, c termSetup) termTrial {
+	t.Helper()
+	ctx := testutil.Ctx(t, 2*time.Minute)
+	if err := e.WaitQuorum(ctx); err != nil {
+		t.Fatal(err)
+	}
+	leader, err := e.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, ws := (leader+1)%e.Servers(), leader
+	link, err := e.NewLink(fmt.Sprintf("term-%d", time.Now().UnixNano()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer link.Close()
+	holderAddr, waiterAddr := link.Addrs()[hs], link.Addrs()[ws]
+	pings := &pingClock{}
+	var restore func()
+	if c.dropQ || c.dropP {
+		restore = hooks.SetLeaseDrop(c.dropQ, c.dropP)
+	}
+	holder := testutil.ConnectWrapped(t, []string{holderAddr}, pings.wrap, recipes.WithLossPolicy(recipes.StepDownOnLost),
+		recipes.WithSessionTimeout(c.timeout), recipes.WithLeaseMargin(c.margin))
+	if restore != nil {
+		restore() // the holder's budget is set; the waiter's is the library's
+	}
+	defer testutil.CloseSession(t, holder)
+	waiter := testutil.Connect(t, []string{waiterAddr})
+	defer testutil.CloseSession(t, waiter)
+	if got := holder.Conn().Server(); got != holderAddr {
+		t.Fatalf("holder's session is on %s, want %s (server %d): not exercised", got, holderAddr, hs)
+	}
+	if got := waiter.Conn().Server(); got != waiterAddr {
+		t.Fatalf("waiter's session is on %s, want %s (server %d): not exercised", got, waiterAddr, ws)
+	}
+	if got := holder.NegotiatedTimeout(); got != c.timeout {
+		t.Fatalf("negotiated timeout %v, want %v", got, c.timeout)
+	}
+	b, err := holder.LeaseBudget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tick, syncLimit := e.Timing()
+	s, q := tick*time.Duration(syncLimit), tick/2
+	want := s + q + b.Ping
+	if c.dropQ {
+		want -= q
+	}
+	if c.dropP {
+		want -= b.Ping
+	}
+	if b.Lag != want || b.Hold != c.timeout-b.Lag-b.Margin {
+		t.Fatalf("holder's budget %+v, want lag %v (S %v, Q %v, P %v, dropped Q %v, P %v)", b, want, s, q, b.Ping, c.dropQ, c.dropP)
+	}
+
+	path := testPath(t)
+	h, err := recipes.Acquire(ctx, holder, recipes.Spec{Path: path, Policy: recipes.StepDownOnLost})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hctx := h.Context()
+	stepped := make(chan time.Time, 1)
+	go func() {
+		<-hctx.Done()
+		stepped <- time.Now()
+	}()
+	type result struct {
+		h   *recipes.Holding
+		at  time.Time
+		err error
+	}
+	acquired := make(chan result, 1)
+	go func() {
+		h2, err := recipes.Acquire(ctx, waiter, recipes.Spec{Path: path})
+		acquired <- result{h2, time.Now(), err}
+	}()
+	waitFor(t, 10*time.Second, "the waiter to wait", func() bool { return len(rawChildren(t, waiter, path)) == 2 })
+
+	// An active holder reads its node every activeEvery until the holding
+	// ends (a read the follower cannot answer any more just fails).
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	startReads := func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			tk := time.NewTicker(activeEvery)
+			defer tk.Stop()
+			for hctx.Err() == nil {
+				_, _, _ = holder.Conn().Exists(h.Path())
+				select {
+				case <-tk.C:
+				case <-hctx.Done():
+				}
+			}
+		}()
+	}
+	if c.active {
+		startReads()
+	}
+
+	var r termTrial
+	if c.aim {
+		// The holder is idle: it writes a ping every P. Cut just before
+		// the next one, leaving the time a docker exec takes.
+		from := time.Now()
+		var ping time.Time
+		waitFor(t, 10*time.Second, "a ping", func() (ok bool) { ping, ok = pings.after(from); return ok })
+		const lead = 150 * time.Millisecond
+		time.Sleep(time.Until(ping.Add(b.Ping - lead))) // positions the cut in the ping cycle; it waits for no condition
+	}
+	cutStart := time.Now()
+	dir := c.dir
+	if c.outboundFirst > 0 {
+		dir = testenv.Outbound
+	}
+	if err := e.IsolateOneWay(ctx, hs, dir); err != nil {
+		t.Fatal(err)
+	}
+	cutEnd := time.Now()
+	defer func() {
+		rctx := testutil.Ctx(t, 2*time.Minute)
+		if err := e.Rejoin(rctx, hs); err != nil {
+			t.Error(err)
+		}
+		if err := e.WaitQuorum(rctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	r.cutTook = cutEnd.Sub(cutStart)
+	if c.aim {
+		startReads()
+		last, _ := pings.lastBefore(cutEnd)
+		r.sinceRequest = cutStart.Sub(last)
+		if last.After(cutStart) || r.sinceRequest < b.Ping/2 {
+			t.Fatalf("the cut (%v to %v after the holder's last ping before it) missed its aim: not exercised",
+				cutStart.Sub(last).Round(time.Millisecond), cutEnd.Sub(last).Round(time.Millisecond))
+		}
+	}
+	if c.outboundFirst > 0 {
+		time.Sleep(time.Until(cutStart.Add(c.outboundFirst))) // positions the second cut; it waits for no condition
+		if err := e.IsolateOneWay(ctx, hs, testenv.Inbound); err != nil {
+			t.Fatal(err)
+		}
+		if late := time.Since(cutStart); late > s-q {
+			t.Fatalf("the inbound cut ended %v after the outbound one began, later than S - Q = %v (the leader may have closed the link): not exercised",
+				late.Round(time.Millisecond), s-q)
+		}
+	}
+
+	r.margin = b.Margin
+	var got result
+	select {
+	case got = <-acquired:
+	case <-ctx.Done():
+		t.Fatal("the waiter never acquired")
+	}
+	if got.err != nil {
+		t.Fatalf("waiter: %v", got.err)
+	}
+	defer got.h.Release(context.Background())
+	r.acquired = got.at.Sub(cutStart)
+	select {
+	case at := <-stepped:
+		r.stepped = at.Sub(cutStart)
+		r.cause = context.Cause(hctx)
+		// The lease ended Hold after the send time of the last answered
+		// request, unless something else ended the holding first.
+		r.renewedAt = holder.LeaseDeadline().Add(-b.Hold).Sub(cutStart)
+	case <-ctx.Done():
+		t.Fatal("the holder never stepped down")
+	}
+	return r
+}
+
+// pingTermSetup is the P boundary's trial: a 6 s timeout and a 10 ms
+// margin give P = 978 ms (S 1 s, Q 100 ms), so the holder's last request
+// before the cut, aimed just before its next ping, is about 0.8 s older
+// than the cut, a delay the leader's ping replies cannot hide.
+func pingTermSetup(dropP bool) termSetup {
+	return termSetup{timeout: 6 * time.Second, margin: termMargin, dropP: dropP, aim: true}
+}
+
+// TestLeasePingTermInside: the holder idle (its own pings, every P, are
+// all it sends) until a cut aimed just before its next ping, then reading
+// every 5 ms until F gives up: its last request F reported to the leader
+// is almost P older than the cut, its last answered one almost S newer.
+// With the whole bound (Λ = S + Q + P) and a 10 ms margin, it steps down
+// before the waiter acquires, by at least half the margin, in every
+// trial.
+func TestLeasePingTermInside(t *testing.T) {
+	testutil.RequireHooks(t)
+	e := quorum.Start(t)
+	testutil.NoLeakedGoroutines(t, testutil.Running("recipes"))
+	for i := range leaseTrials(t) {
+		r := termTrialRun(t, e, pingTermSetup(false))
+		t.Logf("trial %d: %v", i, r)
+		if r.gap() < r.margin/2 {
+			t.Errorf("trial %d: %v: want a gap of at least %v", i, r, r.margin/2)
+		}
+	}
+}
+
+// TestLeasePingTermOutside: TestLeasePingTermInside's trial with P left
+// out of the holder's lag (hooks.SetLeaseDrop): the waiter acquires while
+// the holder's Context is still live, in every trial. P is needed.
+func TestLeasePingTermOutside(t *testing.T) {
+	testutil.RequireHooks(t)
+	e := quorum.Start(t)
+	testutil.NoLeakedGoroutines(t, testutil.Running("recipes"))
+	for i := range leaseTrials(t) {
+		r := termTrialRun(t, e, pingTermSetup(true))
+		t.Logf("trial %d: %v", i, r)
+		if r.gap() >= 0 {
+			t.Errorf("trial %d: %v: want the waiter to acquire while the holder still held (P is needed)", i, r)
+		}
+	}
+}
+
+// TestLeaseIdleAndActiveHolder: in the quorum-lag topology, at the
+// harness's settings (3 s timeout, the default 300 ms margin), a holder
+// that only pings and one that reads every 5 ms both step down before the
+// waiter acquires, by at least half the margin.
+func TestLeaseIdleAndActiveHolder(t *testing.T) {
+	e := quorum.Start(t)
+	testutil.NoLeakedGoroutines(t, testutil.Running("recipes"))
+	for _, active := range []bool{false, true} {
+		name := "idle"
+		if active {
+			name = "active"
+		}
+		t.Run(name, func(t *testing.T) {
+			for i := range leaseTrials(t) {
+				r := termTrialRun(t, e, termSetup{timeout: testutil.SessionTimeout, margin: -1, active: active})
+				t.Logf("trial %d: %v", i, r)
+				if r.gap() < r.margin/2 {
+					t.Errorf("trial %d: %v: want a gap of at least %v", i, r, r.margin/2)
+				}
+			}
+		})
+	}
+}
+
+// TestLeaseOutboundCutSmallMargin is a known gap of the bound, off by
+// default (ZKRECIPES_LEASE_KNOWN_GAPS=1 runs it); it fails on the code
+// of 2026-11-28. F's outbound quorum traffic alone is cut, the holder
+// reads every 5 ms, its timeout is 1.5 s and its margin 10 ms (so P is 78
+// ms). The leader's last read from F is at the cut, but its pings go on
+// reaching F until its TCP retransmission timer fires (at least 200 ms
+// on Linux) and stops its new data: F hears the leader up to Q + RTO after
+// the leader last heard F, where the bound allows Q, and answers that
+// much longer than S. Measured: F's last answer 1.26 to 1.36 s after the
+// cut (0.99 to 1.01 s when both ways are cut), the waiter acquired up to
+// 84 ms before the holder stepped down. The default margin (a tenth of the
+// timeout, at least 100 ms) hides it at every setting measured.
+func TestLeaseOutboundCutSmallMargin(t *testing.T) {
+	if os.Getenv("ZKRECIPES_LEASE_KNOWN_GAPS") == "" {
+		t.Skip("a known gap of the lease's bound (docs/design.md): ZKRECIPES_LEASE_KNOWN_GAPS=1 runs it")
+	}
+	e := quorum.Start(t)
+	testutil.NoLeakedGoroutines(t, testutil.Running("recipes"))
+	for i := range leaseTrials(t) {
+		r := termTrialRun(t, e, termSetup{timeout: 1500 * time.Millisecond, margin: termMargin, active: true, dir: testenv.Outbound})
+		t.Logf("trial %d: %v", i, r)
+		if r.gap() < r.margin/2 {
+			t.Errorf("trial %d: %v: want a gap of at least %v", i, r, r.margin/2)
+		}
+	}
+}
