@@ -7,7 +7,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -61,33 +60,29 @@ func (b *Barrier) check(ctx context.Context) error {
 }
 
 // Set raises the barrier: creates its persistent node (no error if it is
-// already set). Cost: 1 create (plus 1 createContainer per missing parent
-// level, the parents being container nodes); nothing when ctx is already
-// done. Wakes nobody.
+// already set), through recipes.CreateUnder. Cost: 1 create (plus 1
+// createContainer per missing parent level, the parents being container
+// nodes; plus 1 getACL on an authenticated Session's first create under the
+// parent, which fails with an error wrapping recipes.ErrOpenParent when the
+// parent lets anyone create or delete children); nothing when ctx is
+// already done. Wakes nobody.
 func (b *Barrier) Set(ctx context.Context) error {
 	if err := b.check(ctx); err != nil {
 		return err
 	}
 	parent, _ := zkpath.Split(b.path)
-	for {
-		err := zkcall.Exec(ctx, b.s, func(conn *zk.Conn, _ int64) error {
-			_, err := conn.Create(b.path, nil, 0, b.s.ACLFor(b.path))
-			return err
-		})
-		switch {
-		case err == nil, errors.Is(err, zk.ErrNodeExists):
-			// ErrNodeExists also covers a retried create that was applied.
-			return nil
-		case zkcall.Stopped(err):
-			return fmt.Errorf("barrier %s: %w", b.path, err)
-		case errors.Is(err, zk.ErrNoNode):
-			if err := zkcall.EnsureParents(b.s, parent); err != nil && !zkcall.IsConnErr(err) {
-				return fmt.Errorf("barrier: create parents of %s: %w", b.path, err)
-			}
-		default:
-			return fmt.Errorf("barrier: set %s: %w", b.path, err)
-		}
+	err := recipes.CreateUnder(ctx, b.s, parent, func(conn *zk.Conn, _ int64) error {
+		_, err := conn.Create(b.path, nil, 0, b.s.ACLFor(b.path))
+		return err
+	})
+	switch {
+	case err == nil, errors.Is(err, zk.ErrNodeExists):
+		// ErrNodeExists also covers a retried create that was applied.
+		return nil
+	case recipes.Stopped(err):
+		return fmt.Errorf("barrier %s: %w", b.path, err)
 	}
+	return fmt.Errorf("barrier: set %s: %w", b.path, err)
 }
 
 // Remove lowers the barrier: deletes its node (no error if it is not set).
@@ -97,13 +92,13 @@ func (b *Barrier) Remove(ctx context.Context) error {
 	if err := b.check(ctx); err != nil {
 		return err
 	}
-	err := zkcall.Exec(ctx, b.s, func(conn *zk.Conn, _ int64) error {
+	err := recipes.Exec(ctx, b.s, func(conn *zk.Conn, _ int64) error {
 		return conn.Delete(b.path, -1)
 	})
 	switch {
 	case err == nil, errors.Is(err, zk.ErrNoNode):
 		return nil
-	case zkcall.Stopped(err):
+	case recipes.Stopped(err):
 		return fmt.Errorf("barrier %s: %w", b.path, err)
 	}
 	return fmt.Errorf("barrier: remove %s: %w", b.path, err)
@@ -121,7 +116,7 @@ func (b *Barrier) Wait(ctx context.Context) error {
 	for {
 		var ok bool
 		var ch <-chan zk.Event
-		err := zkcall.Exec(ctx, b.s, func(conn *zk.Conn, _ int64) (err error) {
+		err := recipes.Exec(ctx, b.s, func(conn *zk.Conn, _ int64) (err error) {
 			ok, _, ch, err = conn.ExistsW(b.path)
 			return err
 		})
@@ -134,7 +129,7 @@ func (b *Barrier) Wait(ctx context.Context) error {
 			case <-ctx.Done():
 				return fmt.Errorf("barrier %s: %w", b.path, recipes.ContextError(ctx))
 			}
-		case zkcall.Stopped(err):
+		case recipes.Stopped(err):
 			return fmt.Errorf("barrier %s: %w", b.path, err)
 		default:
 			return fmt.Errorf("barrier: wait %s: %w", b.path, err)

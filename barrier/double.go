@@ -10,7 +10,6 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/internal/hooks"
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -147,7 +146,11 @@ func (d *DoubleBarrier) end(entered bool) {
 // Cost: 1 exists (arming a watch on "ready") + 1 create + 1 getChildren;
 // the member whose listing first shows n members adds 1 create of "ready"
 // (one that lists "ready" itself creates nothing). Waiting costs nothing more:
-// creating "ready" wakes the n-1 members waiting in Enter, once each.
+// creating "ready" wakes the n-1 members waiting in Enter, once each. An
+// authenticated Session's first create under the barrier's path adds 1
+// getACL (recipes.CreateUnder's squatting check: an error wrapping
+// recipes.ErrOpenParent under a path that lets anyone create or delete
+// children).
 func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	if err := d.begin(true); err != nil {
 		return err
@@ -161,12 +164,12 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	// and our listing, it still wakes us.
 	var ready bool
 	var readyCh <-chan zk.Event
-	err := zkcall.Exec(ctx, d.s, func(conn *zk.Conn, _ int64) (err error) {
+	err := recipes.Exec(ctx, d.s, func(conn *zk.Conn, _ int64) (err error) {
 		ready, _, readyCh, err = conn.ExistsW(d.ready)
 		return err
 	})
 	switch {
-	case zkcall.Stopped(err):
+	case recipes.Stopped(err):
 		return fmt.Errorf("barrier %s: enter: %w", d.path, err)
 	case err != nil:
 		return fmt.Errorf("barrier: enter %s: %w", d.path, err)
@@ -180,7 +183,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 	d.mu.Unlock()
 	fail := func(err error) error {
 		if d.s.ID() == sid {
-			zkcall.DeleteGuaranteed(d.s, zkpath.Join(d.path, name), sid)
+			d.s.DeleteGuaranteed(zkpath.Join(d.path, name), sid)
 		}
 		return err
 	}
@@ -189,7 +192,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 		return nil
 	}
 	for {
-		children, err := zkcall.Do(ctx, d.s, func(conn *zk.Conn, id int64) ([]string, error) {
+		children, err := recipes.Do(ctx, d.s, func(conn *zk.Conn, id int64) ([]string, error) {
 			if id != sid {
 				return nil, d.replaced(sid, id)
 			}
@@ -197,7 +200,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 			return children, err
 		})
 		switch {
-		case zkcall.Stopped(err):
+		case recipes.Stopped(err):
 			return fail(fmt.Errorf("barrier %s: enter: %w", d.path, err))
 		case errors.Is(err, ErrMemberLost):
 			return fail(err)
@@ -235,7 +238,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 		case <-ctx.Done():
 			return fail(fmt.Errorf("barrier %s: enter: %w", d.path, recipes.ContextError(ctx)))
 		}
-		err = zkcall.Exec(ctx, d.s, func(conn *zk.Conn, id int64) (err error) {
+		err = recipes.Exec(ctx, d.s, func(conn *zk.Conn, id int64) (err error) {
 			if id != sid {
 				return d.replaced(sid, id)
 			}
@@ -243,7 +246,7 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 			return err
 		})
 		switch {
-		case zkcall.Stopped(err):
+		case recipes.Stopped(err):
 			return fail(fmt.Errorf("barrier %s: enter: %w", d.path, err))
 		case errors.Is(err, ErrMemberLost):
 			return fail(err)
@@ -261,7 +264,10 @@ func (d *DoubleBarrier) Enter(ctx context.Context) error {
 // alive fails with ErrMemberLost once the session that owns our node is
 // gone, and with ctx's error.
 func (d *DoubleBarrier) alive(ctx context.Context, sid int64) error {
-	id, err := zkcall.Usable(ctx, d.s)
+	if err := recipes.ContextError(ctx); err != nil {
+		return fmt.Errorf("barrier %s: %w", d.path, err)
+	}
+	id, err := d.s.WaitUsable(ctx)
 	if err != nil {
 		return fmt.Errorf("barrier %s: %w", d.path, err)
 	}
@@ -280,38 +286,35 @@ func (d *DoubleBarrier) replaced(sid, id int64) error {
 // createMember creates our ephemeral member node, creating the barrier path
 // (as containers) when missing. A create whose outcome is unknown is sent
 // again: the name is unique to us, and a NodeExists makes us look at the
-// node's owner. Cost: 1 create (+1 exists when the node exists already).
+// node's owner, through recipes.CreateUnder. Cost: 1 create (+1 exists when
+// the node exists already; +1 getACL on an authenticated Session's first
+// create under the barrier's path).
 func (d *DoubleBarrier) createMember(ctx context.Context) (string, int64, error) {
 	name := d.cfg.dialect.NewGUID()
 	p := zkpath.Join(d.path, name)
 	maybe := false // a create of ours may have been applied unseen
 	fail := func(err error) (string, int64, error) {
 		if maybe {
-			zkcall.DeleteGuaranteed(d.s, p, 0)
+			d.s.DeleteGuaranteed(p, 0)
 		}
 		return "", 0, fmt.Errorf("barrier %s: enter: %w", d.path, err)
 	}
 	for {
 		var sid int64
-		err := zkcall.Exec(ctx, d.s, func(conn *zk.Conn, id int64) error {
+		err := recipes.CreateUnder(ctx, d.s, d.path, func(conn *zk.Conn, id int64) error {
 			sid = id
 			_, err := conn.Create(p, nil, zk.FlagEphemeral, d.s.ACLFor(p))
-			maybe = maybe || err == nil || zkcall.IsConnErr(err)
+			maybe = maybe || err == nil || recipes.IsConnErr(err)
 			return err
 		})
 		switch {
-		case zkcall.Stopped(err):
+		case recipes.Stopped(err):
 			return fail(err)
 		case err == nil:
 			if d.s.ID() == sid {
 				return name, sid, nil
 			}
 			// The session changed under us: check the owner below.
-		case errors.Is(err, zk.ErrNoNode):
-			if err := zkcall.EnsureParents(d.s, d.path); err != nil && !zkcall.IsConnErr(err) {
-				return "", 0, fmt.Errorf("barrier: create %s: %w", d.path, err)
-			}
-			continue
 		case errors.Is(err, zk.ErrNodeExists):
 			// A create of ours applied earlier; see whose it is.
 		default:
@@ -319,13 +322,13 @@ func (d *DoubleBarrier) createMember(ctx context.Context) (string, int64, error)
 		}
 		var ok bool
 		var st *zk.Stat
-		err = zkcall.Exec(ctx, d.s, func(conn *zk.Conn, id int64) (err error) {
+		err = recipes.Exec(ctx, d.s, func(conn *zk.Conn, id int64) (err error) {
 			sid = id
 			ok, st, err = conn.Exists(p)
 			return err
 		})
 		switch {
-		case zkcall.Stopped(err):
+		case recipes.Stopped(err):
 			return fail(err)
 		case err != nil:
 			return fail(fmt.Errorf("exists %s: %w", p, err))
@@ -341,14 +344,14 @@ func (d *DoubleBarrier) createMember(ctx context.Context) (string, int64, error)
 // createReady creates the persistent "ready" node (no error if it exists).
 // Cost: 1 create.
 func (d *DoubleBarrier) createReady(ctx context.Context) error {
-	err := zkcall.Exec(ctx, d.s, func(conn *zk.Conn, _ int64) error {
+	err := recipes.Exec(ctx, d.s, func(conn *zk.Conn, _ int64) error {
 		_, err := conn.Create(d.ready, nil, 0, d.s.ACLFor(d.ready))
 		return err
 	})
 	switch {
 	case err == nil, errors.Is(err, zk.ErrNodeExists):
 		return nil
-	case zkcall.Stopped(err):
+	case recipes.Stopped(err):
 		return fmt.Errorf("barrier %s: enter: %w", d.path, err)
 	}
 	return fmt.Errorf("barrier: create %s: %w", d.ready, err)
@@ -426,7 +429,7 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	ours := true // our node should exist
 	var last listing
 	for {
-		l, err := zkcall.Do(ctx, d.s, func(conn *zk.Conn, id int64) (listing, error) {
+		l, err := recipes.Do(ctx, d.s, func(conn *zk.Conn, id int64) (listing, error) {
 			if ours && id != sid {
 				return listing{}, d.replaced(sid, id)
 			}
@@ -443,7 +446,7 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 		last = l
 		children := l.children
 		switch {
-		case zkcall.Stopped(err):
+		case recipes.Stopped(err):
 			return fmt.Errorf("barrier %s: leave: %w", d.path, err)
 		case errors.Is(err, ErrMemberLost):
 			stillMember = false
@@ -475,7 +478,7 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 		}
 		var exists bool
 		var ch <-chan zk.Event
-		err = zkcall.Exec(ctx, d.s, func(conn *zk.Conn, id int64) (err error) {
+		err = recipes.Exec(ctx, d.s, func(conn *zk.Conn, id int64) (err error) {
 			if ours && id != sid {
 				return d.replaced(sid, id)
 			}
@@ -483,7 +486,7 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 			return err
 		})
 		switch {
-		case zkcall.Stopped(err):
+		case recipes.Stopped(err):
 			return fmt.Errorf("barrier %s: leave: %w", d.path, err)
 		case errors.Is(err, ErrMemberLost):
 			stillMember = false
@@ -535,7 +538,7 @@ type listing struct {
 // node's czxid and version, and the node is deleted at that version if it
 // is ours (a node changed since is read again): the one round trip between
 // that read and the delete is the only window left, as for
-// zkcall.DeleteOwned (a next round would have to delete our ready and
+// recipes.Session.DeleteOwned (a next round would have to delete our ready and
 // create its own within it).
 //
 // What stays, as in Curator: a member of a next round that enters after
@@ -551,7 +554,7 @@ type listing struct {
 // closing the Session would stop it, and with every member doing so the
 // round's ready would stay). Only when ctx ends while the Session is not
 // usable does deleteReady return ctx's error, handing the delete to the
-// background (zkcall.DeleteOwnedGuaranteed) if the node's czxid is known.
+// background (recipes.Session.DeleteOwnedGuaranteed) if the node's czxid is known.
 // Cost: 1 exists + 1 delete, nothing when last shows no ready.
 func (d *DoubleBarrier) deleteReady(ctx context.Context, last listing) error {
 	if !slices.Contains(last.children, ReadyNode) {
@@ -559,10 +562,10 @@ func (d *DoubleBarrier) deleteReady(ctx context.Context, last listing) error {
 	}
 	hooks.BeforeReadyDelete(d.ready)
 	var czxid int64 // our ready's, once read
-	// Not zkcall.Do: it sends nothing once ctx is done, and these requests
+	// Not recipes.Do: it sends nothing once ctx is done, and these requests
 	// must go.
 	for {
-		if _, err := zkcall.WaitUsable(ctx, d.s); err != nil {
+		if _, err := d.s.WaitUsable(ctx); err != nil {
 			return d.readyLeft(czxid, err)
 		}
 		ok, st, err := d.s.Conn().Exists(d.ready)
@@ -579,11 +582,11 @@ func (d *DoubleBarrier) deleteReady(ctx context.Context, last listing) error {
 				continue // changed since the read: read again
 			}
 		}
-		if !zkcall.IsConnErr(err) {
-			return fmt.Errorf("barrier: leave %s: %w", d.path, zkcall.Answer(err))
+		if !recipes.IsConnErr(err) {
+			return fmt.Errorf("barrier: leave %s: %w", d.path, recipes.Answer(err))
 		}
 		// The outcome of a delete is unknown: the next read tells.
-		if err := zkcall.Pause(ctx, d.s); err != nil {
+		if err := d.s.Pause(ctx); err != nil {
 			return d.readyLeft(czxid, err)
 		}
 	}
@@ -594,7 +597,7 @@ func (d *DoubleBarrier) deleteReady(ctx context.Context, last listing) error {
 // known, goes on in the background while the Session is open.
 func (d *DoubleBarrier) readyLeft(czxid int64, err error) error {
 	if czxid != 0 {
-		zkcall.DeleteOwnedGuaranteed(d.s, d.ready, czxid, 0)
+		d.s.DeleteOwnedGuaranteed(d.ready, czxid, 0)
 	}
 	return fmt.Errorf("barrier %s: leave: %w", d.path, err)
 }
@@ -607,11 +610,11 @@ func (d *DoubleBarrier) deleteOurs(ctx context.Context, name string, sid int64) 
 	switch {
 	case err == nil, errors.Is(err, zk.ErrNoNode):
 		return nil
-	case zkcall.IsConnErr(err):
-		zkcall.DeleteGuaranteed(d.s, p, sid)
+	case recipes.IsConnErr(err):
+		d.s.DeleteGuaranteed(p, sid)
 		return nil
 	}
-	return fmt.Errorf("barrier: leave %s: %w", d.path, zkcall.Answer(err))
+	return fmt.Errorf("barrier: leave %s: %w", d.path, recipes.Answer(err))
 }
 
 // Members returns the children that are double-barrier members in dialect

@@ -14,7 +14,6 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/internal/hooks"
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -234,7 +233,7 @@ func (e *engine) step(ctx context.Context) (bool, error) {
 		// the zxid to compare with from whichever answers came first). Let
 		// it go first: a pause, or until the next state change.
 		e.settle = false
-		if err := zkcall.Pause(ctx, e.s); err != nil {
+		if err := e.s.Pause(ctx); err != nil {
 			return false, e.failed(ctx, err)
 		}
 		return true, nil
@@ -449,9 +448,9 @@ func (e *engine) failed(ctx context.Context, err error) error {
 		return errStop
 	case errors.Is(err, recipes.ErrClosed):
 		return fmt.Errorf("cache %s: %w", e.root, err)
-	case zkcall.IsConnErr(err):
+	case recipes.IsConnErr(err):
 		e.needRefresh = true
-		if err := zkcall.Pause(ctx, e.s); err != nil {
+		if err := e.s.Pause(ctx); err != nil {
 			if ctx.Err() != nil {
 				return errStop
 			}
@@ -637,7 +636,7 @@ func (e *engine) applyBatch(ctx context.Context, batch []*item, res []result) er
 			e.enqueue(it.key.kind, it.key.path, it.init, it.ifCached)
 			continue
 		case r.err != nil && !errors.Is(r.err, zk.ErrNoNode):
-			if zkcall.IsConnErr(r.err) && ctx.Err() == nil {
+			if recipes.IsConnErr(r.err) && ctx.Err() == nil {
 				connErr = r.err // dropped: everything is read again
 				continue
 			}

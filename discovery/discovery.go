@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -173,7 +172,7 @@ func (d *Discovery) Instance(ctx context.Context, name, id string) (Instance, er
 
 // list returns path's children, sorted; none when path does not exist.
 func (d *Discovery) list(ctx context.Context, path string) ([]string, error) {
-	children, err := zkcall.Do(ctx, d.s, func(conn *zk.Conn, _ int64) ([]string, error) {
+	children, err := recipes.Do(ctx, d.s, func(conn *zk.Conn, _ int64) ([]string, error) {
 		c, _, err := conn.Children(path)
 		return c, err
 	})
@@ -189,7 +188,7 @@ func (d *Discovery) list(ctx context.Context, path string) ([]string, error) {
 
 // read reads and decodes the instance at path.
 func (d *Discovery) read(ctx context.Context, path string) (Instance, error) {
-	data, err := zkcall.Do(ctx, d.s, func(conn *zk.Conn, _ int64) ([]byte, error) {
+	data, err := recipes.Do(ctx, d.s, func(conn *zk.Conn, _ int64) ([]byte, error) {
 		b, _, err := conn.Get(path)
 		return b, err
 	})

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/cache"
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -339,7 +338,10 @@ func (inst Instance) clone() Instance {
 // pause.
 func (p *Provider) follow(ctx context.Context) error {
 	for {
-		if _, err := zkcall.Usable(ctx, p.d.s); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		if _, err := p.d.s.WaitUsable(ctx); err != nil {
 			return p.stopped(ctx, err) // ErrClosed, ErrNilSession, or nil: ctx ended
 		}
 		c, err := cache.NewChildrenCache(p.d.s, p.path)
@@ -405,7 +407,7 @@ func (p *Provider) stopped(ctx context.Context, err error) error {
 	}
 	if ctx.Err() == nil {
 		p.d.s.Logger().Warn("discovery: provider read failed; trying again", "path", p.path, "err", err)
-		_ = zkcall.Pause(ctx, p.d.s) // ends early with ctx
+		_ = p.d.s.Pause(ctx) // ends early with ctx
 	}
 	return nil
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/persistent"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -84,7 +83,9 @@ type Registration struct {
 // exists). Cost: Static or
 // Permanent: 1 create (+1 createContainer per missing parent level, the
 // parents being container nodes as Curator makes them, and the create
-// again; +1 exists and 1 multi per node replaced). Dynamic: 1 exists (is the path free?), then
+// again; +1 getACL on an authenticated Session's first create under the
+// service's path, see recipes.CreateUnder, whose ErrOpenParent it returns;
+// +1 exists and 1 multi per node replaced). Dynamic: 1 exists (is the path free?), then
 // persistent.Node.Start: 1 create + 1 exists setting its watch (+1
 // createContainer per missing parent level and the create again); a node
 // replaced: +1 multi, and the Node adopts it (its create fails, 1
@@ -148,7 +149,7 @@ func (r *Registration) startNode(ctx context.Context) error {
 	}
 	if err := n.Start(ctx); err != nil {
 		if sid != 0 {
-			zkcall.DeleteGuaranteed(r.d.s, r.path, sid) // ours, from displace
+			r.d.s.DeleteGuaranteed(r.path, sid) // ours, from displace
 		}
 		return err
 	}
@@ -172,7 +173,7 @@ func (r *Registration) displace(ctx context.Context) (int64, error) {
 		sid int64
 	}
 	for range maxDisplace {
-		f, err := zkcall.Do(ctx, s, func(conn *zk.Conn, id int64) (found, error) {
+		f, err := recipes.Do(ctx, s, func(conn *zk.Conn, id int64) (found, error) {
 			ok, st, err := conn.Exists(r.path)
 			return found{ok, st, id}, err
 		})
@@ -180,7 +181,7 @@ func (r *Registration) displace(ctx context.Context) (int64, error) {
 			return 0, err
 		}
 		var sid int64
-		err = zkcall.Exec(ctx, s, func(conn *zk.Conn, id int64) error {
+		err = recipes.Exec(ctx, s, func(conn *zk.Conn, id int64) error {
 			sid = id
 			res, err := conn.Multi(&zk.DeleteRequest{Path: r.path, Version: f.st.Version},
 				&zk.CreateRequest{Path: r.path, Data: r.data, Acl: s.ACLFor(r.path), Flags: r.mode})
@@ -355,7 +356,7 @@ func (r *Registration) Update(ctx context.Context, inst Instance) error {
 // (ephemeral owner and czxid), so another registrant's node at the same
 // path is left alone; a Static or Permanent one likewise only while it is
 // the node this Registration created (its czxid, learnt from the create's
-// reply; see zkcall.DeleteOwned for the one round trip in which a
+// reply; see recipes.Session.DeleteOwned for the one round trip in which a
 // replacement could still be deleted). When ctx ends or the connection
 // fails before the delete is answered, the delete goes on in the
 // background (a guaranteed delete, with the same check: a Static node
@@ -396,7 +397,7 @@ func (r *Registration) Unregister(ctx context.Context) error {
 	// Only our node: one that another registrant created at the path since
 	// (it replaced ours) is left alone, now and by the background delete
 	// that takes over when ctx ends first (nothing on a closed Session).
-	if err := zkcall.DeleteOwned(ctx, r.d.s, r.path, r.czxid, 0); err != nil {
+	if err := r.d.s.DeleteOwned(ctx, r.path, r.czxid, 0); err != nil {
 		return fmt.Errorf("discovery: unregister %s: %w", r.path, err)
 	}
 	return nil
@@ -417,9 +418,9 @@ func (r *Registration) readCzxid(ctx context.Context) int64 {
 }
 
 // stat reads the stat of the node at r's path (1 exists, retried through
-// zkcall.Do), nil when there is none.
+// recipes.Do), nil when there is none.
 func (r *Registration) stat(ctx context.Context) (*zk.Stat, error) {
-	return zkcall.Do(ctx, r.d.s, func(conn *zk.Conn, _ int64) (*zk.Stat, error) {
+	return recipes.Do(ctx, r.d.s, func(conn *zk.Conn, _ int64) (*zk.Stat, error) {
 		ok, st, err := conn.Exists(r.path)
 		if err == nil && !ok {
 			st = nil
@@ -437,7 +438,7 @@ func (r *Registration) stat(ctx context.Context) (*zk.Stat, error) {
 // same data again). A node gone is created again, as ours (create without
 // displacing); another registrant's node at the path is left alone and
 // the error wraps zk.ErrNodeExists. ZooKeeper has no write conditional on
-// a czxid: as for zkcall.DeleteOwned, the one round trip between the
+// a czxid: as for recipes.Session.DeleteOwned, the one round trip between the
 // exists and the setData is the window in which a replacement, created
 // with the very version read, would still be written. Errors: ctx's
 // (Stopped), recipes.ErrClosed, or the server's answer. The caller holds
@@ -457,7 +458,7 @@ func (r *Registration) setOurs(ctx context.Context) error {
 		case r.czxid != 0 && st.Czxid != r.czxid:
 			return fmt.Errorf("another registrant's node replaced ours: %w", zk.ErrNodeExists)
 		}
-		err = zkcall.Exec(ctx, r.d.s, func(conn *zk.Conn, _ int64) error {
+		err = recipes.Exec(ctx, r.d.s, func(conn *zk.Conn, _ int64) error {
 			_, err := conn.Set(r.path, r.data, st.Version)
 			return err
 		})
@@ -479,9 +480,9 @@ func (r *Registration) create(ctx context.Context, displace bool) (taken bool, e
 	parent, _ := zkpath.Split(r.path)
 	for displaced := 0; ; {
 		var czxid int64
-		err := zkcall.Exec(ctx, s, func(*zk.Conn, int64) error {
+		err := recipes.CreateUnder(ctx, s, parent, func(*zk.Conn, int64) error {
 			var err error
-			_, czxid, err = zkcall.CreateTapped(s, r.path, r.data, r.mode, s.ACLFor(r.path))
+			_, czxid, err = s.CreateTapped(r.path, r.data, r.mode, s.ACLFor(r.path))
 			return err
 		})
 		switch {
@@ -491,11 +492,6 @@ func (r *Registration) create(ctx context.Context, displace bool) (taken bool, e
 			}
 			r.czxid = czxid
 			return false, nil
-		case errors.Is(err, zk.ErrNoNode):
-			if err := zkcall.EnsureParents(s, parent); err != nil && !zkcall.IsConnErr(err) {
-				return false, fmt.Errorf("create parents: %w", err)
-			}
-			continue
 		case !errors.Is(err, zk.ErrNodeExists):
 			return false, err
 		case !displace:
@@ -523,7 +519,7 @@ func (r *Registration) create(ctx context.Context, displace bool) (taken bool, e
 			ops = ops[:2]
 		}
 		czxid = 0
-		err = zkcall.Exec(ctx, s, func(conn *zk.Conn, _ int64) error {
+		err = recipes.Exec(ctx, s, func(conn *zk.Conn, _ int64) error {
 			res, err := conn.Multi(ops...)
 			for _, op := range res {
 				if op.Error != nil {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -126,7 +125,7 @@ func Members(ctx context.Context, s *recipes.Session, path string, opts ...Optio
 	if err != nil {
 		return nil, err
 	}
-	names, err := zkcall.Do(ctx, s, func(conn *zk.Conn, _ int64) ([]string, error) {
+	names, err := recipes.Do(ctx, s, func(conn *zk.Conn, _ int64) ([]string, error) {
 		names, _, err := conn.Children(path)
 		return names, err
 	})
@@ -145,7 +144,7 @@ func Members(ctx context.Context, s *recipes.Session, path string, opts ...Optio
 			data []byte
 			st   *zk.Stat
 		}
-		r, err := zkcall.Do(ctx, s, func(conn *zk.Conn, _ int64) (read, error) {
+		r, err := recipes.Do(ctx, s, func(conn *zk.Conn, _ int64) (read, error) {
 			data, st, err := conn.Get(zkpath.Join(path, name))
 			return read{data, st}, err
 		})

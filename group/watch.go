@@ -7,7 +7,6 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/cache"
 	"github.com/zkrecipes/zkrecipes/internal/latest"
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -54,7 +53,10 @@ func Watch(ctx context.Context, s *recipes.Session, path string, opts ...Option)
 // follow runs the cache and puts a Snapshot after each change, once the
 // cache is initialized, until ctx is done (nil) or the cache stops (why).
 func (l *lister) follow(ctx context.Context, put func(Snapshot)) error {
-	if _, err := zkcall.Usable(ctx, l.s); err != nil {
+	if ctx.Err() != nil {
+		return nil
+	}
+	if _, err := l.s.WaitUsable(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -102,7 +104,7 @@ func (l *lister) follow(ctx context.Context, put func(Snapshot)) error {
 		}
 	}
 	if err := events.Err(); err != nil && ctx.Err() == nil {
-		return fmt.Errorf("group: watch %s: %w", l.path, zkcall.Answer(err))
+		return fmt.Errorf("group: watch %s: %w", l.path, recipes.Answer(err))
 	}
 	return nil
 }

@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -53,7 +52,7 @@ func New(s *recipes.Session, path string, opts ...Option) (*Election, error) {
 	if err := recipes.ValidateParentPath(path); err != nil {
 		return nil, fmt.Errorf("leader: %w", err)
 	}
-	if err := zkcall.CheckData(cfg.data, s.MaxData()); err != nil {
+	if err := recipes.CheckData(cfg.data, s.MaxData()); err != nil {
 		return nil, fmt.Errorf("leader: participant id: %w", err)
 	}
 	return &Election{s: s, path: path, cfg: cfg, role: cfg.dialect.ElectionRole(), events: newDispatcher(cfg.events)}, nil

@@ -8,7 +8,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/latest"
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -39,7 +38,7 @@ func (e *Election) read(name string) (p Participant, ok bool, err error) {
 		return Participant{}, false, nil
 	}
 	if err != nil {
-		return Participant{}, false, zkcall.Answer(err)
+		return Participant{}, false, recipes.Answer(err)
 	}
 	return participant(path, data, st), true, nil
 }

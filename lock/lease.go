@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -131,7 +130,7 @@ func (sem *Semaphore) Participants(ctx context.Context) ([]Participant, error) {
 		return nil, ErrNilReceiver
 	}
 	leases := sem.leasesPath()
-	children, err := zkcall.Do(ctx, sem.s, func(conn *zk.Conn, _ int64) ([]string, error) {
+	children, err := recipes.Do(ctx, sem.s, func(conn *zk.Conn, _ int64) ([]string, error) {
 		c, _, err := conn.Children(leases)
 		return c, err
 	})
@@ -144,7 +143,7 @@ func (sem *Semaphore) Participants(ctx context.Context) ([]Participant, error) {
 	out := make([]Participant, 0, len(children))
 	for _, name := range LeaseOrder(children) {
 		p := zkpath.Join(leases, name)
-		r, err := zkcall.Do(ctx, sem.s, func(conn *zk.Conn, _ int64) (countRead, error) {
+		r, err := recipes.Do(ctx, sem.s, func(conn *zk.Conn, _ int64) (countRead, error) {
 			data, st, err := conn.Get(p)
 			return countRead{data, st}, err
 		})

@@ -10,7 +10,6 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/internal/lockopt"
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -66,14 +65,14 @@ type multiHolding struct {
 
 // newMultiHolding ties the joint context to every holding: the loss of one
 // cancels it, with that holding's cause, inside the holding's own
-// cancellation (zkcall.OnLoss), so the joint context is never live while a
+// cancellation (recipes.Holding.OnLoss), so the joint context is never live while a
 // part is done. A part already lost cancels it at once. No ZooKeeper
 // calls.
 func newMultiHolding(hs []*recipes.Holding) *multiHolding {
 	mh := &multiHolding{hs: hs}
 	mh.ctx, mh.cancel = context.WithCancelCause(context.Background())
 	for _, h := range hs {
-		mh.stops = append(mh.stops, zkcall.OnLoss(h, mh.cancel))
+		mh.stops = append(mh.stops, h.OnLoss(mh.cancel))
 	}
 	return mh
 }
@@ -208,7 +207,7 @@ func (m *MultiMutex) acquire(ctx context.Context, take func(context.Context, *re
 	// so no loss falls between the check and the tie.
 	mh := newMultiHolding(hs)
 	for _, h := range hs {
-		if err := zkcall.Cause(h); err != nil {
+		if err := h.Cause(); err != nil {
 			mh.end(err)
 			return fail(fmt.Errorf("lock: multi-lock %s lost while acquiring: %w", h.Path(), err))
 		}

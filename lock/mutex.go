@@ -8,7 +8,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/lockopt"
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -66,7 +65,7 @@ func checkArgs(s *recipes.Session, path string, c lockopt.Config, role recipes.R
 	if err := recipes.ValidateParentPath(path); err != nil {
 		return fmt.Errorf("lock: %w", err)
 	}
-	if err := zkcall.CheckData(c.Data, s.MaxData()); err != nil {
+	if err := recipes.CheckData(c.Data, s.MaxData()); err != nil {
 		return fmt.Errorf("lock: data: %w", err)
 	}
 	if !c.Dialect.Supports(role) {
@@ -300,7 +299,7 @@ func participants(ctx context.Context, s *recipes.Session, d recipes.Dialect, pa
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("lock: participants %s: %w", path, zkcall.Answer(err))
+			return nil, fmt.Errorf("lock: participants %s: %w", path, recipes.Answer(err))
 		}
 		out = append(out, Participant{Node: p, Data: data, SessionID: st.EphemeralOwner})
 	}

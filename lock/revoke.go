@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -32,7 +31,7 @@ func Revoke(ctx context.Context, s *recipes.Session, nodePath string) error {
 		return fmt.Errorf("lock: %w", recipes.ErrClosed)
 	}
 	if _, err := s.Conn().Set(nodePath, recipes.RevokeMessage, -1); err != nil {
-		return fmt.Errorf("lock: revoke %s: %w", nodePath, zkcall.Answer(err))
+		return fmt.Errorf("lock: revoke %s: %w", nodePath, recipes.Answer(err))
 	}
 	return nil
 }

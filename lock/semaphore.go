@@ -11,7 +11,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/lockopt"
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -341,7 +340,7 @@ type listing struct {
 // leases node is an error wrapping zk.ErrNoNode.
 func (sem *Semaphore) list(ctx context.Context, watch bool) (listing, error) {
 	leases := sem.leasesPath()
-	l, err := zkcall.Do(ctx, sem.s, func(conn *zk.Conn, _ int64) (l listing, err error) {
+	l, err := recipes.Do(ctx, sem.s, func(conn *zk.Conn, _ int64) (l listing, err error) {
 		if watch {
 			l.children, l.stat, l.watch, err = conn.ChildrenW(leases)
 		} else {
@@ -349,7 +348,7 @@ func (sem *Semaphore) list(ctx context.Context, watch bool) (listing, error) {
 		}
 		return l, err
 	})
-	if err != nil && !zkcall.Stopped(err) {
+	if err != nil && !recipes.Stopped(err) {
 		err = fmt.Errorf("list %s: %w", leases, err)
 	}
 	return l, err
@@ -365,13 +364,13 @@ func (sem *Semaphore) await(ctx context.Context, mu *recipes.Holding, hs []*reci
 	// may be lost, or a lease was created under a session other than the
 	// mutex's (the session changed in between: the mutex is gone).
 	guard := func() error {
-		if err := zkcall.Cause(mu); err != nil {
+		if err := mu.Cause(); err != nil {
 			return fmt.Errorf("mutex %s: %w", mu.Path(), err)
 		}
 		for _, h := range hs {
 			switch {
-			case zkcall.Cause(h) != nil:
-				return fmt.Errorf("lease %s: %w", h.Path(), zkcall.Cause(h))
+			case h.Cause() != nil:
+				return fmt.Errorf("lease %s: %w", h.Path(), h.Cause())
 			case h.SessionID() != mu.SessionID():
 				return fmt.Errorf("%w: lease of session 0x%x, mutex of 0x%x", recipes.ErrSessionLost, h.SessionID(), mu.SessionID())
 			}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -83,7 +82,7 @@ func (sem *Semaphore) max(ctx context.Context, create bool) (int, int64, error) 
 		return sem.n, 0, nil
 	}
 	for {
-		r, err := zkcall.Do(ctx, sem.s, func(conn *zk.Conn, _ int64) (countRead, error) {
+		r, err := recipes.Do(ctx, sem.s, func(conn *zk.Conn, _ int64) (countRead, error) {
 			data, st, err := conn.Get(sem.countPath)
 			return countRead{data, st}, err
 		})
@@ -94,7 +93,7 @@ func (sem *Semaphore) max(ctx context.Context, create bool) (int, int64, error) 
 				return 0, 0, fmt.Errorf("count %s: %w", sem.countPath, err)
 			}
 			return int(v), r.stat.Mzxid, nil
-		case zkcall.Stopped(err):
+		case recipes.Stopped(err):
 			return 0, 0, err
 		case errors.Is(err, zk.ErrNoNode) && !create:
 			return int(sem.seed), 0, nil
@@ -109,27 +108,23 @@ func (sem *Semaphore) max(ctx context.Context, create bool) (int, int64, error) 
 }
 
 // createCount makes the count node with the seed; a node that exists
-// (someone else's create, or our own retried one) is fine.
+// (someone else's create, or our own retried one) is fine. Cost (through
+// recipes.CreateUnder): 1 create, +1 createContainer per missing parent
+// level, +1 getACL on an authenticated Session's first create under the
+// parent (an error wrapping recipes.ErrOpenParent under an open one).
 func (sem *Semaphore) createCount(ctx context.Context) error {
 	parent, _ := zkpath.Split(sem.countPath)
-	for {
-		err := zkcall.Exec(ctx, sem.s, func(conn *zk.Conn, _ int64) error {
-			_, err := conn.Create(sem.countPath, encodeCount(sem.seed), 0, sem.s.ACLFor(sem.countPath))
-			return err
-		})
-		switch {
-		case err == nil, errors.Is(err, zk.ErrNodeExists):
-			return nil
-		case zkcall.Stopped(err):
-			return err
-		case errors.Is(err, zk.ErrNoNode):
-			if err := zkcall.EnsureParents(sem.s, parent); err != nil && !zkcall.IsConnErr(err) {
-				return fmt.Errorf("create parents of %s: %w", sem.countPath, err)
-			}
-		default:
-			return fmt.Errorf("create count %s: %w", sem.countPath, err)
-		}
+	err := recipes.CreateUnder(ctx, sem.s, parent, func(conn *zk.Conn, _ int64) error {
+		_, err := conn.Create(sem.countPath, encodeCount(sem.seed), 0, sem.s.ACLFor(sem.countPath))
+		return err
+	})
+	switch {
+	case err == nil, errors.Is(err, zk.ErrNodeExists):
+		return nil
+	case recipes.Stopped(err):
+		return err
 	}
+	return fmt.Errorf("create count %s: %w", sem.countPath, err)
 }
 
 // checkRecord makes sure, under the mutex, that the leases node records
@@ -178,7 +173,7 @@ func (sem *Semaphore) checkRecord(ctx context.Context, l listing, hs []*recipes.
 		// blindly. (Do sends it again after a connection error: if the
 		// first one was applied, the second fails with ErrBadVersion and
 		// the record is read back.)
-		st, err := zkcall.Do(ctx, sem.s, func(conn *zk.Conn, _ int64) (*zk.Stat, error) {
+		st, err := recipes.Do(ctx, sem.s, func(conn *zk.Conn, _ int64) (*zk.Stat, error) {
 			return conn.Set(leases, sem.record, seen.version)
 		})
 		switch {
@@ -190,7 +185,7 @@ func (sem *Semaphore) checkRecord(ctx context.Context, l listing, hs []*recipes.
 				return err
 			}
 			data, seen = r.data, nodeVersion{r.stat.Czxid, r.stat.Version}
-		case zkcall.Stopped(err):
+		case recipes.Stopped(err):
 			return err
 		default:
 			return fmt.Errorf("record maximum in %s: %w", leases, err)
@@ -201,14 +196,14 @@ func (sem *Semaphore) checkRecord(ctx context.Context, l listing, hs []*recipes.
 // readLeases reads the leases node's data. Cost: 1 getData.
 func (sem *Semaphore) readLeases(ctx context.Context) (countRead, error) {
 	leases := sem.leasesPath()
-	r, err := zkcall.Do(ctx, sem.s, func(conn *zk.Conn, _ int64) (countRead, error) {
+	r, err := recipes.Do(ctx, sem.s, func(conn *zk.Conn, _ int64) (countRead, error) {
 		data, st, err := conn.Get(leases)
 		return countRead{data, st}, err
 	})
 	if errors.Is(err, zk.ErrNoNode) {
 		return r, fmt.Errorf("%w: %w", recipes.ErrNodeNotFound, err)
 	}
-	if err != nil && !zkcall.Stopped(err) {
+	if err != nil && !recipes.Stopped(err) {
 		err = fmt.Errorf("read %s: %w", leases, err)
 	}
 	return r, err

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/group"
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -61,7 +60,7 @@ func New(s *recipes.Session, path string, items []string, opts ...Option) (*Part
 	if err := group.ValidateID(p.partyPath(), c.id, p.groupOptions()...); err != nil {
 		return nil, fmt.Errorf("partition: %w", err)
 	}
-	if err := zkcall.CheckData([]byte(c.id), s.MaxData()); err != nil {
+	if err := recipes.CheckData([]byte(c.id), s.MaxData()); err != nil {
 		return nil, fmt.Errorf("partition: id: %w", err)
 	}
 	sorted, err := checkItems(path, items)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -434,7 +433,7 @@ func (n *Node) Close(ctx context.Context) error {
 // lives.
 func (n *Node) remove(ctx context.Context, inc *incarnation) error {
 	if inc.ambiguous {
-		defer zkcall.CleanupGUID(n.s, recipes.Curator, n.parent, inc.guid)
+		defer n.s.CleanupGUID(recipes.Curator, n.parent, inc.guid)
 	}
 	sid := n.s.ID()
 	switch n.s.State() {
@@ -462,7 +461,7 @@ func (n *Node) remove(ctx context.Context, inc *incarnation) error {
 	switch {
 	case err == nil, errors.Is(err, zk.ErrNoNode):
 		return nil
-	case zkcall.IsConnErr(err):
+	case recipes.IsConnErr(err):
 		n.removeLater(inc)
 		return nil
 	}
@@ -490,10 +489,10 @@ func (n *Node) deleteOwn(inc *incarnation) error {
 // removeLater is the guaranteed delete of inc, in the Session's background.
 func (n *Node) removeLater(inc *incarnation) {
 	if n.protected {
-		zkcall.DeleteGuaranteed(n.s, inc.path, 0)
+		n.s.DeleteGuaranteed(inc.path, 0)
 		return
 	}
-	zkcall.DeleteGuaranteed(n.s, inc.path, inc.sid)
+	n.s.DeleteGuaranteed(inc.path, inc.sid)
 }
 
 // owns reports whether st is the stat of inc's node.

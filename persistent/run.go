@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -44,7 +43,9 @@ func (n *Node) run(ctx context.Context, kick chan struct{}) {
 	}()
 	for ctx.Err() == nil {
 		var sid int64
-		sid, err = zkcall.Usable(ctx, n.s)
+		if err = recipes.ContextError(ctx); err == nil {
+			sid, err = n.s.WaitUsable(ctx)
+		}
 		if err != nil {
 			if ctx.Err() != nil {
 				err = nil
@@ -108,8 +109,8 @@ func (n *Node) run(ctx context.Context, kick chan struct{}) {
 // stopped reports whether err only means that the loop must look again
 // from the top: ctx ended, the Session closed, or a connection error.
 func (n *Node) stopped(ctx context.Context, err error) bool {
-	return ctx.Err() != nil || zkcall.Stopped(err) || errors.Is(err, recipes.ErrClosed) ||
-		zkcall.IsConnErr(err) || errors.Is(err, errSessionChanged)
+	return ctx.Err() != nil || recipes.Stopped(err) || errors.Is(err, recipes.ErrClosed) ||
+		recipes.IsConnErr(err) || errors.Is(err, errSessionChanged)
 }
 
 // pause waits before retrying a create the server refused: backoff
@@ -129,14 +130,14 @@ func (n *Node) pause(ctx context.Context, kick chan struct{}, backoff time.Durat
 // create makes a new incarnation with the newest data. It returns nil and
 // the owner of the node in the way when a plain path is held by another
 // session (-1 for a persistent node). Cost: protected: see
-// zkcall.CreateProtected; plain: 1 create (+1 createContainer per missing
+// recipes.Session.CreateProtected; plain: 1 create (+1 createContainer per missing
 // parent level), +1 getData when the path exists, +1 getACL on an
-// authenticated Session's first create under the parent (zkcall.CheckParent:
-// ErrOpenParent under a parent open to anyone).
+// authenticated Session's first create under the parent (recipes.CreateUnder's
+// squatting check: ErrOpenParent under a parent open to anyone).
 func (n *Node) create(ctx context.Context) (*incarnation, int64, error) {
 	g, data := n.want()
 	if n.protected {
-		p, err := zkcall.CreateProtected(ctx, n.s, recipes.Curator, n.parent, n.name, data)
+		p, err := n.s.CreateProtected(ctx, recipes.Curator, n.parent, n.name, data)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -144,11 +145,8 @@ func (n *Node) create(ctx context.Context) (*incarnation, int64, error) {
 			czxid: p.Czxid, written: g}, 0, nil
 	}
 	for {
-		if err := zkcall.CheckParent(ctx, n.s, n.parent); err != nil {
-			return nil, 0, err
-		}
 		var sid int64
-		err := zkcall.Exec(ctx, n.s, func(conn *zk.Conn, id int64) error {
+		err := recipes.CreateUnder(ctx, n.s, n.parent, func(conn *zk.Conn, id int64) error {
 			sid = id
 			// A create resent after a connection error may find the
 			// first one's node: ErrNodeExists, then its owner says.
@@ -164,11 +162,7 @@ func (n *Node) create(ctx context.Context) (*incarnation, int64, error) {
 				return inc, taken, err
 			}
 			// Gone meanwhile: create again.
-		case errors.Is(err, zk.ErrNoNode):
-			if err := zkcall.EnsureParents(n.s, n.parent); err != nil && !zkcall.IsConnErr(err) {
-				return nil, 0, fmt.Errorf("persistent: create parents of %s: %w", n.path, err)
-			}
-		case zkcall.Stopped(err):
+		case recipes.Stopped(err):
 			return nil, 0, err
 		default:
 			return nil, 0, fmt.Errorf("persistent: create %s: %w", n.path, err)
@@ -188,7 +182,7 @@ func (n *Node) adopt(ctx context.Context, g uint64, data []byte) (*incarnation, 
 		st   *zk.Stat
 		sid  int64
 	}
-	r, err := zkcall.Do(ctx, n.s, func(conn *zk.Conn, sid int64) (read, error) {
+	r, err := recipes.Do(ctx, n.s, func(conn *zk.Conn, sid int64) (read, error) {
 		d, st, err := conn.Get(n.path)
 		return read{d, st, sid}, err
 	})
@@ -239,7 +233,7 @@ func (n *Node) waitTaken(ctx context.Context, kick chan struct{}, taken int64) {
 // setData again.
 func (n *Node) write(ctx context.Context, cur *incarnation, g uint64, data []byte) (keep bool, err error) {
 	for {
-		st, err := zkcall.Do(ctx, n.s, func(conn *zk.Conn, sid int64) (*zk.Stat, error) {
+		st, err := recipes.Do(ctx, n.s, func(conn *zk.Conn, sid int64) (*zk.Stat, error) {
 			if sid != cur.sid {
 				return nil, errSessionChanged
 			}
@@ -286,7 +280,7 @@ func (n *Node) stat(ctx context.Context, cur *incarnation) (ok bool, st *zk.Stat
 		found bool
 		st    *zk.Stat
 	}
-	r, err := zkcall.Do(ctx, n.s, func(conn *zk.Conn, sid int64) (read, error) {
+	r, err := recipes.Do(ctx, n.s, func(conn *zk.Conn, sid int64) (read, error) {
 		if sid != cur.sid {
 			return read{}, nil // our session is gone, and the node with it
 		}
@@ -324,8 +318,8 @@ func (n *Node) watch(ctx context.Context, kick chan struct{}, cur **incarnation)
 		if !n.stopped(ctx, err) {
 			n.s.Logger().Warn("persistent: watch", "path", inc.path, "err", err)
 			n.pause(ctx, kick, 0)
-		} else if zkcall.IsConnErr(err) {
-			_ = zkcall.Pause(ctx, n.s)
+		} else if recipes.IsConnErr(err) {
+			_ = n.s.Pause(ctx)
 		}
 		return false
 	}
@@ -438,7 +432,7 @@ func (n *Node) publish(inc *incarnation) bool {
 	n.mu.Unlock()
 	if old.ambiguous && old.guid != inc.guid {
 		// Late copies of the old incarnation's ambiguous create.
-		zkcall.CleanupGUID(n.s, recipes.Curator, n.parent, old.guid)
+		n.s.CleanupGUID(recipes.Curator, n.parent, old.guid)
 	}
 	return true
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -120,7 +119,7 @@ func newClaim(q *Queue, it Item, cpath, ipath string, sid, czxid int64, cv, iv i
 // expired or was closed) with recipes.ErrSessionLost. Cost: 1 exists per
 // re-arm, after a data change only.
 func (c *Claim) follow(w *recipes.Watch) {
-	zkcall.OnFire(w, func(ev zk.Event) {
+	w.OnFire(func(ev zk.Event) {
 		w.Close()
 		switch {
 		case c.ctx.Err() != nil:
@@ -140,12 +139,12 @@ func (c *Claim) rearm() {
 	var ok bool
 	var st *zk.Stat
 	var w *recipes.Watch
-	err := zkcall.Exec(c.ctx, c.q.s, func(_ *zk.Conn, _ int64) (err error) {
+	err := recipes.Exec(c.ctx, c.q.s, func(_ *zk.Conn, _ int64) (err error) {
 		ok, st, w, err = c.q.s.WatchExists(c.ctx, c.path)
 		return err
 	})
 	switch {
-	case zkcall.Stopped(err):
+	case recipes.Stopped(err):
 		return // the claim ended, or the Session is closed
 	case err != nil:
 		c.q.s.Logger().Warn("queue: watch claim", "path", c.path, "err", err)
@@ -248,7 +247,10 @@ func (c *Claim) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse
 // neither does a Session whose claim node create is over its request limit
 // (the ACL its ACL provider gives claim nodes fills the limit): that is
 // recipes.ErrDataTooLarge, nor one whose session timeout leaves no lease
-// (recipes.ErrLeaseTooShort: a claim could never be kept).
+// (recipes.ErrLeaseTooShort: a claim could never be kept). An authenticated
+// Session also reads the claims path's ACL once, before its first claim
+// there (1 getACL, see recipes.CreateUnder), and fails with an error
+// wrapping recipes.ErrOpenParent when anyone may create or delete claims.
 func (q *Queue) Claim(ctx context.Context) (*Claim, error) {
 	if err := q.check(ctx); err != nil {
 		return nil, err
@@ -304,7 +306,7 @@ func (q *Queue) again(ctx context.Context, e entry, refused string) error {
 	if e.name != refused {
 		return nil
 	}
-	if err := zkcall.Pause(ctx, q.s); err != nil {
+	if err := q.s.Pause(ctx); err != nil {
 		q.unread(e)
 		return fmt.Errorf("queue %s: %w", q.path, err)
 	}
@@ -329,7 +331,6 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 		q.unread(e)
 		return nil, err
 	}
-	conn := q.s.Conn()
 	cpath := zkpath.Join(q.cfg.claimPath, e.name)
 	ipath := zkpath.Join(q.path, e.name)
 	var sid int64      // the session our claim node is (to be) owned by
@@ -346,9 +347,9 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 			// Only if it turns out ours: made under the session current
 			// when we sent the create, or (queued across a reconnect)
 			// under the one after it.
-			zkcall.DeleteGuaranteed(q.s, cpath, sent)
+			q.s.DeleteGuaranteed(cpath, sent)
 			if cur := q.s.ID(); cur != 0 && cur != sent {
-				zkcall.DeleteGuaranteed(q.s, cpath, cur)
+				q.s.DeleteGuaranteed(cpath, cur)
 			}
 		}
 		return nil, err
@@ -356,56 +357,59 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 	var cv int32
 	var czxid int64
 	var watch *recipes.Watch
-	// Not zkcall.Exec: the claim node's path is every claimant's, so a
-	// create of unknown outcome is resolved by reading, never sent blindly.
+	// The claim node's path is every claimant's, so a create of unknown
+	// outcome is resolved by reading, never sent blindly: the create
+	// reports a connection error in lost, and recipes.CreateUnder does not
+	// send it again.
 	for created := false; !created; {
-		id, err := q.usable(ctx)
-		if err != nil {
+		if _, err := q.usable(ctx); err != nil {
 			return giveUp(err)
 		}
 		if !ambiguous {
-			sent = id
-			_, err = conn.Create(cpath, q.cfg.data, zk.FlagEphemeral, q.s.ACLFor(cpath))
+			var lost error
+			err := recipes.CreateUnder(ctx, q.s, q.cfg.claimPath, func(conn *zk.Conn, id int64) error {
+				sent = id
+				_, err := conn.Create(cpath, q.cfg.data, zk.FlagEphemeral, q.s.ACLFor(cpath))
+				if recipes.IsConnErr(err) {
+					lost = err
+					return nil
+				}
+				return err
+			})
 			switch {
+			case lost != nil:
+				ambiguous, unsure = true, true
+				if err := q.s.Pause(ctx); err != nil {
+					return giveUp(fmt.Errorf("queue %s: %w", q.path, err))
+				}
+				continue
 			case err == nil:
 				// Read it back below: that checks the owner (the session
 				// may have changed under the create) and arms the watch.
 				ambiguous = true
-			case zkcall.IsConnErr(err):
-				ambiguous, unsure = true, true
-				if err := zkcall.Pause(ctx, q.s); err != nil {
-					return giveUp(fmt.Errorf("queue %s: %w", q.path, err))
-				}
-				continue
+			case recipes.Stopped(err):
+				return giveUp(fmt.Errorf("queue %s: %w", q.path, err))
 			case errors.Is(err, zk.ErrNodeExists) && unsure:
 				ambiguous = true // ours from the earlier create, or another's: read it
 			case errors.Is(err, zk.ErrNodeExists):
 				return nil, nil // claimed by someone else since our listing
-			case errors.Is(err, zk.ErrNoNode):
-				if err := ctx.Err(); err != nil {
-					return giveUp(fmt.Errorf("queue %s: %w", q.path, recipes.ContextError(ctx)))
-				}
-				if err := zkcall.EnsureParents(q.s, q.cfg.claimPath); err != nil && !zkcall.IsConnErr(err) {
-					return nil, fmt.Errorf("queue: create %s: %w", q.cfg.claimPath, err)
-				}
-				continue
 			default:
-				return nil, fmt.Errorf("queue: claim %s: %w", cpath, zkcall.Answer(err))
+				return nil, fmt.Errorf("queue: claim %s: %w", cpath, err)
 			}
 		}
 		var ok bool
 		var st *zk.Stat
 		var w *recipes.Watch
 		var cur int64 // the session current once the node was read
-		err = zkcall.Exec(ctx, q.s, func(_ *zk.Conn, _ int64) (err error) {
+		err := recipes.Exec(ctx, q.s, func(_ *zk.Conn, _ int64) (err error) {
 			// Read now: an armed watch's answer may predate the
 			// reconnection after which our create's outcome is unknown.
-			ok, st, w, err = zkcall.WatchExistsNow(ctx, q.s, cpath)
+			ok, st, w, err = q.s.WatchExistsNow(ctx, cpath)
 			cur = q.s.ID()
 			return err
 		})
 		switch {
-		case zkcall.Stopped(err):
+		case recipes.Stopped(err):
 			return giveUp(fmt.Errorf("queue %s: %w", q.path, err))
 		case err != nil:
 			return giveUp(fmt.Errorf("queue: claim %s: %w", cpath, err))
@@ -415,7 +419,7 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 			// after a create of unknown outcome, this answer may be a
 			// lagging server's, and the next one may repeat it.
 			ambiguous = false
-			if err := zkcall.Pause(ctx, q.s); err != nil {
+			if err := q.s.Pause(ctx); err != nil {
 				return giveUp(fmt.Errorf("queue %s: %w", q.path, err))
 			}
 		case st.EphemeralOwner != cur:
@@ -429,7 +433,7 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 	}
 	var data []byte
 	var st *zk.Stat
-	err := zkcall.Exec(ctx, q.s, func(conn *zk.Conn, id int64) (err error) {
+	err := recipes.Exec(ctx, q.s, func(conn *zk.Conn, id int64) (err error) {
 		if id != sid {
 			return errClaimDied
 		}
@@ -445,9 +449,9 @@ func (q *Queue) claim(ctx context.Context, e entry) (*Claim, error) {
 		return newClaim(q, it, cpath, ipath, sid, czxid, cv, st.Version, watch), nil
 	case errors.Is(err, errClaimDied):
 		return nil, nil // our claim died with the session; look again
-	case zkcall.Stopped(err):
+	case recipes.Stopped(err):
 		q.unread(e)
-		zkcall.DeleteGuaranteed(q.s, cpath, sid)
+		q.s.DeleteGuaranteed(cpath, sid)
 		return nil, fmt.Errorf("queue %s: %w", q.path, err)
 	case errors.Is(err, zk.ErrNoNode):
 		// Acked by its previous claimant after our listing.
@@ -511,7 +515,7 @@ func (c *Claim) Ack(ctx context.Context) error {
 
 func (c *Claim) ack(ctx context.Context) error {
 	q := c.q
-	for { // not zkcall.Exec: a multi of unknown outcome is learned (learn) before it is sent again
+	for { // not recipes.Exec: a multi of unknown outcome is learned (learn) before it is sent again
 		sid, err := q.usable(ctx)
 		if err != nil {
 			if c.ambiguous {
@@ -543,9 +547,9 @@ func (c *Claim) ack(ctx context.Context) error {
 		case err == nil:
 			c.end(claimAcked, recipes.ErrReleased)
 			return nil
-		case zkcall.IsConnErr(err):
+		case recipes.IsConnErr(err):
 			c.ambiguous = true // c.ours stays set until the outcome is known
-			if err := zkcall.Pause(ctx, q.s); err != nil {
+			if err := q.s.Pause(ctx); err != nil {
 				return fmt.Errorf("%w: ack %s: %w", ErrUncertain, c.item.Name, err)
 			}
 			continue
@@ -553,13 +557,13 @@ func (c *Claim) ack(ctx context.Context) error {
 		c.ours.Store(false)
 		switch {
 		case len(resp) != 3:
-			return fmt.Errorf("queue: ack %s: %w", c.item.Name, zkcall.Answer(err))
+			return fmt.Errorf("queue: ack %s: %w", c.item.Name, recipes.Answer(err))
 		case resp[0].Error != nil:
 			// Our claim node is gone or changed: not ours any more.
 			c.end(claimReleased, fmt.Errorf("%w: %w: claim node %s", ErrClaimLost, recipes.ErrNodeDeleted, c.path))
 			return fmt.Errorf("%w: %s: %w", ErrClaimLost, c.item.Name, err)
 		case resp[2].Error == nil:
-			return fmt.Errorf("queue: ack %s: %w", c.item.Name, zkcall.Answer(err))
+			return fmt.Errorf("queue: ack %s: %w", c.item.Name, recipes.Answer(err))
 		}
 		// The item is gone or changed under our claim (a Take consumer on
 		// the same path, or a foreign client): give the claim back.
@@ -578,7 +582,7 @@ func (c *Claim) ack(ctx context.Context) error {
 func (c *Claim) learn(ctx context.Context) (done bool, err error) {
 	var claim, item bool // the claim node is still ours; the item is there
 	var version int32
-	err = zkcall.Exec(ctx, c.q.s, func(conn *zk.Conn, id int64) error {
+	err = recipes.Exec(ctx, c.q.s, func(conn *zk.Conn, id int64) error {
 		if id != c.sid {
 			return errClaimDied
 		}
@@ -621,7 +625,7 @@ func (c *Claim) sessionGone(ctx context.Context) error {
 		c.end(claimReleased, fmt.Errorf("%w: session 0x%x", recipes.ErrSessionLost, c.sid))
 		return lost
 	}
-	ok, err := zkcall.Do(ctx, c.q.s, func(conn *zk.Conn, _ int64) (bool, error) {
+	ok, err := recipes.Do(ctx, c.q.s, func(conn *zk.Conn, _ int64) (bool, error) {
 		ok, _, err := conn.Exists(c.ipath)
 		return ok, err
 	})
@@ -732,10 +736,10 @@ func (c *Claim) release(ctx context.Context) error {
 	case err == nil:
 	case errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion):
 		return fmt.Errorf("%w: %s: %w", ErrClaimLost, c.item.Name, err)
-	case zkcall.IsConnErr(err):
-		zkcall.DeleteGuaranteed(q.s, c.path, c.sid)
+	case recipes.IsConnErr(err):
+		q.s.DeleteGuaranteed(c.path, c.sid)
 	default:
-		return fmt.Errorf("queue: release %s: %w", c.item.Name, zkcall.Answer(err))
+		return fmt.Errorf("queue: release %s: %w", c.item.Name, recipes.Answer(err))
 	}
 	// The item is ahead of our cached listing: list again next time.
 	q.mu.Lock()

@@ -7,7 +7,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -19,7 +18,7 @@ import (
 // after reading it (at claim time, or again after any ambiguity) and seeing
 // our session as its ephemeral owner, and then with the version read: once
 // here (deleteOwned, with the version read at claim time), and after any
-// ambiguity by the guaranteed delete (zkcall.DeleteGuaranteed) with our session, which
+// ambiguity by the guaranteed delete (recipes.Session.DeleteGuaranteed) with our session, which
 // reads the node before every attempt and leaves it alone once it is not
 // ours.
 
@@ -33,7 +32,7 @@ func (q *Queue) usable(ctx context.Context) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, fmt.Errorf("queue %s: %w", q.path, recipes.ContextError(ctx))
 	}
-	sid, err := zkcall.WaitUsable(ctx, q.s)
+	sid, err := q.s.WaitUsable(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("queue %s: %w", q.path, err)
 	}
@@ -42,7 +41,7 @@ func (q *Queue) usable(ctx context.Context) (int64, error) {
 
 // deleteOwned deletes the node at path, read before as an ephemeral of
 // session sid with version, once; if the outcome is unknown it goes on in
-// the background (zkcall.DeleteGuaranteed with sid: owner-checked). Cost:
+// the background (recipes.Session.DeleteGuaranteed with sid: owner-checked). Cost:
 // 1 delete.
 func (q *Queue) deleteOwned(path string, sid int64, version int32) {
 	if q.s.ID() != sid {
@@ -52,8 +51,8 @@ func (q *Queue) deleteOwned(path string, sid int64, version int32) {
 	switch {
 	case err == nil, errors.Is(err, zk.ErrNoNode), errors.Is(err, zk.ErrBadVersion):
 		// Deleted, or not the node we read: not ours to delete.
-	case zkcall.IsConnErr(err):
-		zkcall.DeleteGuaranteed(q.s, path, sid)
+	case recipes.IsConnErr(err):
+		q.s.DeleteGuaranteed(path, sid)
 	default:
 		q.s.Logger().Warn("queue: delete claim failed", "path", path, "err", err)
 	}

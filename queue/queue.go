@@ -9,7 +9,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -106,7 +105,7 @@ func New(s *recipes.Session, path string, opts ...Option) (*Queue, error) {
 	if cfg.maxItems < 0 {
 		return nil, fmt.Errorf("queue: %w: WithMaxItems needs a positive bound", recipes.ErrBadArgument)
 	}
-	if err := zkcall.CheckData(cfg.data, s.MaxData()); err != nil {
+	if err := recipes.CheckData(cfg.data, s.MaxData()); err != nil {
 		return nil, fmt.Errorf("queue: claim data: %w", err)
 	}
 	return &Queue{s: s, path: path, cfg: cfg, listing: make(chan struct{}, 1)}, nil
@@ -178,7 +177,7 @@ func (q *Queue) checkPut(data []byte, priority int) error {
 	if priority < MinPriority || priority > MaxPriority {
 		return fmt.Errorf("%w: %d (want %d..%d)", ErrPriority, priority, MinPriority, MaxPriority)
 	}
-	// Not zkcall.CheckData: a limit of 0 means the default there.
+	// Not recipes.CheckData: a limit of 0 means the default there.
 	if limit := q.MaxData(); len(data) > limit {
 		return fmt.Errorf("queue %s: %w: %d bytes of data, an item's create leaves room for %d (the session's limit %d less the request's own size)",
 			q.path, recipes.ErrDataTooLarge, len(data), limit, q.s.MaxData())
@@ -280,7 +279,7 @@ func (q *Queue) room(ctx context.Context, k int) error {
 	if q.cfg.maxItems == 0 {
 		return nil
 	}
-	n, err := zkcall.Do(ctx, q.s, func(conn *zk.Conn, _ int64) (int, error) {
+	n, err := recipes.Do(ctx, q.s, func(conn *zk.Conn, _ int64) (int, error) {
 		ok, st, err := conn.Exists(q.path)
 		if err != nil || !ok {
 			return 0, err
@@ -288,7 +287,7 @@ func (q *Queue) room(ctx context.Context, k int) error {
 		return int(st.NumChildren), nil
 	})
 	switch {
-	case zkcall.Stopped(err):
+	case recipes.Stopped(err):
 		return fmt.Errorf("queue %s: put: %w", q.path, err)
 	case err != nil:
 		return fmt.Errorf("queue: put %s: %w", q.path, err)
@@ -298,59 +297,46 @@ func (q *Queue) room(ctx context.Context, k int) error {
 	return nil
 }
 
-// multi sends creates (one as a create, more as a multi), creating the
-// queue path on ErrNoNode.
+// multi sends creates (one as a create, more as a multi) through
+// recipes.CreateUnder: the squatting check of the queue path, and its
+// creation on ErrNoNode.
 func (q *Queue) multi(ctx context.Context, ops []any) ([]zk.MultiResponse, error) {
 	if ctx == nil {
 		return nil, q.check(ctx) // ErrBadArgument
 	}
-	type sent struct {
-		resp    []zk.MultiResponse
-		unknown error // a connection error after which the creates may have been applied
-	}
-	for {
-		if err := zkcall.CheckParent(ctx, q.s, q.path); err != nil {
+	var resp []zk.MultiResponse
+	var unknown error // a connection error after which the creates may have been applied
+	err := recipes.CreateUnder(ctx, q.s, q.path, func(conn *zk.Conn, _ int64) (err error) {
+		if c, ok := ops[0].(*zk.CreateRequest); ok && len(ops) == 1 {
+			var name string
+			name, err = conn.Create(c.Path, c.Data, c.Flags, c.Acl)
+			resp = []zk.MultiResponse{{String: name}}
+		} else {
+			resp, err = conn.Multi(ops...)
+		}
+		if recipes.IsConnErr(err) && !errors.Is(err, zk.ErrSessionExpired) && !errors.Is(err, zk.ErrNoServer) {
+			// Maybe applied: sending the (sequential) creates again
+			// could put the items twice, so Exec must not retry.
+			unknown = err
+			return nil
+		}
+		// ErrSessionExpired, ErrNoServer: never reached the server (or
+		// was flushed with its session before being applied), so Exec
+		// may send it again.
+		return err
+	})
+	switch {
+	case recipes.Stopped(err):
+		return nil, fmt.Errorf("queue %s: %w", q.path, err)
+	case unknown != nil:
+		if err := q.s.AuthRequired(); err != nil {
 			return nil, fmt.Errorf("queue: put to %s: %w", q.path, err)
 		}
-		r, err := zkcall.Do(ctx, q.s, func(conn *zk.Conn, _ int64) (r sent, err error) {
-			if c, ok := ops[0].(*zk.CreateRequest); ok && len(ops) == 1 {
-				var name string
-				name, err = conn.Create(c.Path, c.Data, c.Flags, c.Acl)
-				r.resp = []zk.MultiResponse{{String: name}}
-			} else {
-				r.resp, err = conn.Multi(ops...)
-			}
-			if zkcall.IsConnErr(err) && !errors.Is(err, zk.ErrSessionExpired) && !errors.Is(err, zk.ErrNoServer) {
-				// Maybe applied: sending the (sequential) creates again
-				// could put the items twice, so Do must not retry.
-				return sent{unknown: err}, nil
-			}
-			// ErrSessionExpired, ErrNoServer: never reached the server (or
-			// was flushed with its session before being applied), so Do
-			// may send it again.
-			return r, err
-		})
-		switch {
-		case zkcall.Stopped(err):
-			return nil, fmt.Errorf("queue %s: %w", q.path, err)
-		case r.unknown != nil:
-			if err := zkcall.AuthRequired(q.s); err != nil {
-				return nil, fmt.Errorf("queue: put to %s: %w", q.path, err)
-			}
-			return nil, fmt.Errorf("%w: put to %s: %w", ErrUncertain, q.path, r.unknown)
-		case err == nil:
-			return r.resp, nil
-		case errors.Is(err, zk.ErrNoNode):
-			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("queue %s: %w", q.path, recipes.ContextError(ctx))
-			}
-			if err := zkcall.EnsureParents(q.s, q.path); err != nil && !zkcall.IsConnErr(err) {
-				return nil, fmt.Errorf("queue: create %s: %w", q.path, err)
-			}
-		default:
-			return nil, fmt.Errorf("queue: put to %s: %w", q.path, err)
-		}
+		return nil, fmt.Errorf("%w: put to %s: %w", ErrUncertain, q.path, unknown)
+	case err != nil:
+		return nil, fmt.Errorf("queue: put to %s: %w", q.path, err)
 	}
+	return resp, nil
 }
 
 // Take removes and returns the first item, waiting until there is one or
@@ -411,12 +397,12 @@ func (q *Queue) remove(ctx context.Context, e entry) (Item, bool, error) {
 	for {
 		var data []byte
 		var st *zk.Stat
-		err := zkcall.Exec(ctx, q.s, func(conn *zk.Conn, _ int64) (err error) {
+		err := recipes.Exec(ctx, q.s, func(conn *zk.Conn, _ int64) (err error) {
 			data, st, err = conn.Get(p)
 			return err
 		})
 		switch {
-		case zkcall.Stopped(err):
+		case recipes.Stopped(err):
 			q.unread(e)
 			return Item{}, false, fmt.Errorf("queue %s: %w", q.path, err)
 		case errors.Is(err, zk.ErrNoNode):
@@ -425,7 +411,7 @@ func (q *Queue) remove(ctx context.Context, e entry) (Item, bool, error) {
 			return Item{}, false, fmt.Errorf("queue: get %s: %w", p, err)
 		}
 		it := Item{Name: e.name, Priority: e.priority, Seq: e.seq, Data: data}
-		// Not zkcall.Exec: whether this delete was ours decides who took
+		// Not recipes.Exec: whether this delete was ours decides who took
 		// the item, so one of unknown outcome is resolved by reading.
 		err = conn.Delete(p, st.Version)
 		switch {
@@ -437,10 +423,10 @@ func (q *Queue) remove(ctx context.Context, e entry) (Item, bool, error) {
 			continue // rewritten by someone: read again
 		case errors.Is(err, zk.ErrSessionExpired), errors.Is(err, zk.ErrNoServer):
 			continue // not applied
-		case zkcall.IsConnErr(err):
+		case recipes.IsConnErr(err):
 			return q.resolveDelete(ctx, p, it, err)
 		default:
-			return Item{}, false, fmt.Errorf("queue: delete %s: %w", p, zkcall.Answer(err))
+			return Item{}, false, fmt.Errorf("queue: delete %s: %w", p, recipes.Answer(err))
 		}
 	}
 }
@@ -453,27 +439,27 @@ func (q *Queue) resolveDelete(ctx context.Context, p string, it Item, cause erro
 	for {
 		var ok bool
 		var st *zk.Stat
-		err := zkcall.Exec(ctx, q.s, func(conn *zk.Conn, _ int64) (err error) {
+		err := recipes.Exec(ctx, q.s, func(conn *zk.Conn, _ int64) (err error) {
 			ok, st, err = conn.Exists(p)
 			return err
 		})
 		switch {
-		case zkcall.Stopped(err):
+		case recipes.Stopped(err):
 			return it, true, fmt.Errorf("%w: take %s: %w (then queue %s: %w)", ErrUncertain, p, cause, q.path, err)
 		case err != nil || !ok:
 			return it, true, fmt.Errorf("%w: take %s: %w", ErrUncertain, p, cause)
 		}
-		// Not zkcall.Exec, as in remove: an unknown outcome is read again.
+		// Not recipes.Exec, as in remove: an unknown outcome is read again.
 		err = conn.Delete(p, st.Version)
 		switch {
 		case err == nil:
 			return it, true, nil
 		case errors.Is(err, zk.ErrNoNode):
 			return Item{}, false, nil
-		case zkcall.IsConnErr(err):
+		case recipes.IsConnErr(err):
 			continue
 		default:
-			return Item{}, false, fmt.Errorf("queue: delete %s: %w", p, zkcall.Answer(err))
+			return Item{}, false, fmt.Errorf("queue: delete %s: %w", p, recipes.Answer(err))
 		}
 	}
 }
@@ -648,7 +634,7 @@ func (q *Queue) list(ctx context.Context, armItems, armClaims, claims bool) (lis
 	for {
 		var l listing
 		var names []string
-		err := zkcall.Exec(ctx, q.s, func(conn *zk.Conn, _ int64) (err error) {
+		err := recipes.Exec(ctx, q.s, func(conn *zk.Conn, _ int64) (err error) {
 			if armItems {
 				names, _, l.watch, err = conn.ChildrenW(q.path)
 			} else {
@@ -657,7 +643,7 @@ func (q *Queue) list(ctx context.Context, armItems, armClaims, claims bool) (lis
 			return err
 		})
 		switch {
-		case zkcall.Stopped(err):
+		case recipes.Stopped(err):
 			return listing{}, fmt.Errorf("queue %s: %w", q.path, err)
 		case errors.Is(err, zk.ErrNoNode):
 			if !armItems {
@@ -667,7 +653,7 @@ func (q *Queue) list(ctx context.Context, armItems, armClaims, claims bool) (lis
 			if err := ctx.Err(); err != nil {
 				return listing{}, fmt.Errorf("queue %s: %w", q.path, recipes.ContextError(ctx))
 			}
-			if err := zkcall.EnsureParents(q.s, q.path); err != nil && !zkcall.IsConnErr(err) {
+			if err := q.s.EnsureParents(q.path); err != nil && !recipes.IsConnErr(err) {
 				return listing{}, fmt.Errorf("queue: create %s: %w", q.path, err)
 			}
 			continue
@@ -694,7 +680,7 @@ func (q *Queue) list(ctx context.Context, armItems, armClaims, claims bool) (lis
 func (q *Queue) listClaims(ctx context.Context, arm bool) (map[string]bool, <-chan zk.Event, error) {
 	var names []string
 	var ch <-chan zk.Event
-	err := zkcall.Exec(ctx, q.s, func(conn *zk.Conn, _ int64) (err error) {
+	err := recipes.Exec(ctx, q.s, func(conn *zk.Conn, _ int64) (err error) {
 		if arm {
 			names, _, ch, err = conn.ChildrenW(q.cfg.claimPath)
 		} else {
@@ -703,7 +689,7 @@ func (q *Queue) listClaims(ctx context.Context, arm bool) (map[string]bool, <-ch
 		return err
 	})
 	switch {
-	case zkcall.Stopped(err):
+	case recipes.Stopped(err):
 		return nil, nil, fmt.Errorf("queue %s: %w", q.path, err)
 	case errors.Is(err, zk.ErrNoNode):
 		return nil, nil, nil
@@ -725,12 +711,12 @@ func (q *Queue) Peek(ctx context.Context) (Item, error) {
 		return Item{}, err
 	}
 	for {
-		names, err := zkcall.Do(ctx, q.s, func(conn *zk.Conn, _ int64) ([]string, error) {
+		names, err := recipes.Do(ctx, q.s, func(conn *zk.Conn, _ int64) ([]string, error) {
 			names, _, err := conn.Children(q.path)
 			return names, err
 		})
 		switch {
-		case zkcall.Stopped(err):
+		case recipes.Stopped(err):
 			return Item{}, fmt.Errorf("queue %s: %w", q.path, err)
 		case errors.Is(err, zk.ErrNoNode):
 			names = nil
@@ -742,12 +728,12 @@ func (q *Queue) Peek(ctx context.Context) (Item, error) {
 			return Item{}, fmt.Errorf("%w: %s", ErrEmpty, q.path)
 		}
 		for _, e := range entries {
-			data, err := zkcall.Do(ctx, q.s, func(conn *zk.Conn, _ int64) ([]byte, error) {
+			data, err := recipes.Do(ctx, q.s, func(conn *zk.Conn, _ int64) ([]byte, error) {
 				data, _, err := conn.Get(zkpath.Join(q.path, e.name))
 				return data, err
 			})
 			switch {
-			case zkcall.Stopped(err):
+			case recipes.Stopped(err):
 				return Item{}, fmt.Errorf("queue %s: %w", q.path, err)
 			case errors.Is(err, zk.ErrNoNode):
 				continue
@@ -765,12 +751,12 @@ func (q *Queue) Len(ctx context.Context) (int, error) {
 	if err := q.check(ctx); err != nil {
 		return 0, err
 	}
-	names, err := zkcall.Do(ctx, q.s, func(conn *zk.Conn, _ int64) ([]string, error) {
+	names, err := recipes.Do(ctx, q.s, func(conn *zk.Conn, _ int64) ([]string, error) {
 		names, _, err := conn.Children(q.path)
 		return names, err
 	})
 	switch {
-	case zkcall.Stopped(err):
+	case recipes.Stopped(err):
 		return 0, fmt.Errorf("queue %s: %w", q.path, err)
 	case errors.Is(err, zk.ErrNoNode):
 		return 0, nil

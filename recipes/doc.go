@@ -54,6 +54,17 @@
 // (context.WithCancelCause and the like), the cause too. The docs of every
 // zkrecipes package call that error "ctx's error".
 //
+// # The call layer
+//
+// The recipes of this module (barrier, queue, twophase, shared, ...) make
+// their own requests through the same public functions a recipe written
+// outside it can use: Do and Exec send a call once the Session is usable
+// and again after a connection error, until it gets an answer or ctx ends
+// (Stopped tells the two apart); CreateUnder is the one create under a
+// parent (the squatting check, the create, the parents on zk.ErrNoNode);
+// Session.DeleteOwned deletes a node only while it is ours;
+// Session.CreateProtected is the protected create of the contender core.
+//
 // # Watches
 //
 // WatchData, WatchExists and WatchChildren wait on one node: however many

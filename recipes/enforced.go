@@ -22,9 +22,9 @@ import (
 // as requiring credentials the Session lacks, any other reply to a request
 // (a ping's included) clears the mark. While the mark is set, a call that
 // failed for connection reasons and would pause to try again fails at once
-// with an error wrapping ErrNoAuth instead (retryPause, zkcall.Do), and a
+// with an error wrapping ErrNoAuth instead (retryPause, recipes.Do), and a
 // recipe that reports a write's outcome as unknown after a connection loss
-// reports the refusal instead (zkcall.AuthRequired): nothing such a server
+// reports the refusal instead (Session.AuthRequired): nothing such a server
 // got from an unauthenticated connection was applied.
 //
 // Invariant: the mark changes only on a reply the tap read, before

@@ -228,7 +228,7 @@ func (h *Holding) armStep(ctx context.Context) (armResult, error) {
 // or a dropped watch (the session hook cancels if the session is gone)
 // arms the watch again from the session's background.
 func (h *Holding) follow(w *Watch) {
-	w.onFire(func(ev zk.Event) {
+	w.OnFire(func(ev zk.Event) {
 		w.Close()
 		switch {
 		case h.ctx.Err() != nil:

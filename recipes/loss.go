@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-
-	"github.com/zkrecipes/zkrecipes/internal/corelink"
 )
 
 // Loss hooks let a holding made of several holdings (lock.MultiMutex) end
@@ -14,21 +12,32 @@ import (
 // before that cancellation returns; a context.AfterFunc callback would run
 // later, on a goroutine of its own, leaving a moment in which the part is
 // done and the whole still looks live.
-func init() {
-	corelink.Cause = func(h any) error {
-		hh, _ := h.(*Holding)
-		if hh == nil {
-			return fmt.Errorf("%w: nil holding", ErrBadArgument)
-		}
-		return context.Cause(hh.ctx)
+
+// OnLoss registers f to be called with the cause when h's Context is
+// cancelled: synchronously, inside that cancellation and before it
+// returns, so that whatever f cancels ends in the same step as h (a
+// context.AfterFunc callback would run later, on a goroutine of its own).
+// If h has already ended, f runs at once, before OnLoss returns. f runs
+// at most once and must not block (cancelling a context is the intended
+// use). stop removes f. Nothing happens for a nil h or f. Cost: no
+// ZooKeeper calls, and Context's watch is not armed.
+func (h *Holding) OnLoss(f func(cause error)) (stop func()) {
+	if h == nil || f == nil {
+		return func() {}
 	}
-	corelink.OnLoss = func(h any, f func(cause error)) func() {
-		hh, _ := h.(*Holding)
-		if hh == nil || f == nil {
-			return func() {}
-		}
-		return hh.loss.add(f, func() error { return context.Cause(hh.ctx) })
+	return h.loss.add(f, func() error { return context.Cause(h.ctx) })
+}
+
+// Cause is Err without arming the watch on h's node that Err arms on its
+// first call: for a recipe that checks a holding of its own during an
+// acquisition, where that getData would be a request its Cost lines do
+// not count. Cost: no ZooKeeper calls. Errors: nil while h is held, else
+// the cause of its end; ErrBadArgument for a nil h.
+func (h *Holding) Cause() error {
+	if h == nil {
+		return fmt.Errorf("%w: nil holding", ErrBadArgument)
 	}
+	return context.Cause(h.ctx)
 }
 
 // lossHooks are the functions to call when a holding's Context is

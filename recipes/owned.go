@@ -4,7 +4,6 @@ import (
 	"errors"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkrecipes/zkrecipes/internal/corelink"
 )
 
 // "Delete if still ours": the delete for a node at a path that another
@@ -14,27 +13,6 @@ import (
 // process created at the path after ours went away; the node's czxid (the
 // zxid of the transaction that created it) tells the two apart, and the
 // create tap (tap.go) learns it for free.
-func init() {
-	corelink.CreateTapped = func(s any, path string, data []byte, flags int32, acl []zk.ACL) (string, int64, error) {
-		ss, err := linked(s)
-		if err != nil {
-			return "", 0, err
-		}
-		return ss.createTapped(path, data, flags, acl)
-	}
-	corelink.DeleteIfOurs = func(s any, path string, czxid, sid int64) error {
-		ss, err := linked(s)
-		if err != nil {
-			return err
-		}
-		return ss.deleteIfOurs(path, owner{czxid: czxid, sid: sid})
-	}
-	corelink.DeleteOwnedGuaranteed = func(s any, path string, czxid, sid int64) {
-		if ss, err := linked(s); err == nil {
-			ss.deleteOwnedInBackground(path, owner{czxid: czxid, sid: sid})
-		}
-	}
-}
 
 // owner says which node at a path is ours: the one created in transaction
 // czxid (any, when 0) and, with sid set, ephemeral of session sid.

@@ -154,3 +154,16 @@ func (sub *Subscription) Close() {
 	sub.mu.Unlock()
 	sub.finish(ErrClosed)
 }
+
+// OnStateChange registers f to be called synchronously, in order, for every
+// state change of the Session; f must not block (it runs on the
+// connection's goroutine: cancelling a context is fine). It returns the
+// current state and session id, read atomically with the registration, and
+// stop, which removes f. On a nil or closed Session f is not registered and
+// the state returned is StateClosed.
+func (s *Session) OnStateChange(f func(StateChange)) (state State, id int64, stop func()) {
+	if s.check() != nil || f == nil {
+		return StateClosed, 0, func() {}
+	}
+	return s.addHook(f)
+}

@@ -472,11 +472,15 @@ func notWatching(path string, err error) zk.Event {
 	return zk.Event{Type: zk.EventNotWatching, State: zk.StateDisconnected, Path: path, Err: err}
 }
 
-// onFire runs f with the watch's event once it fires: at once, on the
+// OnFire runs f with the watch's event once it fires: at once, on the
 // caller's goroutine, if it already has; otherwise on the goroutine that
 // fires it (go-zookeeper's receiving goroutine, usually), so f must not
-// block. It is how a holding follows its node with no goroutine of its own.
-func (w *Watch) onFire(f func(zk.Event)) {
+// block. It is how a holding follows its node with no goroutine of its
+// own. Nothing happens for a nil w or f. Cost: no ZooKeeper calls.
+func (w *Watch) OnFire(f func(zk.Event)) {
+	if w == nil || f == nil {
+		return
+	}
 	r := &w.s.watches
 	r.mu.Lock()
 	if w.e.state != entryFired {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -46,7 +45,7 @@ func (m *RWMutex) Participants(ctx context.Context) ([]Participant, error) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("rwlock: participants %s: %w", m.path, zkcall.Answer(err))
+			return nil, fmt.Errorf("rwlock: participants %s: %w", m.path, recipes.Answer(err))
 		}
 		out = append(out, Participant{Node: p, Role: c.Role, Data: data, SessionID: st.EphemeralOwner})
 	}

@@ -9,7 +9,6 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/lockopt"
 	"github.com/zkrecipes/zkrecipes/internal/seq"
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -85,7 +84,7 @@ func (hd *holding) lost() error {
 	if hd.ctx != nil && hd.ctx.Err() != nil {
 		return context.Cause(hd.ctx)
 	}
-	return zkcall.Cause(hd.h)
+	return hd.h.Cause()
 }
 
 // alreadyLost is the error of releasing a holding (what) that ended, with
@@ -129,7 +128,7 @@ func checkArgs(s *recipes.Session, path string, c lockopt.Config) error {
 	if err := recipes.ValidateParentPath(path); err != nil {
 		return fmt.Errorf("rwlock: %w", err)
 	}
-	if err := zkcall.CheckData(c.Data, s.MaxData()); err != nil {
+	if err := recipes.CheckData(c.Data, s.MaxData()); err != nil {
 		return fmt.Errorf("rwlock: data: %w", err)
 	}
 	if !c.Dialect.Supports(recipes.RoleRead) || !c.Dialect.Supports(recipes.RoleWrite) {

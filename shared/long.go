@@ -9,7 +9,6 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkrecipes/zkrecipes/internal/hooks"
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -157,7 +156,9 @@ func (l *Long) Get(ctx context.Context) (int64, error) {
 // wrapped): once the value is read, the change ends with an error wrapping
 // ErrOverflow and recipes.ErrBadArgument, and a Result not Succeeded whose
 // Pre is the value read. Cost per attempt: 1 getData and 1 setData (1
-// create instead when the node is missing); with promotion, the lock's
+// create instead when the node is missing, through recipes.CreateUnder: +1
+// createContainer per missing parent level, +1 getACL on an authenticated
+// Session's first create under the parent); with promotion, the lock's
 // cost and up to as many attempts again (after the wait, sending nothing,
 // for another promotion of this Long under way).
 func (l *Long) Add(ctx context.Context, delta int64) (Result, error) {
@@ -205,14 +206,14 @@ func (l *Long) TrySet(ctx context.Context, next int64) (Result, error) {
 // read returns the value and the version to compare against (-1: the node
 // does not exist).
 func (l *Long) read(ctx context.Context) (int64, int32, error) {
-	r, err := zkcall.Do(ctx, l.s, func(conn *zk.Conn, _ int64) (read, error) {
+	r, err := recipes.Do(ctx, l.s, func(conn *zk.Conn, _ int64) (read, error) {
 		data, stat, err := conn.Get(l.path)
 		return read{data, stat}, err
 	})
 	switch {
 	case errors.Is(err, zk.ErrNoNode):
 		return 0, -1, nil
-	case zkcall.Stopped(err):
+	case recipes.Stopped(err):
 		return 0, 0, fmt.Errorf("shared %s: %w", l.path, err)
 	case err != nil:
 		return 0, 0, fmt.Errorf("shared: get %s: %w", l.path, err)
@@ -272,30 +273,31 @@ func (l *Long) optimistic(ctx context.Context, f func(cur int64) (int64, bool, e
 		r = Result{Pre: cur}
 		hooks.BeforeWrite(l.path)
 		var sent error
-		err = zkcall.Exec(ctx, l.s, func(conn *zk.Conn, _ int64) error {
+		write := func(conn *zk.Conn, _ int64) error {
 			var err error
 			if version < 0 {
 				_, err = conn.Create(l.path, EncodeLong(next), 0, l.s.ACLFor(l.path))
 			} else {
 				_, err = conn.Set(l.path, EncodeLong(next), version)
 			}
-			if zkcall.IsConnErr(err) {
+			if recipes.IsConnErr(err) {
 				sent = err
 				return nil
 			}
 			return err
-		})
+		}
+		if version < 0 {
+			err = recipes.CreateUnder(ctx, l.s, parent, write)
+		} else {
+			err = recipes.Exec(ctx, l.s, write)
+		}
 		switch {
 		case sent != nil:
 			return Result{}, true, fmt.Errorf("%w: %s: %w", ErrUncertain, l.path, sent)
 		case err == nil:
 			return Result{Succeeded: true, Pre: cur, Post: next}, true, nil
-		case zkcall.Stopped(err):
+		case recipes.Stopped(err):
 			return Result{}, true, fmt.Errorf("shared %s: %w", l.path, err)
-		case errors.Is(err, zk.ErrNoNode) && version < 0:
-			if err := zkcall.EnsureParents(l.s, parent); err != nil && !zkcall.IsConnErr(err) {
-				return Result{}, true, fmt.Errorf("shared: create parents of %s: %w", l.path, err)
-			}
 		case errors.Is(err, zk.ErrBadVersion), errors.Is(err, zk.ErrNodeExists), errors.Is(err, zk.ErrNoNode):
 			// Another writer came first: an attempt spent; read again.
 			tried++

@@ -8,7 +8,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -87,7 +86,9 @@ type read struct {
 
 // Get returns the current value and its version. Cost: 1 getData; when the
 // node is missing, 1 create with the seed (and 1 createContainer per missing
-// parent level) and 1 getData more. Nothing is sent when ctx is done.
+// parent level; on an authenticated Session's first create under the
+// parent, 1 getACL: see recipes.CreateUnder, whose ErrOpenParent it
+// returns) and 1 getData more. Nothing is sent when ctx is done.
 func (v *Value) Get(ctx context.Context) (Versioned[[]byte], error) {
 	if err := v.check(ctx); err != nil {
 		return Versioned[[]byte]{}, err
@@ -97,14 +98,14 @@ func (v *Value) Get(ctx context.Context) (Versioned[[]byte], error) {
 
 func (v *Value) get(ctx context.Context) (Versioned[[]byte], error) {
 	for {
-		r, err := zkcall.Do(ctx, v.s, func(conn *zk.Conn, _ int64) (read, error) {
+		r, err := recipes.Do(ctx, v.s, func(conn *zk.Conn, _ int64) (read, error) {
 			data, stat, err := conn.Get(v.path)
 			return read{data, stat}, err
 		})
 		switch {
 		case err == nil:
 			return Versioned[[]byte]{Value: r.data, Version: r.stat.Version, Zxid: r.stat.Mzxid}, nil
-		case zkcall.Stopped(err):
+		case recipes.Stopped(err):
 			return Versioned[[]byte]{}, fmt.Errorf("shared %s: %w", v.path, err)
 		case errors.Is(err, zk.ErrNoNode):
 			if err := v.create(ctx); err != nil {
@@ -120,24 +121,17 @@ func (v *Value) get(ctx context.Context) (Versioned[[]byte], error) {
 // create, or our own retried one) is fine.
 func (v *Value) create(ctx context.Context) error {
 	parent, _ := zkpath.Split(v.path)
-	for {
-		err := zkcall.Exec(ctx, v.s, func(conn *zk.Conn, _ int64) error {
-			_, err := conn.Create(v.path, v.seed, 0, v.s.ACLFor(v.path))
-			return err
-		})
-		switch {
-		case err == nil, errors.Is(err, zk.ErrNodeExists):
-			return nil
-		case zkcall.Stopped(err):
-			return fmt.Errorf("shared %s: %w", v.path, err)
-		case errors.Is(err, zk.ErrNoNode):
-			if err := zkcall.EnsureParents(v.s, parent); err != nil && !zkcall.IsConnErr(err) {
-				return fmt.Errorf("shared: create parents of %s: %w", v.path, err)
-			}
-		default:
-			return fmt.Errorf("shared: create %s: %w", v.path, err)
-		}
+	err := recipes.CreateUnder(ctx, v.s, parent, func(conn *zk.Conn, _ int64) error {
+		_, err := conn.Create(v.path, v.seed, 0, v.s.ACLFor(v.path))
+		return err
+	})
+	switch {
+	case err == nil, errors.Is(err, zk.ErrNodeExists):
+		return nil
+	case recipes.Stopped(err):
+		return fmt.Errorf("shared %s: %w", v.path, err)
 	}
+	return fmt.Errorf("shared: create %s: %w", v.path, err)
 }
 
 // TrySet writes next only if the node is still at prev.Version. It returns
@@ -189,9 +183,9 @@ func (v *Value) set(ctx context.Context, version int32, cas bool, next []byte) (
 	next = bytes.Clone(next)
 	for {
 		var sent error // the write's own answer: a connection error is not retried by Do
-		stat, err := zkcall.Do(ctx, v.s, func(conn *zk.Conn, _ int64) (*zk.Stat, error) {
+		stat, err := recipes.Do(ctx, v.s, func(conn *zk.Conn, _ int64) (*zk.Stat, error) {
 			st, err := conn.Set(v.path, next, version)
-			if zkcall.IsConnErr(err) {
+			if recipes.IsConnErr(err) {
 				sent = err
 				return nil, nil
 			}
@@ -202,7 +196,7 @@ func (v *Value) set(ctx context.Context, version int32, cas bool, next []byte) (
 			return Versioned[[]byte]{}, false, fmt.Errorf("%w: set %s: %w", ErrUncertain, v.path, sent)
 		case err == nil:
 			return Versioned[[]byte]{Value: next, Version: stat.Version, Zxid: stat.Mzxid}, true, nil
-		case zkcall.Stopped(err):
+		case recipes.Stopped(err):
 			return Versioned[[]byte]{}, false, fmt.Errorf("shared %s: %w", v.path, err)
 		case errors.Is(err, zk.ErrBadVersion):
 			cur, err := v.get(ctx)
@@ -245,7 +239,10 @@ func (v *Value) FencedTrySet(ctx context.Context, h Fencer, prev Versioned[[]byt
 	if err := v.checkVersion(prev.Version); err != nil {
 		return Versioned[[]byte]{}, false, err
 	}
-	if _, err := zkcall.Usable(ctx, v.s); err != nil {
+	if err := recipes.ContextError(ctx); err != nil {
+		return Versioned[[]byte]{}, false, fmt.Errorf("shared %s: %w", v.path, err)
+	}
+	if _, err := v.s.WaitUsable(ctx); err != nil {
 		return Versioned[[]byte]{}, false, fmt.Errorf("shared %s: %w", v.path, err)
 	}
 	next = bytes.Clone(next)
@@ -254,12 +251,12 @@ func (v *Value) FencedTrySet(ctx context.Context, h Fencer, prev Versioned[[]byt
 	case err == nil:
 		st := res[0].Stat
 		return Versioned[[]byte]{Value: next, Version: st.Version, Zxid: st.Mzxid}, true, nil
-	case errors.Is(err, recipes.ErrFenced), zkcall.Stopped(err):
+	case errors.Is(err, recipes.ErrFenced), recipes.Stopped(err):
 		return Versioned[[]byte]{}, false, fmt.Errorf("shared %s: %w", v.path, err)
 	case len(res) > 0 && (errors.Is(res[0].Error, zk.ErrBadVersion) || errors.Is(res[0].Error, zk.ErrNoNode)):
 		cur, err := v.get(ctx)
 		return cur, false, err
-	case zkcall.IsConnErr(err):
+	case recipes.IsConnErr(err):
 		return Versioned[[]byte]{}, false, fmt.Errorf("%w: fenced set %s: %w", ErrUncertain, v.path, err)
 	}
 	return Versioned[[]byte]{}, false, fmt.Errorf("shared: fenced set %s: %w", v.path, err)
@@ -286,12 +283,12 @@ func watch[T any](ctx context.Context, v *Value, decode func([]byte) (T, error))
 	return recipes.StartStream(ctx, func(ctx context.Context, out chan<- Versioned[T]) error {
 		last := int64(-1)
 		for {
-			r, err := zkcall.Do(ctx, v.s, func(_ *zk.Conn, _ int64) (watched, error) {
+			r, err := recipes.Do(ctx, v.s, func(_ *zk.Conn, _ int64) (watched, error) {
 				data, stat, w, err := v.s.WatchData(ctx, v.path)
 				return watched{data, stat, w}, err
 			})
 			switch {
-			case zkcall.Stopped(err):
+			case recipes.Stopped(err):
 				if ctx.Err() != nil {
 					return nil
 				}

@@ -32,7 +32,10 @@
 // a connection failure find out, exactly, whether its create was applied.
 //
 // Cost: Once is 1 createTTL when the period is free (1 createContainer more
-// per missing parent level), 1 createTTL and 1 getData when it is claimed.
+// per missing parent level), 1 createTTL and 1 getData when it is claimed;
+// an authenticated Session's first claim under a parent adds 1 getACL
+// (recipes.CreateUnder's squatting check: a parent that lets anyone create
+// or delete children fails with an error wrapping recipes.ErrOpenParent).
 // Nothing is sent when ctx is done.
 //
 // # Permissions
@@ -51,7 +54,6 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/google/uuid"
 
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -119,9 +121,9 @@ func Once(ctx context.Context, s *recipes.Session, path string, period time.Dura
 	parent, _ := zkpath.Split(path)
 	for {
 		var lost error // our create's answer, lost with the connection
-		err := zkcall.Exec(ctx, s, func(conn *zk.Conn, _ int64) error {
+		err := recipes.CreateUnder(ctx, s, parent, func(conn *zk.Conn, _ int64) error {
 			_, err := conn.CreateTTL(path, body, zk.FlagTTL, s.ACLFor(path), period)
-			if zkcall.IsConnErr(err) {
+			if recipes.IsConnErr(err) {
 				lost = err
 				return nil
 			}
@@ -140,12 +142,8 @@ func Once(ctx context.Context, s *recipes.Session, path string, period time.Dura
 			return c, c.ID == id, nil
 		case err == nil:
 			return Claim{Path: path, ID: id, Data: bytes.Clone(data)}, true, nil
-		case zkcall.Stopped(err):
+		case recipes.Stopped(err):
 			return Claim{}, false, fmt.Errorf("ttl %s: %w", path, err)
-		case errors.Is(err, zk.ErrNoNode):
-			if err := zkcall.EnsureParents(s, parent); err != nil && !zkcall.IsConnErr(err) {
-				return Claim{}, false, fmt.Errorf("ttl: create parents of %s: %w", path, err)
-			}
 		case unimplemented(err):
 			return Claim{}, false, fmt.Errorf("%w: create %s: %w", ErrUnsupported, path, err)
 		default:
@@ -177,7 +175,7 @@ func read(ctx context.Context, s *recipes.Session, path string) (Claim, error) {
 		data []byte
 		stat *zk.Stat
 	}
-	g, err := zkcall.Do(ctx, s, func(conn *zk.Conn, _ int64) (got, error) {
+	g, err := recipes.Do(ctx, s, func(conn *zk.Conn, _ int64) (got, error) {
 		data, stat, err := conn.Get(path)
 		return got{data, stat}, err
 	})

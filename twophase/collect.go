@@ -7,7 +7,6 @@ import (
 	"slices"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -51,7 +50,7 @@ func (c *Coordinator) Collect(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	var now *zk.Stat
-	err := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
+	err := recipes.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
 		now, err = s.Conn().Set(c.root, nil, -1)
 		return err
 	})
@@ -94,7 +93,7 @@ func (c *Coordinator) Collect(ctx context.Context) (int, error) {
 		}
 		var dst *zk.Stat
 		var ok bool
-		err = zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
+		err = recipes.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
 			ok, dst, err = s.Conn().Exists(zkpath.Join(txPath, decisionNode))
 			return err
 		})
@@ -149,7 +148,7 @@ func (c *Coordinator) deleteTx(ctx context.Context, txPath string, kids []string
 		return false, fmt.Errorf("twophase: delete %s: %w", txPath, err)
 	}
 	tried := false
-	err := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) error {
+	err := recipes.Exec(ctx, s, func(_ *zk.Conn, _ int64) error {
 		if tried {
 			// The previous multi's outcome is unknown: was it applied?
 			ok, _, err := s.Conn().Exists(txPath)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -141,7 +140,10 @@ func (t *Tx) Deadline() time.Time {
 //
 // Cost: 1 multi (1 + n creates). The first Begin under a missing root: +1
 // create per missing level. An existing transaction: +1 getData + 1
-// getChildren. Watchers woken: every participant streaming Transactions on
+// getChildren. An authenticated Session's first Begin under the root: +1
+// getACL (recipes.Session.CheckParent; 2 when the root was missing), and an
+// error wrapping recipes.ErrOpenParent when the root lets anyone create or
+// delete children. Watchers woken: every participant streaming Transactions on
 // the root (one child notification each).
 //
 // Bad input (invalid id, no sites, duplicate or invalid site names, the
@@ -158,7 +160,7 @@ func (c *Coordinator) Begin(ctx context.Context, txID string, sites []string, pa
 	if err != nil {
 		return nil, err
 	}
-	if err := zkcall.CheckData(payload, c.s.MaxData()); err != nil {
+	if err := recipes.CheckData(payload, c.s.MaxData()); err != nil {
 		return nil, fmt.Errorf("twophase: payload: %w", err)
 	}
 	txPath := zkpath.Join(c.root, txID)
@@ -172,8 +174,13 @@ func (c *Coordinator) Begin(ctx context.Context, txID string, sites []string, pa
 	if err := fits(c.s, collectOps(txPath, sorted)...); err != nil {
 		return nil, fmt.Errorf("twophase: begin %s: too many sites to collect in one multi: %w", txID, err)
 	}
+	// Not recipes.CreateUnder: the root is persistent (ensurePath), not a
+	// container, so the squatting check is made here.
 	for {
-		err := zkcall.Exec(ctx, c.s, func(_ *zk.Conn, _ int64) error {
+		if err := c.s.CheckParent(ctx, c.root); err != nil {
+			return nil, fmt.Errorf("twophase: begin %s: %w", txPath, err)
+		}
+		err := recipes.Exec(ctx, c.s, func(_ *zk.Conn, _ int64) error {
 			_, err := c.s.Conn().Multi(ops...)
 			return err
 		})
@@ -368,7 +375,7 @@ func (t *Tx) Decide(ctx context.Context) (Decision, error) {
 	for {
 		if decisionWatch == nil {
 			var found bool
-			err := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
+			err := recipes.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
 				found, _, decisionWatch, err = s.Conn().ExistsW(decisionPath)
 				return err
 			})
@@ -441,7 +448,7 @@ func (t *Tx) look(ctx context.Context, sw *siteWatch) error {
 	var kids []string
 	var st *zk.Stat
 	var ch <-chan zk.Event
-	err := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
+	err := recipes.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
 		kids, st, ch, err = s.Conn().ChildrenW(sitePath)
 		return err
 	})

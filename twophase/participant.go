@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -112,7 +111,7 @@ func (p *Participant) stream(ctx context.Context, out chan<- *Proposal) error {
 	for {
 		var txs []string
 		var ch <-chan zk.Event
-		err := zkcall.Exec(ctx, p.s, func(_ *zk.Conn, _ int64) (err error) {
+		err := recipes.Exec(ctx, p.s, func(_ *zk.Conn, _ int64) (err error) {
 			txs, _, ch, err = p.s.Conn().ChildrenW(p.root)
 			return err
 		})
@@ -271,7 +270,7 @@ func (p *Participant) markAlive(ctx context.Context, sitePath string) error {
 	}
 	for range 10 {
 		var sid int64
-		err := zkcall.Exec(ctx, p.s, func(_ *zk.Conn, id int64) error {
+		err := recipes.Exec(ctx, p.s, func(_ *zk.Conn, id int64) error {
 			sid = id
 			_, err := p.s.Conn().Create(path, aliveData, zk.FlagEphemeral, p.s.ACLFor(path))
 			return err
@@ -286,7 +285,7 @@ func (p *Participant) markAlive(ctx context.Context, sitePath string) error {
 		}
 		var ok bool
 		var st *zk.Stat
-		err = zkcall.Exec(ctx, p.s, func(_ *zk.Conn, id int64) (err error) {
+		err = recipes.Exec(ctx, p.s, func(_ *zk.Conn, id int64) (err error) {
 			sid = id
 			ok, st, err = p.s.Conn().Exists(path)
 			return err
@@ -299,7 +298,7 @@ func (p *Participant) markAlive(ctx context.Context, sitePath string) error {
 		case st.EphemeralOwner == sid:
 			return nil // ours (an earlier attempt whose answer was lost)
 		}
-		err = zkcall.Exec(ctx, p.s, func(_ *zk.Conn, _ int64) error {
+		err = recipes.Exec(ctx, p.s, func(_ *zk.Conn, _ int64) error {
 			_, err := p.s.Conn().Multi(
 				&zk.DeleteRequest{Path: path, Version: st.Version},
 				&zk.CreateRequest{Path: path, Data: aliveData, Acl: p.s.ACLFor(path), Flags: zk.FlagEphemeral},
@@ -414,7 +413,7 @@ func (pr *Proposal) Vote(ctx context.Context, v Decision) error {
 	if err := fits(s, &zk.CreateRequest{Path: path, Data: encodeDecision(v, ""), Acl: s.ACLFor(path)}); err != nil {
 		return err
 	}
-	err := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) error {
+	err := recipes.Exec(ctx, s, func(_ *zk.Conn, _ int64) error {
 		_, err := s.Conn().Create(path, encodeDecision(v, ""), 0, s.ACLFor(path))
 		return err
 	})
@@ -481,7 +480,7 @@ func (pr *Proposal) Await(ctx context.Context) (Decision, error) {
 	for {
 		var found, txThere bool
 		var ch <-chan zk.Event
-		err := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
+		err := recipes.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
 			found, _, ch, err = s.Conn().ExistsW(decisionPath)
 			if err != nil || found {
 				return err
@@ -550,7 +549,7 @@ func (pr *Proposal) Finish(ctx context.Context) error {
 		return err
 	}
 	var res []zk.MultiResponse
-	err := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
+	err := recipes.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
 		res, err = s.Conn().Multi(ops...)
 		return err
 	})
@@ -558,7 +557,7 @@ func (pr *Proposal) Finish(ctx context.Context) error {
 	case err == nil, errors.Is(err, zk.ErrNodeExists):
 	case errors.Is(err, zk.ErrNoNode):
 		var there bool
-		if err := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
+		if err := recipes.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
 			there, _, err = s.Conn().Exists(pr.path)
 			return err
 		}); err != nil {
@@ -576,9 +575,13 @@ func (pr *Proposal) Finish(ctx context.Context) error {
 	// stay until it finishes. A node of an earlier session of ours went
 	// with that session.
 	alive := zkpath.Join(pr.sitePath, aliveNode)
-	sid, err := zkcall.Usable(ctx, s)
+	err = recipes.ContextError(ctx)
+	var sid int64
 	if err == nil {
-		err = zkcall.DeleteOwned(ctx, s, alive, 0, sid)
+		sid, err = s.WaitUsable(ctx)
+	}
+	if err == nil {
+		err = s.DeleteOwned(ctx, alive, 0, sid)
 	}
 	if err != nil {
 		return fmt.Errorf("twophase: delete %s: %w", alive, err)

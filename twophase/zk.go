@@ -6,14 +6,13 @@ import (
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // This file holds the request mechanics: wait for a usable session, retry
 // a request whose outcome is unknown, create paths, read and write the
-// decision node. Every request goes through zkcall.Exec, so a request is
+// decision node. Every request goes through recipes.Exec, so a request is
 // only sent on a connected session and a connection error is retried
 // (callers make their requests idempotent: creates treat NodeExists as
 // "look at what is there").
@@ -35,8 +34,10 @@ func fits(s *recipes.Session, ops ...any) error {
 	return nil
 }
 
-// ensurePath creates p and its missing ancestors as persistent nodes.
-// Cost: 1 create per level tried.
+// ensurePath creates p and its missing ancestors as persistent nodes: the
+// root every participant watches outlives its last transaction, where a
+// container (recipes.CreateUnder's parents) would be reaped. Cost: 1
+// create per level tried.
 func ensurePath(ctx context.Context, s *recipes.Session, p string) error {
 	if p == "/" {
 		return nil
@@ -44,7 +45,7 @@ func ensurePath(ctx context.Context, s *recipes.Session, p string) error {
 	if err := fits(s, &zk.CreateRequest{Path: p, Acl: s.ACLFor(p)}); err != nil {
 		return err
 	}
-	err := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) error {
+	err := recipes.Exec(ctx, s, func(_ *zk.Conn, _ int64) error {
 		_, err := s.Conn().Create(p, nil, 0, s.ACLFor(p))
 		return err
 	})
@@ -95,7 +96,7 @@ func writeDecision(ctx context.Context, s *recipes.Session, txPath string, d Dec
 		return 0, err
 	}
 	for {
-		zerr := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) error {
+		zerr := recipes.Exec(ctx, s, func(_ *zk.Conn, _ int64) error {
 			_, err := s.Conn().Create(path, data, 0, s.ACLFor(path))
 			return err
 		})
@@ -124,7 +125,7 @@ func writeDecision(ctx context.Context, s *recipes.Session, txPath string, d Dec
 func children(ctx context.Context, s *recipes.Session, path string) ([]string, *zk.Stat, error) {
 	var kids []string
 	var st *zk.Stat
-	err := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
+	err := recipes.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
 		kids, st, err = s.Conn().Children(path)
 		return err
 	})
@@ -135,7 +136,7 @@ func children(ctx context.Context, s *recipes.Session, path string) ([]string, *
 func get(ctx context.Context, s *recipes.Session, path string) ([]byte, *zk.Stat, error) {
 	var data []byte
 	var st *zk.Stat
-	err := zkcall.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
+	err := recipes.Exec(ctx, s, func(_ *zk.Conn, _ int64) (err error) {
 		data, st, err = s.Conn().Get(path)
 		return err
 	})

@@ -11,7 +11,6 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/chaos/cluster"
 	"github.com/zkrecipes/zkrecipes/chaos/history"
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -40,7 +39,7 @@ func (a *auditor) close() { closeRecipes(a.s, a.env.SessionTimeout) }
 func (a *auditor) do(ctx context.Context, call func(conn *zk.Conn) error) error {
 	for {
 		err := call(a.s.Conn())
-		if err == nil || !zkcall.IsConnErr(err) {
+		if err == nil || !recipes.IsConnErr(err) {
 			return err
 		}
 		if ctx.Err() != nil {

@@ -10,7 +10,6 @@ import (
 	"github.com/zkrecipes/zkrecipes/chaos/checkers"
 	"github.com/zkrecipes/zkrecipes/chaos/cluster"
 	"github.com/zkrecipes/zkrecipes/chaos/history"
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/queue"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -246,12 +245,12 @@ func (w *QueueByPath) consumer(ctx context.Context, env *cluster.Env, c *cluster
 func deleteByPath(ctx context.Context, s *recipes.Session, p string) {
 	sid := s.ID()
 	for {
-		id, err := zkcall.WaitUsable(ctx, s)
+		id, err := s.WaitUsable(ctx)
 		if err != nil || id != sid {
 			return
 		}
 		err = s.Conn().Delete(p, -1)
-		if err == nil || !zkcall.IsConnErr(err) || !cluster.Sleep(ctx, 50*time.Millisecond) {
+		if err == nil || !recipes.IsConnErr(err) || !cluster.Sleep(ctx, 50*time.Millisecond) {
 			return
 		}
 	}

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -158,7 +157,7 @@ func printUsage(w io.Writer, fs *flag.FlagSet) {
 // go-zookeeper's report of error code -124 from a server that enforces
 // authentication), "" for any other err.
 func (c *cli) authHint(err error) string {
-	if !errors.Is(zkcall.Answer(err), zk.ErrNoAuth) {
+	if !errors.Is(recipes.Answer(err), zk.ErrNoAuth) {
 		return ""
 	}
 	if c.digest == "" {

@@ -142,7 +142,7 @@ func TestMutexWithCuratorDigestTLS(t *testing.T) {
 			t.Skip("needs a real ZooKeeper ensemble")
 		}
 		e := testenv.New(t, testenv.Config{Servers: 1, TLS: true, EnforceAuth: true})
-		testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "lock", "internal/zkcall"))
+		testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "lock"))
 		ctx := ctxFor(t, 5*time.Minute)
 		app := securePeer(t, rel, e, appUser, appPass)
 		evil := securePeer(t, rel, e, evilUser, evilPass)

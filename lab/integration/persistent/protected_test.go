@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -27,7 +26,7 @@ func TestCreateProtected(t *testing.T) {
 		{recipes.Curator, regexp.MustCompile(`^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-ticket-[0-9]{10}$`)},
 		{recipes.Kazoo, regexp.MustCompile(`^[0-9a-f]{32}ticket-[0-9]{10}$`)},
 	} {
-		p, err := zkcall.CreateProtected(ctx, s, tc.d, parent, "ticket-", []byte("x"))
+		p, err := s.CreateProtected(ctx, tc.d, parent, "ticket-", []byte("x"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -54,11 +53,11 @@ func TestCreateProtected(t *testing.T) {
 		{ctx, parent, "a", make([]byte, s.MaxData()), recipes.ErrDataTooLarge},
 		{done, parent, "a", nil, context.Canceled},
 	} {
-		if _, err := zkcall.CreateProtected(tc.ctx, s, recipes.Curator, tc.parent, tc.label, tc.data); !errors.Is(err, tc.want) {
+		if _, err := s.CreateProtected(tc.ctx, recipes.Curator, tc.parent, tc.label, tc.data); !errors.Is(err, tc.want) {
 			t.Errorf("CreateProtected(%q, %q): %v, want %v", tc.parent, tc.label, err, tc.want)
 		}
 	}
-	if _, err := zkcall.CreateProtected(ctx, nil, recipes.Curator, parent, "a", nil); !errors.Is(err, recipes.ErrNilSession) {
+	if _, err := (*recipes.Session)(nil).CreateProtected(ctx, recipes.Curator, parent, "a", nil); !errors.Is(err, recipes.ErrNilSession) {
 		t.Errorf("CreateProtected on a nil session: %v", err)
 	}
 	if d := counter.Snapshot().Sub(before); d.Total() != 0 {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -22,7 +21,7 @@ func TestRequestLimitOnServer(t *testing.T) {
 	s, counter := testutil.CountedSession(t, e.Addrs())
 	ctx := testutil.Ctx(t, time.Minute)
 	base := testPath(t)
-	if err := zkcall.EnsureParents(s, base); err != nil {
+	if err := s.EnsureParents(base); err != nil {
 		t.Fatal(err)
 	}
 	conn := s.Conn()
@@ -67,16 +66,16 @@ func TestRequestLimitOnServer(t *testing.T) {
 		return err
 	})
 	refused("EnsureParents of a 1 MB path", recipes.ErrDataTooLarge, func() error {
-		return zkcall.EnsureParents(s, "/"+strings.Repeat("x", 1<<20))
+		return s.EnsureParents("/" + strings.Repeat("x", 1<<20))
 	})
 	refused("EnsureParents of a path too long to create", recipes.ErrDataTooLarge, func() error {
-		return zkcall.EnsureParents(s, "/"+strings.Repeat("x", recipes.MaxPathLen-1))
+		return s.EnsureParents("/" + strings.Repeat("x", recipes.MaxPathLen-1))
 	})
 	refused("EnsureParents in /zookeeper", recipes.ErrInvalidPath, func() error {
-		return zkcall.EnsureParents(s, "/zookeeper/x")
+		return s.EnsureParents("/zookeeper/x")
 	})
 	refused("EnsureParents of an invalid path", recipes.ErrInvalidPath, func() error {
-		return zkcall.EnsureParents(s, base+"/\U0001F600")
+		return s.EnsureParents(base + "/\U0001F600")
 	})
 	// A contender's create: its data fits the data limit, but with the
 	// protected name, path and ACL the create request is one byte over.

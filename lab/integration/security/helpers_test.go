@@ -29,7 +29,7 @@ func TestMain(m *testing.M) { testutil.Main(m, shared) }
 func ensemble(t *testing.T) *testenv.Ensemble {
 	t.Helper()
 	e := shared.Start(t)
-	testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "lock", "internal/zkcall"))
+	testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "lock"))
 	return e
 }
 

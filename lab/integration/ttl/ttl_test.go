@@ -146,6 +146,12 @@ func TestOnceLostAnswer(t *testing.T) {
 	if err := zkEnsure(admin, testPath(t)); err != nil {
 		t.Fatal(err)
 	}
+	// A first claim under path, before the link is cut: in the secured
+	// pass it runs the Session's squatting check of path (1 getACL, once),
+	// so that the claim under test sends its create first.
+	if _, won, err := ttl.Once(ctx, s, path+"/warm-up", time.Minute, nil); err != nil || !won {
+		t.Fatalf("warm-up claim = %v, %v", won, err)
+	}
 	if err := link.HalfOpen(); err != nil {
 		t.Fatal(err)
 	}

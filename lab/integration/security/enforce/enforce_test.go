@@ -28,7 +28,7 @@ func TestMain(m *testing.M) { testutil.Main(m, shared) }
 // (WithDigestAuth) takes a lock there.
 func TestWithoutCredentials(t *testing.T) {
 	e := shared.Start(t)
-	testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "lock", "internal/zkcall"))
+	testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "lock"))
 	path := fmt.Sprintf("/zkrecipes-enforce/%d/lock", time.Now().UnixNano())
 	ctx := testutil.Ctx(t, 3*time.Minute)
 

@@ -29,7 +29,7 @@ const refusalBound = 3 * time.Second
 // and nothing it tried was created.
 func TestFastRefusal(t *testing.T) {
 	e := shared.Start(t)
-	testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "lock", "leader", "queue", "internal/zkcall"))
+	testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "lock", "leader", "queue"))
 	base := fmt.Sprintf("/zkrecipes-enforce/%d", time.Now().UnixNano())
 	ctx := testutil.Ctx(t, 3*time.Minute)
 

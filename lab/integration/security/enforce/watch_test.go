@@ -18,7 +18,7 @@ import (
 // nothing of why.
 func TestGroupWatchRefused(t *testing.T) {
 	e := shared.Start(t)
-	testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "group", "internal/zkcall"))
+	testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "group"))
 	ctx := testutil.Ctx(t, time.Minute)
 	anon := connectAnonymous(t, ctx, e)
 	start := time.Now()

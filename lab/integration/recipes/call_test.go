@@ -8,16 +8,15 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
-// TestCallLoop: zkcall.Do sends a call again after it failed with a
+// TestCallLoop: recipes.Do sends a call again after it failed with a
 // connection error (the link is cut under the first attempt), once the
 // session is usable again; and it stops, without sending anything more,
 // when its ctx ends while it waits on a cut link, with an error matching
-// context.Canceled that zkcall.Stopped recognises.
+// context.Canceled that recipes.Stopped recognises.
 func TestCallLoop(t *testing.T) {
 	e := ensemble(t)
 	link, err := e.NewLink("callloop")
@@ -28,7 +27,7 @@ func TestCallLoop(t *testing.T) {
 	s := connect(t, link.Addrs())
 	p := testPath(t)
 	parent, _ := zkpath.Split(p)
-	if err := zkcall.EnsureParents(s, parent); err != nil {
+	if err := s.EnsureParents(parent); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.Conn().Create(p, []byte("v1"), 0, s.ACL()); err != nil {
@@ -45,7 +44,7 @@ func TestCallLoop(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		data, err := zkcall.Do(context.Background(), s, func(conn *zk.Conn, _ int64) ([]byte, error) {
+		data, err := recipes.Do(context.Background(), s, func(conn *zk.Conn, _ int64) ([]byte, error) {
 			n := attempts.Add(1)
 			if n == 1 {
 				if err := link.Cut(); err != nil {
@@ -62,7 +61,7 @@ func TestCallLoop(t *testing.T) {
 	}()
 	select {
 	case err := <-failed:
-		if !zkcall.IsConnErr(err) {
+		if !recipes.IsConnErr(err) {
 			t.Fatalf("first attempt under a cut link: %v, want a connection error", err)
 		}
 	case <-time.After(30 * time.Second):
@@ -101,7 +100,7 @@ func TestCallLoop(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan error, 1)
 	go func() {
-		_, err := zkcall.Do(ctx, s, func(conn *zk.Conn, _ int64) ([]byte, error) {
+		_, err := recipes.Do(ctx, s, func(conn *zk.Conn, _ int64) ([]byte, error) {
 			attempts.Add(1)
 			data, _, err := conn.Get(p)
 			return data, err
@@ -111,7 +110,7 @@ func TestCallLoop(t *testing.T) {
 	cancel()
 	select {
 	case err := <-stopped:
-		if !errors.Is(err, context.Canceled) || !zkcall.Stopped(err) {
+		if !errors.Is(err, context.Canceled) || !recipes.Stopped(err) {
 			t.Fatalf("Do after cancel = %v; want context.Canceled, Stopped", err)
 		}
 	case <-time.After(10 * time.Second):
@@ -130,7 +129,7 @@ func TestCallLoop(t *testing.T) {
 			t.Fatalf("waiting for the session to come back: %v", err)
 		}
 	}
-	_, err = zkcall.Do(ctx, s, func(conn *zk.Conn, _ int64) (struct{}, error) {
+	_, err = recipes.Do(ctx, s, func(conn *zk.Conn, _ int64) (struct{}, error) {
 		attempts.Add(1)
 		return struct{}{}, nil
 	})

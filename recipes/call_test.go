@@ -1,4 +1,4 @@
-package zkcall_test
+package recipes_test
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkrecipes/zkrecipes/internal/zkcall"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -36,7 +35,7 @@ func TestIsConnErr(t *testing.T) {
 		{context.Canceled, false},
 		{recipes.ErrClosed, false},
 	} {
-		if got := zkcall.IsConnErr(tt.err); got != tt.want {
+		if got := recipes.IsConnErr(tt.err); got != tt.want {
 			t.Errorf("IsConnErr(%v) = %v, want %v", tt.err, got, tt.want)
 		}
 	}
@@ -54,7 +53,7 @@ func TestCheckData(t *testing.T) {
 		{10, 10, true},
 		{11, 10, false},
 	} {
-		err := zkcall.CheckData(make([]byte, tt.n), tt.limit)
+		err := recipes.CheckData(make([]byte, tt.n), tt.limit)
 		if (err == nil) != tt.ok || (err != nil && (!errors.Is(err, recipes.ErrDataTooLarge) || !strings.HasPrefix(err.Error(), "recipes: "))) {
 			t.Errorf("CheckData(%d bytes, %d) = %v, want ok %v", tt.n, tt.limit, err, tt.ok)
 		}
@@ -66,28 +65,55 @@ func TestCheckData(t *testing.T) {
 func TestDoNilSession(t *testing.T) {
 	for _, s := range []*recipes.Session{nil, new(recipes.Session)} {
 		calls := 0
-		_, err := zkcall.Do(context.Background(), s, func(*zk.Conn, int64) (int, error) {
+		_, err := recipes.Do(context.Background(), s, func(*zk.Conn, int64) (int, error) {
 			calls++
 			return 0, nil
 		})
-		if !errors.Is(err, recipes.ErrNilSession) || !zkcall.Stopped(err) || calls != 0 {
-			t.Errorf("Do(%p) = %v (Stopped %v) after %d calls; want ErrNilSession, Stopped, 0 calls", s, err, zkcall.Stopped(err), calls)
+		if !errors.Is(err, recipes.ErrNilSession) || !recipes.Stopped(err) || calls != 0 {
+			t.Errorf("Do(%p) = %v (Stopped %v) after %d calls; want ErrNilSession, Stopped, 0 calls", s, err, recipes.Stopped(err), calls)
 		}
-		if err := zkcall.Pause(context.Background(), s); !errors.Is(err, recipes.ErrNilSession) {
+		if err := s.Pause(context.Background()); !errors.Is(err, recipes.ErrNilSession) {
 			t.Errorf("Pause(%p) = %v, want ErrNilSession", s, err)
 		}
-		if err := zkcall.EnsureParents(s, "/a"); !errors.Is(err, recipes.ErrNilSession) {
+		if err := s.EnsureParents("/a"); !errors.Is(err, recipes.ErrNilSession) {
 			t.Errorf("EnsureParents(%p) = %v, want ErrNilSession", s, err)
 		}
-		zkcall.DeleteGuaranteed(s, "/a", 0) // nothing to do, must not panic
-		if err := zkcall.WaitChildren(context.Background(), s, "/a", func([]string) (bool, error) { return true, nil }); !errors.Is(err, recipes.ErrNilSession) {
-			t.Errorf("WaitChildren(%p) = %v, want ErrNilSession", s, err)
+		calls = 0
+		err = recipes.CreateUnder(context.Background(), s, "/a", func(*zk.Conn, int64) error {
+			calls++
+			return nil
+		})
+		if !errors.Is(err, recipes.ErrNilSession) || !recipes.Stopped(err) || calls != 0 {
+			t.Errorf("CreateUnder(%p) = %v (Stopped %v) after %d calls; want ErrNilSession, Stopped, 0 calls", s, err, recipes.Stopped(err), calls)
 		}
+		if _, err := s.WaitUsable(context.Background()); !errors.Is(err, recipes.ErrNilSession) {
+			t.Errorf("WaitUsable(%p) = %v, want ErrNilSession", s, err)
+		}
+		if err := s.CheckParent(context.Background(), "/a"); !errors.Is(err, recipes.ErrNilSession) {
+			t.Errorf("CheckParent(%p) = %v, want ErrNilSession", s, err)
+		}
+		if err := s.DeleteOwned(context.Background(), "/a", 1, 0); !errors.Is(err, recipes.ErrNilSession) || !recipes.Stopped(err) {
+			t.Errorf("DeleteOwned(%p) = %v, want ErrNilSession, Stopped", s, err)
+		}
+		// Nothing to do, must not panic.
+		s.DeleteGuaranteed("/a", 0)
+		s.DeleteOwnedGuaranteed("/a", 1, 0)
+		s.CleanupGUID(recipes.Curator, "/a", "guid")
 	}
+	var h *recipes.Holding
+	if err := h.Cause(); !errors.Is(err, recipes.ErrBadArgument) {
+		t.Errorf("nil Holding's Cause = %v, want ErrBadArgument", err)
+	}
+	h.OnLoss(func(error) { t.Error("OnLoss of a nil Holding called f") })()
+	var w *recipes.Watch
+	w.OnFire(func(zk.Event) { t.Error("OnFire of a nil Watch called f") })
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := zkcall.Do(ctx, nil, func(*zk.Conn, int64) (int, error) { return 0, nil }); !errors.Is(err, context.Canceled) || !zkcall.Stopped(err) {
+	if _, err := recipes.Do(ctx, nil, func(*zk.Conn, int64) (int, error) { return 0, nil }); !errors.Is(err, context.Canceled) || !recipes.Stopped(err) {
 		t.Errorf("Do with a done ctx = %v, want context.Canceled, Stopped", err)
+	}
+	if err := recipes.CreateUnder(ctx, nil, "/a", func(*zk.Conn, int64) error { return nil }); !recipes.Stopped(err) {
+		t.Errorf("CreateUnder with a done ctx on a nil Session = %v, want Stopped", err)
 	}
 }
 
@@ -101,7 +127,7 @@ func TestStopped(t *testing.T) {
 		{context.Canceled, false}, // not from Do: a call's own error
 		{recipes.ErrClosed, false},
 	} {
-		if got := zkcall.Stopped(tt.err); got != tt.want {
+		if got := recipes.Stopped(tt.err); got != tt.want {
 			t.Errorf("Stopped(%v) = %v, want %v", tt.err, got, tt.want)
 		}
 	}
@@ -111,13 +137,13 @@ func TestStopped(t *testing.T) {
 // other results pass unchanged.
 func TestAnswer(t *testing.T) {
 	for _, err := range []error{zk.ErrNoAuth, fmt.Errorf("op: %w", zk.ErrNoAuth)} {
-		got := zkcall.Answer(err)
+		got := recipes.Answer(err)
 		if !errors.Is(got, recipes.ErrNoAuth) || !errors.Is(got, zk.ErrNoAuth) {
 			t.Errorf("Answer(%v) = %v", err, got)
 		}
 	}
 	for _, err := range []error{nil, zk.ErrNoNode, zk.ErrConnectionClosed} {
-		if got := zkcall.Answer(err); got != err {
+		if got := recipes.Answer(err); got != err {
 			t.Errorf("Answer(%v) = %v", err, got)
 		}
 	}
