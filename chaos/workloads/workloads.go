@@ -147,12 +147,13 @@ var mutantFaults = map[string][]string{
 	"discovery-rearm":   {"partition-expire"},
 	"cache-reread":      {"limit-data"},
 	// the upstream bug classes (upstream_mutant.go)
-	"lock-release": {"cut-short"},
-	"lock-try":     {"limit-data"},
-	"leader-timer": {"partition-expire"},
-	"rwlock-gone":  {"partition-expire@waiter"},
-	"rwlock-later": {"latency-low"},
-	"lock-create":  {"limit-data"},
+	"lock-release":   {"cut-short"},
+	"lock-try":       {"limit-data"},
+	"leader-timer":   {"partition-expire"},
+	"rwlock-gone":    {"partition-expire@waiter"},
+	"rwlock-later":   {"latency-low"},
+	"lock-create":    {"limit-data"},
+	"lock-reacquire": {"cut-short"},
 }
 
 // MutantCases returns every mutant with its twin, faults and checkers.
@@ -178,6 +179,7 @@ func MutantCases() []MutantCase {
 		{Mutant: &RWLockGone{Mutant: true}, Twin: &RWLockGone{}, Catch: []string{"writer-exclusive"}, Mild: []string{"cut-short"}},
 		{Mutant: &RWLockLater{Mutant: true}, Twin: &RWLockLater{}, Catch: []string{"liveness"}},
 		{Mutant: &LockCreate{Mutant: true}, Twin: &LockCreate{}, Catch: []string{"no-nodes-left", "liveness"}, Mild: []string{"latency-low"}},
+		{Mutant: &LockReacquire{Mutant: true}, Twin: &LockReacquire{}, Catch: []string{"no-nodes-left", "liveness"}, Mild: []string{"latency-low"}},
 	}
 	for i := range cs {
 		cs[i].Faults = mutantFaults[cs[i].Twin.Name()]
