@@ -147,12 +147,14 @@ var mutantFaults = map[string][]string{
 	"discovery-rearm":   {"partition-expire"},
 	"cache-reread":      {"limit-data"},
 	// the upstream bug classes (upstream_mutant.go)
-	"lock-release":   {"cut-short"},
-	"lock-try":       {"limit-data"},
-	"leader-timer":   {"partition-expire"},
-	"rwlock-gone":    {"partition-expire@waiter"},
-	"rwlock-later":   {"latency-low"},
-	"lock-create":    {"limit-data"},
+	"lock-release": {"cut-short"},
+	"lock-try":     {"limit-data"},
+	"leader-timer": {"partition-expire"},
+	"rwlock-gone":  {"partition-expire@waiter"},
+	"rwlock-later": {"latency-low"},
+	"lock-create":  {"limit-data"},
+
+	// kazoo #282 (upstream_lock_mutant.go)
 	"lock-reacquire": {"cut-short"},
 }
 
