@@ -43,7 +43,7 @@ func UpstreamBugs() []UpstreamBug {
 		{"CURATOR-391", "https://github.com/apache/curator/issues/911", ""},
 		{"Curator GH-1290", "https://github.com/apache/curator/pull/1291", ""},
 		{"kazoo #760", "https://github.com/python-zk/kazoo/pull/760", "lock-try-mutant"},
-		{"kazoo #282", "https://github.com/python-zk/kazoo/issues/282", ""},
+		{"kazoo #282", "https://github.com/python-zk/kazoo/issues/282", "lock-reacquire-mutant"},
 		{"kazoo #649", "https://github.com/python-zk/kazoo/issues/649", "rwlock-later-mutant"},
 		{"go-zookeeper #229", "https://github.com/samuel/go-zookeeper/issues/229", "lock-create-mutant"},
 		{"etcd #19597", "https://github.com/etcd-io/etcd/issues/19597", ""},

@@ -153,6 +153,9 @@ var mutantFaults = map[string][]string{
 	"rwlock-gone":  {"partition-expire@waiter"},
 	"rwlock-later": {"latency-low"},
 	"lock-create":  {"limit-data"},
+
+	// kazoo #282 (upstream_lock_mutant.go)
+	"lock-reacquire": {"cut-short"},
 }
 
 // MutantCases returns every mutant with its twin, faults and checkers.
@@ -178,6 +181,7 @@ func MutantCases() []MutantCase {
 		{Mutant: &RWLockGone{Mutant: true}, Twin: &RWLockGone{}, Catch: []string{"writer-exclusive"}, Mild: []string{"cut-short"}},
 		{Mutant: &RWLockLater{Mutant: true}, Twin: &RWLockLater{}, Catch: []string{"liveness"}},
 		{Mutant: &LockCreate{Mutant: true}, Twin: &LockCreate{}, Catch: []string{"no-nodes-left", "liveness"}, Mild: []string{"latency-low"}},
+		{Mutant: &LockReacquire{Mutant: true}, Twin: &LockReacquire{}, Catch: []string{"no-nodes-left", "liveness"}, Mild: []string{"latency-low"}},
 	}
 	for i := range cs {
 		cs[i].Faults = mutantFaults[cs[i].Twin.Name()]

@@ -2,10 +2,12 @@ package lock_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
+	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
@@ -73,6 +75,71 @@ func TestExpiredWaiterQueuesAgainAtOnce(t *testing.T) {
 		t.Errorf("the waiter holds under session 0x%x, want 0x%x", waiter.Fence().SessionID, s.ID())
 	}
 	if err := waiter.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLockAfterLostHoldingAnswers is the regression test of kazoo #282
+// (docs/upstream-bugs.md): a holding lost to a cut (the default policy
+// ends it at the suspension) and a Lock on the same Mutex once the
+// connection is back, under the same session, without an Unlock first.
+// Kazoo's Lock remembered that it was acquired until a release and retried
+// that acquisition for ever: a hang. Ours answers ErrAlreadyHeld at once;
+// the Unlock it asks for deletes the node the session still owns, and the
+// next Lock holds. The check that fails on the naive lock is the bound on
+// the second Lock's answer.
+func TestLockAfterLostHoldingAnswers(t *testing.T) {
+	e := ensemble(t)
+	path := testPath(t)
+	link, err := e.NewLink(t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer link.Close()
+	admin, s := connect(t, e.Addrs()), connect(t, link.Addrs())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	m := newMutex(t, s, path)
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sid := s.ID()
+	if err := link.Cut(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "the holding lost to the suspension", func() bool { return m.Context().Err() != nil })
+	if err := link.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 20*time.Second, "the same session usable again", func() bool {
+		return s.ID() == sid && (s.State() == recipes.StateConnected || s.State() == recipes.StateReconnected)
+	})
+	if n := len(rawChildren(t, admin, path)); n != 1 {
+		t.Fatalf("%d nodes after the reconnection, want 1 (the lost holding's, its session alive)", n)
+	}
+	lctx, lcancel := context.WithTimeout(ctx, 5*time.Second)
+	start := time.Now()
+	err = m.Lock(lctx)
+	lcancel()
+	if !errors.Is(err, lock.ErrAlreadyHeld) {
+		t.Fatalf("Lock on a Mutex whose holding was lost = %v after %v, want lock.ErrAlreadyHeld at once", err, time.Since(start))
+	}
+	_ = m.Unlock(ctx) // its error says the holding was lost
+	waitFor(t, 20*time.Second, "the lost holding's node deleted", func() bool { return len(rawChildren(t, admin, path)) == 0 })
+	other := newMutex(t, admin, path)
+	if err := other.Lock(ctx); err != nil {
+		t.Fatalf("a bystander's Lock after the Unlock: %v", err)
+	}
+	if err := other.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Lock(ctx); err != nil {
+		t.Fatalf("Lock after the Unlock: %v", err)
+	}
+	if m.Fence().SessionID != sid {
+		t.Errorf("holds under session 0x%x, want 0x%x", m.Fence().SessionID, sid)
+	}
+	if err := m.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
