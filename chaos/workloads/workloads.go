@@ -153,6 +153,7 @@ var mutantFaults = map[string][]string{
 	"rwlock-gone":  {"partition-expire@waiter"},
 	"rwlock-later": {"latency-low"},
 	"lock-create":  {"limit-data"},
+	"barrier-wake": {"cut-short"},
 }
 
 // MutantCases returns every mutant with its twin, faults and checkers.
@@ -178,6 +179,7 @@ func MutantCases() []MutantCase {
 		{Mutant: &RWLockGone{Mutant: true}, Twin: &RWLockGone{}, Catch: []string{"writer-exclusive"}, Mild: []string{"cut-short"}},
 		{Mutant: &RWLockLater{Mutant: true}, Twin: &RWLockLater{}, Catch: []string{"liveness"}},
 		{Mutant: &LockCreate{Mutant: true}, Twin: &LockCreate{}, Catch: []string{"no-nodes-left", "liveness"}, Mild: []string{"latency-low"}},
+		{Mutant: &BarrierWake{Mutant: true}, Twin: &BarrierWake{}, Catch: []string{"double-barrier"}, Mild: []string{"latency-low"}},
 	}
 	for i := range cs {
 		cs[i].Faults = mutantFaults[cs[i].Twin.Name()]
