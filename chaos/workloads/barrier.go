@@ -55,6 +55,47 @@ func (w *Barrier) Checkers(cfg CheckConfig) []checkers.Checker {
 
 // Run runs env.Clients members until ctx is done.
 func (w *Barrier) Run(ctx context.Context, env *cluster.Env) error {
+	var (
+		cs   []*cluster.Client
+		errs []error
+	)
+	for i := range env.Clients {
+		c, err := env.NewClient(fmt.Sprintf("c%d", i+1))
+		if err != nil {
+			errs = append(errs, err)
+			break
+		}
+		cs = append(cs, c)
+	}
+	return errors.Join(append(errs, w.run(ctx, env, cs, env.Clients, func(int) barrierRole { return barrierRole{newMember: newDouble} }))...)
+}
+
+// barrierMember is one member of one round of a double barrier:
+// barrier.DoubleBarrier, or a naive variant of it.
+type barrierMember interface {
+	Enter(context.Context) error
+	Leave(context.Context) error
+}
+
+// barrierRole is how client i plays: the member it makes for each round
+// (path, n members), and how long it pauses before each round's Enter.
+type barrierRole struct {
+	newMember func(s *recipes.Session, path string, n int) (barrierMember, error)
+	pause     time.Duration
+}
+
+// newDouble is our recipe's member.
+func newDouble(s *recipes.Session, p string, n int) (barrierMember, error) {
+	d, err := barrier.NewDouble(s, p, n)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// run runs the clients cs as members of double barriers of n members, client
+// i as role(i) says, until ctx is done; then it audits the finished rounds.
+func (w *Barrier) run(ctx context.Context, env *cluster.Env, cs []*cluster.Client, n int, role func(i int) barrierRole) error {
 	work := w.Work
 	if work == 0 {
 		work = 5 * time.Millisecond
@@ -67,16 +108,11 @@ func (w *Barrier) Run(ctx context.Context, env *cluster.Env) error {
 	w.mu.Lock()
 	w.left = map[string]int{}
 	w.mu.Unlock()
-	for i := range env.Clients {
-		c, err := env.NewClient(fmt.Sprintf("c%d", i+1))
-		if err != nil {
-			errs = append(errs, err)
-			break
-		}
+	for i, c := range cs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := w.member(ctx, env, c, work); err != nil {
+			if err := w.member(ctx, env, c, n, work, role(i)); err != nil {
 				mu.Lock()
 				errs = append(errs, err)
 				mu.Unlock()
@@ -86,14 +122,14 @@ func (w *Barrier) Run(ctx context.Context, env *cluster.Env) error {
 	wg.Wait()
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*env.SessionTimeout+10*time.Second)
 	defer cancel()
-	errs = append(errs, w.audit(actx, env))
+	errs = append(errs, w.audit(actx, env, n))
 	return errors.Join(errs...)
 }
 
-// audit records as litter the nodes left in every round that all
-// env.Clients members left with a Leave that returned ok: each deleted its
-// member node and the last one "ready", so such a round must be empty.
-func (w *Barrier) audit(ctx context.Context, env *cluster.Env) error {
+// audit records as litter the nodes left in every round that all n
+// members left with a Leave that returned ok: each deleted its member node
+// and the last one "ready", so such a round must be empty.
+func (w *Barrier) audit(ctx context.Context, env *cluster.Env, n int) error {
 	a, err := newAuditor(ctx, env)
 	if err != nil {
 		return err
@@ -101,8 +137,8 @@ func (w *Barrier) audit(ctx context.Context, env *cluster.Env) error {
 	defer a.close()
 	w.mu.Lock()
 	var rounds []string
-	for p, n := range w.left {
-		if n >= env.Clients {
+	for p, left := range w.left {
+		if left >= n {
 			rounds = append(rounds, p)
 		}
 	}
@@ -123,7 +159,7 @@ func (w *Barrier) audit(ctx context.Context, env *cluster.Env) error {
 	return nil
 }
 
-func (w *Barrier) member(ctx context.Context, env *cluster.Env, c *cluster.Client, work time.Duration) error {
+func (w *Barrier) member(ctx context.Context, env *cluster.Env, c *cluster.Client, n int, work time.Duration, role barrierRole) error {
 	st := env.SessionTimeout
 	s, err := connectRecipes(ctx, env, c)
 	if s == nil {
@@ -135,7 +171,10 @@ func (w *Barrier) member(ctx context.Context, env *cluster.Env, c *cluster.Clien
 	roundPath := func(r int) string { return fmt.Sprintf("%s/db/r%06d", env.Root, r) }
 	for round := 1; ctx.Err() == nil; round++ {
 		p := roundPath(round)
-		d, nerr := barrier.NewDouble(s, p, env.Clients)
+		if role.pause > 0 && !cluster.Sleep(ctx, role.pause) {
+			break
+		}
+		d, nerr := role.newMember(s, p, n)
 		if nerr != nil {
 			return fmt.Errorf("chaos: %s: %w", c.Log.Name(), nerr)
 		}
@@ -159,7 +198,7 @@ func (w *Barrier) member(ctx context.Context, env *cluster.Env, c *cluster.Clien
 				c.Log.Lost(p, 0, "a later round began")
 				break
 			}
-			if d, nerr = barrier.NewDouble(s, p, env.Clients); nerr != nil {
+			if d, nerr = role.newMember(s, p, n); nerr != nil {
 				return fmt.Errorf("chaos: %s: %w", c.Log.Name(), nerr)
 			}
 			cluster.Sleep(ctx, 20*time.Millisecond)

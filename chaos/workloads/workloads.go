@@ -153,6 +153,7 @@ var mutantFaults = map[string][]string{
 	"rwlock-gone":  {"partition-expire@waiter"},
 	"rwlock-later": {"latency-low"},
 	"lock-create":  {"limit-data"},
+	"barrier-wake": {"cut-short"},
 
 	// kazoo #282 (upstream_lock_mutant.go)
 	"lock-reacquire": {"cut-short"},
@@ -182,6 +183,7 @@ func MutantCases() []MutantCase {
 		{Mutant: &RWLockLater{Mutant: true}, Twin: &RWLockLater{}, Catch: []string{"liveness"}},
 		{Mutant: &LockCreate{Mutant: true}, Twin: &LockCreate{}, Catch: []string{"no-nodes-left", "liveness"}, Mild: []string{"latency-low"}},
 		{Mutant: &LockReacquire{Mutant: true}, Twin: &LockReacquire{}, Catch: []string{"no-nodes-left", "liveness"}, Mild: []string{"latency-low"}},
+		{Mutant: &BarrierWake{Mutant: true}, Twin: &BarrierWake{}, Catch: []string{"double-barrier"}, Mild: []string{"latency-low"}},
 	}
 	for i := range cs {
 		cs[i].Faults = mutantFaults[cs[i].Twin.Name()]
