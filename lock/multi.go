@@ -9,16 +9,16 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
-	"github.com/zkrecipes/zkrecipes/internal/lockopt"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // MultiMutex holds several locks all or nothing: Curator's
 // InterProcessMultiLock over InterProcessMutexes, for work that needs
-// several resources at once (Vitess-style "lock these keyspaces"). Each
-// path is an ordinary Mutex path, so a Mutex (or Curator's
-// InterProcessMutex) on any one of them excludes and is excluded the usual
-// way.
+// several resources at once (Vitess-style "lock these keyspaces"). It is
+// built from one Mutex per path (NewMulti makes them with its options), so
+// a Mutex (or Curator's InterProcessMutex) on any one of the paths excludes
+// and is excluded the usual way; what it adds is the order, all or
+// nothing, and one loss signal.
 //
 // Invariants:
 //   - Deadlock freedom: every MultiMutex takes its paths in one global
@@ -46,8 +46,7 @@ import (
 // once at a time (not reentrant).
 type MultiMutex struct {
 	s     *recipes.Session
-	paths []string
-	cfg   lockopt.Config
+	locks []*Mutex // one Mutex per path, in the order they are taken
 
 	mu   sync.Mutex
 	busy bool
@@ -106,7 +105,6 @@ func (mh *multiHolding) end(cause error) {
 // sentinel, on a nil session (recipes.ErrNilSession), no path
 // (recipes.ErrBadArgument), or any path or option New would refuse.
 func NewMulti(s *recipes.Session, paths []string, opts ...Option) (*MultiMutex, error) {
-	cfg := config(opts)
 	if len(paths) == 0 {
 		if s == nil {
 			return nil, fmt.Errorf("lock: %w", recipes.ErrNilSession)
@@ -116,27 +114,24 @@ func NewMulti(s *recipes.Session, paths []string, opts ...Option) (*MultiMutex, 
 	sorted := slices.Clone(paths)
 	slices.Sort(sorted)
 	sorted = slices.Compact(sorted)
+	m := &MultiMutex{s: s}
 	for _, p := range sorted {
-		if err := checkArgs(s, p, cfg, recipes.RoleLock); err != nil {
+		mx, err := New(s, p, opts...)
+		if err != nil {
 			return nil, err
 		}
+		m.locks = append(m.locks, mx)
 	}
-	return &MultiMutex{s: s, paths: sorted, cfg: cfg}, nil
+	return m, nil
 }
 
 // Paths returns the lock paths in the order they are taken.
-func (m *MultiMutex) Paths() []string { return slices.Clone(m.paths) }
-
-func (m *MultiMutex) spec(path string) recipes.Spec {
-	return recipes.Spec{
-		Path:      path,
-		Dialect:   m.cfg.Dialect,
-		Role:      recipes.RoleLock,
-		Predicate: recipes.Exclusive(),
-		Data:      m.cfg.Data,
-		Policy:    m.cfg.LossPolicy(m.s),
-		Revocable: m.cfg.Revocable,
+func (m *MultiMutex) Paths() []string {
+	out := make([]string, len(m.locks))
+	for i, mx := range m.locks {
+		out[i] = mx.Path()
 	}
+	return out
 }
 
 func (m *MultiMutex) begin() error {
@@ -156,37 +151,39 @@ func (m *MultiMutex) begin() error {
 // it holds them all. When ctx ends or a holding is lost before that, it
 // releases what it took and returns the cause. Costs: see MultiMutex.
 func (m *MultiMutex) Lock(ctx context.Context) error {
-	return m.acquire(ctx, recipes.Acquire)
+	return m.acquire(ctx, (*Mutex).Lock)
 }
 
 // TryLock takes every path without waiting: when one is held or contended
 // it releases what it took and returns an error wrapping ErrLocked.
 func (m *MultiMutex) TryLock(ctx context.Context) error {
-	err := m.acquire(ctx, recipes.TryAcquire)
-	if errors.Is(err, recipes.ErrWouldBlock) {
-		return fmt.Errorf("%w: %w", ErrLocked, err)
-	}
-	return err
+	return m.acquire(ctx, (*Mutex).TryLock)
 }
 
-func (m *MultiMutex) acquire(ctx context.Context, take func(context.Context, *recipes.Session, recipes.Spec) (*recipes.Holding, error)) error {
+// acquire takes every path with take (Mutex.Lock or Mutex.TryLock), in
+// order; on any failure it unlocks what it took, last first.
+func (m *MultiMutex) acquire(ctx context.Context, take func(*Mutex, context.Context) error) error {
 	if err := m.begin(); err != nil {
 		return err
 	}
-	var hs []*recipes.Holding
+	var taken []*Mutex
 	fail := func(err error) error {
-		releaseAll(context.WithoutCancel(ctx), hs)
+		unlockAll(context.WithoutCancel(ctx), taken)
 		m.mu.Lock()
 		m.busy = false
 		m.mu.Unlock()
 		return err
 	}
-	for _, p := range m.paths {
-		h, err := take(ctx, m.s, m.spec(p))
-		if err != nil {
-			return fail(fmt.Errorf("lock: multi-lock %s: %w", p, err))
+	var hs []*recipes.Holding
+	for _, mx := range m.locks {
+		err := take(mx, ctx)
+		if h := mx.holding(); h != nil {
+			taken = append(taken, mx) // held, even if take failed after acquiring
+			hs = append(hs, h)
 		}
-		hs = append(hs, h)
+		if err != nil {
+			return fail(fmt.Errorf("lock: multi-lock: %w", err))
+		}
 	}
 	// All or nothing: a session lost or suspended while later paths were
 	// awaited voids the whole acquisition. (This check sends nothing; a
@@ -219,12 +216,12 @@ func (m *MultiMutex) acquire(ctx context.Context, take func(context.Context, *re
 	return nil
 }
 
-// releaseAll releases hs in reverse order; each Release cancels its
-// holding before deleting its node.
-func releaseAll(ctx context.Context, hs []*recipes.Holding) error {
+// unlockAll unlocks ms in reverse order; each Unlock cancels its holding
+// before deleting its node.
+func unlockAll(ctx context.Context, ms []*Mutex) error {
 	var errs []error
-	for i := len(hs) - 1; i >= 0; i-- {
-		if err := hs[i].Release(ctx); err != nil {
+	for i := len(ms) - 1; i >= 0; i-- {
+		if err := ms[i].Unlock(ctx); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -247,7 +244,7 @@ func (m *MultiMutex) Unlock(ctx context.Context) error {
 		return ErrNotHeld // errors.Is recipes.ErrReleased too
 	}
 	mh.end(recipes.ErrReleased)
-	if err := releaseAll(ctx, mh.hs); err != nil {
+	if err := unlockAll(ctx, m.locks); err != nil {
 		return fmt.Errorf("lock: multi-unlock: %w", err)
 	}
 	return nil

@@ -217,7 +217,7 @@ step "modules alone, downstream" alone
 # alone at the end. chaos's scenario tests skip themselves under
 # -race (skipUnderRace in chaos/race_test.go); its TestRunnerRace
 # covers the chaos engine's concurrency.
-slowest="lab/interop lab/integration/recipes chaos testenv lab/integration/queue lab/integration/leader
+slowest="lab/integration/recipes lab/interop chaos testenv lab/integration/queue lab/integration/leader
 lab/integration/cache lab/integration/group lab/integration/persistent lab/integration/lock lab/integration/partition
 lab/integration/discovery lab/integration/rwlock chaos/faults lab/integration/barrier lab/integration/twophase"
 all=$(go list ./... ./chaos/... ./testenv/... ./lab/...)
