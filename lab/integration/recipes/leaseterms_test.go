@@ -133,28 +133,8 @@ func termTrialRun(t *testing.T, e *testenv.Ensemble, c termSetup) termTrial {
 		t.Fatalf("holder's budget %+v, want lag %v (S %v, Q %v, P %v, dropped Q %v, P %v)", b, want, s, q, b.Ping, c.dropQ, c.dropP)
 	}
 
-	path := testPath(t)
-	h, err := recipes.Acquire(ctx, holder, recipes.Spec{Path: path, Policy: recipes.StepDownOnLost})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hctx := h.Context()
-	stepped := make(chan time.Time, 1)
-	go func() {
-		<-hctx.Done()
-		stepped <- time.Now()
-	}()
-	type result struct {
-		h   *recipes.Holding
-		at  time.Time
-		err error
-	}
-	acquired := make(chan result, 1)
-	go func() {
-		h2, err := recipes.Acquire(ctx, waiter, recipes.Spec{Path: path})
-		acquired <- result{h2, time.Now(), err}
-	}()
-	waitFor(t, 10*time.Second, "the waiter to wait", func() bool { return len(rawChildren(t, waiter, path)) == 2 })
+	hf := startHandoff(t, ctx, holder, waiter, recipes.StepDownOnLost)
+	hctx := hf.held
 
 	// An active holder reads its node every activeEvery until the holding
 	// ends (a read the follower cannot answer any more just fails).
@@ -167,7 +147,7 @@ func termTrialRun(t *testing.T, e *testenv.Ensemble, c termSetup) termTrial {
 			tk := time.NewTicker(activeEvery)
 			defer tk.Stop()
 			for hctx.Err() == nil {
-				_, _, _ = holder.Conn().Exists(h.Path())
+				_, _, _ = holder.Conn().Exists(hf.path)
 				select {
 				case <-tk.C:
 				case <-hctx.Done():
@@ -229,27 +209,13 @@ func termTrialRun(t *testing.T, e *testenv.Ensemble, c termSetup) termTrial {
 	}
 
 	r.margin = b.Margin
-	var got result
-	select {
-	case got = <-acquired:
-	case <-ctx.Done():
-		t.Fatal("the waiter never acquired")
-	}
-	if got.err != nil {
-		t.Fatalf("waiter: %v", got.err)
-	}
-	defer got.h.Release(context.Background())
-	r.acquired = got.at.Sub(cutStart)
-	select {
-	case at := <-stepped:
-		r.stepped = at.Sub(cutStart)
-		r.cause = context.Cause(hctx)
-		// The lease ended Hold after the send time of the last answered
-		// request, unless something else ended the holding first.
-		r.renewedAt = holder.LeaseDeadline().Add(-b.Hold).Sub(cutStart)
-	case <-ctx.Done():
-		t.Fatal("the holder never stepped down")
-	}
+	acquiredAt, steppedAt, release := hf.await(t, ctx)
+	defer release()
+	r.acquired, r.stepped = acquiredAt.Sub(cutStart), steppedAt.Sub(cutStart)
+	r.cause = context.Cause(hctx)
+	// The lease ended Hold after the send time of the last answered
+	// request, unless something else ended the holding first.
+	r.renewedAt = holder.LeaseDeadline().Add(-b.Hold).Sub(cutStart)
 	return r
 }
 

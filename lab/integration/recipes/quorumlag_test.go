@@ -106,28 +106,7 @@ func isolatedHolderTrialDir(t *testing.T, e *testenv.Ensemble, holderOnLeader bo
 		t.Fatal(err)
 	}
 
-	path := testPath(t)
-	h, err := recipes.Acquire(ctx, holder, recipes.Spec{Path: path, Policy: policy})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hctx := h.Context()
-	stepped := make(chan time.Time, 1)
-	go func() {
-		<-hctx.Done()
-		stepped <- time.Now()
-	}()
-	type result struct {
-		h   *recipes.Holding
-		at  time.Time
-		err error
-	}
-	acquired := make(chan result, 1)
-	go func() {
-		h2, err := recipes.Acquire(ctx, waiter, recipes.Spec{Path: path})
-		acquired <- result{h2, time.Now(), err}
-	}()
-	waitFor(t, 10*time.Second, "the waiter to wait", func() bool { return len(rawChildren(t, waiter, path)) == 2 })
+	hf := startHandoff(t, ctx, holder, waiter, policy)
 
 	isolated := time.Now()
 	if err := e.IsolateOneWay(ctx, hs, dir); err != nil {
@@ -144,25 +123,72 @@ func isolatedHolderTrialDir(t *testing.T, e *testenv.Ensemble, holderOnLeader bo
 	}()
 	var r lagTrial
 	r.margin = b.Margin
-	var got result
+	acquiredAt, steppedAt, release := hf.await(t, ctx)
+	defer release()
+	r.acquired, r.stepped = acquiredAt.Sub(isolated), steppedAt.Sub(isolated)
+	r.cause = context.Cause(hf.held)
+	return r
+}
+
+// handoff is a holding on a fresh path and a waiter queued behind it, each
+// reporting the moment it ends or acquires.
+type handoff struct {
+	path     string          // the holding's node
+	held     context.Context // the holding's Context
+	stepped  chan time.Time
+	acquired chan acquisition
+}
+
+type acquisition struct {
+	h   *recipes.Holding
+	at  time.Time
+	err error
+}
+
+// startHandoff makes holder acquire a fresh path under policy and waiter
+// queue behind it, and returns once the waiter's node is listed.
+func startHandoff(t *testing.T, ctx context.Context, holder, waiter *recipes.Session, policy recipes.LossPolicy) *handoff {
+	t.Helper()
+	path := testPath(t)
+	h, err := recipes.Acquire(ctx, holder, recipes.Spec{Path: path, Policy: policy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hf := &handoff{path: h.Path(), held: h.Context(), stepped: make(chan time.Time, 1), acquired: make(chan acquisition, 1)}
+	go func() {
+		<-hf.held.Done()
+		hf.stepped <- time.Now()
+	}()
+	go func() {
+		h2, err := recipes.Acquire(ctx, waiter, recipes.Spec{Path: path})
+		hf.acquired <- acquisition{h2, time.Now(), err}
+	}()
+	waitFor(t, 10*time.Second, "the waiter to wait", func() bool { return len(rawChildren(t, waiter, path)) == 2 })
+	return hf
+}
+
+// await waits for the waiter to acquire and then for the holding to end,
+// and returns both moments and the waiter's release (for the caller to
+// defer); it fails the test when either does not come before ctx ends.
+func (hf *handoff) await(t *testing.T, ctx context.Context) (acquiredAt, steppedAt time.Time, release func()) {
+	t.Helper()
+	var got acquisition
 	select {
-	case got = <-acquired:
+	case got = <-hf.acquired:
 	case <-ctx.Done():
 		t.Fatal("the waiter never acquired")
 	}
 	if got.err != nil {
 		t.Fatalf("waiter: %v", got.err)
 	}
-	defer got.h.Release(context.Background())
-	r.acquired = got.at.Sub(isolated)
+	release = func() { got.h.Release(context.Background()) }
 	select {
-	case at := <-stepped:
-		r.stepped = at.Sub(isolated)
-		r.cause = context.Cause(hctx)
+	case steppedAt = <-hf.stepped:
 	case <-ctx.Done():
+		release()
 		t.Fatal("the holder never stepped down")
 	}
-	return r
+	return got.at, steppedAt, release
 }
 
 // TestLeaseQuorumLagInside: with the ensemble's real timing, under either
