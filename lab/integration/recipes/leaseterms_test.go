@@ -54,6 +54,7 @@ type termTrial struct {
 	sinceRequest time.Duration // from the holder's last request before the cut to the cut's command's start (aim)
 	cutTook      time.Duration // the cut's command's duration
 	renewedAt    time.Duration // send time of the holder's last answered request, from the cut
+	missed       string        // why an aimed cut missed its aim (the trial measured nothing), or ""
 }
 
 func (r termTrial) String() string {
@@ -138,8 +139,13 @@ func termTrialRun(t *testing.T, e *testenv.Ensemble, c termSetup) termTrial {
 
 	// An active holder reads its node every activeEvery until the holding
 	// ends (a read the follower cannot answer any more just fails).
+	// The reads also stop when the trial returns, however it returns: a
+	// trial that ends before the holding does (a missed aim, a t.Fatal)
+	// must not wait for a holding that nothing ends any more.
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	stopReads := make(chan struct{})
+	defer close(stopReads)
 	startReads := func() {
 		wg.Add(1)
 		go func() {
@@ -151,6 +157,8 @@ func termTrialRun(t *testing.T, e *testenv.Ensemble, c termSetup) termTrial {
 				select {
 				case <-tk.C:
 				case <-hctx.Done():
+				case <-stopReads:
+					return
 				}
 			}
 		}()
@@ -193,8 +201,11 @@ func termTrialRun(t *testing.T, e *testenv.Ensemble, c termSetup) termTrial {
 		last, _ := pings.lastBefore(cutEnd)
 		r.sinceRequest = cutStart.Sub(last)
 		if last.After(cutStart) || r.sinceRequest < b.Ping/2 {
-			t.Fatalf("the cut (%v to %v after the holder's last ping before it) missed its aim: not exercised",
+			// The deferred calls heal the cut and close both sessions;
+			// aimedTrial tries again.
+			r.missed = fmt.Sprintf("the cut (%v to %v after the holder's last ping before it) missed its aim",
 				cutStart.Sub(last).Round(time.Millisecond), cutEnd.Sub(last).Round(time.Millisecond))
+			return r
 		}
 	}
 	if c.outboundFirst > 0 {
@@ -219,6 +230,28 @@ func termTrialRun(t *testing.T, e *testenv.Ensemble, c termSetup) termTrial {
 	return r
 }
 
+// aimAttempts is how many times aimedTrial aims a cut before it gives up.
+const aimAttempts = 3
+
+// aimedTrial runs the aimed trial c until a cut lands where it was aimed,
+// at most aimAttempts times. A cut that missed (the docker exec that
+// applies it took longer than the lead it was given, as on a loaded
+// machine) measured nothing about the term, so it is not a failed trial
+// but none at all; if every attempt misses, the test fails as not
+// exercised.
+func aimedTrial(t *testing.T, e *testenv.Ensemble, c termSetup) termTrial {
+	t.Helper()
+	for i := 1; i <= aimAttempts; i++ {
+		r := termTrialRun(t, e, c)
+		if r.missed == "" {
+			return r
+		}
+		t.Logf("attempt %d of %d: %s", i, aimAttempts, r.missed)
+	}
+	t.Fatalf("no cut of %d landed where it was aimed: not exercised", aimAttempts)
+	return termTrial{}
+}
+
 // pingTermSetup is the P boundary's trial: a 6 s timeout and a 10 ms
 // margin give P = 978 ms (S 1 s, Q 100 ms), so the holder's last request
 // before the cut, aimed just before its next ping, is about 0.8 s older
@@ -239,7 +272,7 @@ func TestLeasePingTermInside(t *testing.T) {
 	e := quorum.Start(t)
 	testutil.NoLeakedGoroutines(t, testutil.Running("recipes"))
 	for i := range leaseTrials(t) {
-		r := termTrialRun(t, e, pingTermSetup(false))
+		r := aimedTrial(t, e, pingTermSetup(false))
 		t.Logf("trial %d: %v", i, r)
 		if r.gap() < r.margin/2 {
 			t.Errorf("trial %d: %v: want a gap of at least %v", i, r, r.margin/2)
@@ -255,7 +288,7 @@ func TestLeasePingTermOutside(t *testing.T) {
 	e := quorum.Start(t)
 	testutil.NoLeakedGoroutines(t, testutil.Running("recipes"))
 	for i := range leaseTrials(t) {
-		r := termTrialRun(t, e, pingTermSetup(true))
+		r := aimedTrial(t, e, pingTermSetup(true))
 		t.Logf("trial %d: %v", i, r)
 		if r.gap() >= 0 {
 			t.Errorf("trial %d: %v: want the waiter to acquire while the holder still held (P is needed)", i, r)
