@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/chaos/faults"
+	"github.com/zkrecipes/zkrecipes/chaos/internal/browser"
 	"github.com/zkrecipes/zkrecipes/chaos/report"
 	"github.com/zkrecipes/zkrecipes/chaos/workloads"
 	"github.com/zkrecipes/zkrecipes/testenv"
@@ -171,6 +172,10 @@ func sharded(scs []Scenario, i, n int) []Scenario {
 // the suite catches them, and two mutants (lock-stepdown under
 // partition-expire, fence under freeze-client) with their twins and a mild
 // fault, and asserts that the fault, not the workload alone, exposes each.
+// Its report must keep within issue 34's size goals for the quick tier
+// (checkSizes); with a headless browser installed (browser.Find), the
+// passing report and the mutants' failing one are loaded in it
+// (browsePassing, browseFailing).
 func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a ZooKeeper ensemble")
@@ -267,6 +272,12 @@ func TestEndToEnd(t *testing.T) {
 				t.Errorf("report file %s: %v", f, err)
 			}
 		}
+		checkSizes(t, cfg.Out, len(scs))
+		if bin := browser.Find(); bin == "" {
+			t.Logf("no headless browser (%s): the report was not loaded in one", browser.Env)
+		} else if sum.Verdict() == report.VerdictPass {
+			browsePassing(ctx, t, bin, cfg.Out, scs, 3)
+		}
 	})
 
 	t.Run("broken workloads are caught", func(t *testing.T) {
@@ -309,7 +320,8 @@ func TestEndToEnd(t *testing.T) {
 		if !last {
 			t.Skipf("shard %d/%d: the mutants run in shard %d", shardI, shardN, shardN)
 		}
-		r, err := NewRunner(e, mutantConfig(t, seed))
+		cfg := mutantConfig(t, seed)
+		r, err := NewRunner(e, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -323,6 +335,12 @@ func TestEndToEnd(t *testing.T) {
 			t.Fatalf("%d of the two mutants found", len(cases))
 		}
 		t.Logf("verdicts:\n%s", strings.Join(mutantVerdicts(ctx, t, r, cases), "\n"))
+		// the report of a run with failing mutants, in a browser
+		if bin := browser.Find(); bin == "" {
+			t.Logf("no headless browser (%s): the report was not loaded in one", browser.Env)
+		} else if !t.Failed() {
+			browseFailing(ctx, t, bin, cfg.Out)
+		}
 	})
 	reachedEnd = true
 }

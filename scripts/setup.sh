@@ -6,6 +6,10 @@
 #     libcurator-recipes-java, libcurator-discovery-java and python3-kazoo
 #     (interop peers),
 #     debootstrap (image build), docker.io when no docker client exists
+#   - a headless browser for the chaos report's checks (TestReportInBrowser,
+#     TestEndToEnd): Debian's chromium-headless-shell when no chromium or
+#     google-chrome is on PATH; best effort (Ubuntu has no such package,
+#     and its CI runners have google-chrome)
 #   - a running Docker engine (dockerd is started when none answers)
 #   - the ZooKeeper image zkrecipes/zookeeper:3.8-debian and the newer peer
 #     release's image zkrecipes/peers:curator-5.7.1-kazoo-2.11.0 (Curator
@@ -41,6 +45,19 @@ if [ ${#need[@]} -gt 0 ]; then
 	export DEBIAN_FRONTEND=noninteractive
 	apt-get update -q >/dev/null
 	apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+browser=
+for b in chromium-headless-shell chromium google-chrome; do
+	command -v "$b" >/dev/null 2>&1 && { browser=$b; break; }
+done
+if [ -z "$browser" ]; then
+	install_browser() { DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium-headless-shell >/dev/null 2>&1; }
+	if [ "$(id -u)" = 0 ] && { install_browser || { apt-get update -q >/dev/null 2>&1 && install_browser; }; }; then
+		log "installed chromium-headless-shell"
+	else
+		log "no headless browser (apt-get install chromium-headless-shell): the chaos report's browser checks will be skipped"
+	fi
 fi
 
 if ! docker version >/dev/null 2>&1; then

@@ -33,8 +33,9 @@
 #   7. the secured pass: the integration packages (all but security and
 #      inspect) again with ZKRECIPES_SECURE=1 and -race (TLS, enforced
 #      digest authentication, DefaultAuthACL on every recipe node);
-#   8. chaos's TestSecuredQuickTier and every mutant on seeds 1, 2
-#      and 3 (TestMutants), without -race;
+#   8. chaos's TestSecuredQuickTier, every mutant on seeds 1, 2
+#      and 3 (TestMutants) and TestReportInBrowser (a failing mutant's
+#      and a passing run's reports in headless Chromium), without -race;
 #   9. the whole quick tier of the chaos suite (go run ./lab/cmd/zkchaos,
 #      103 scenarios; report in report/).
 # No test runs twice: a failure fails the run. Extra arguments go to every
@@ -121,7 +122,9 @@ export GOFLAGS="${GOFLAGS:+$GOFLAGS }-tags=zkrecipes_hooks"
 # and the benchmark harness's tests, without -race.
 #   - the chaos slice: chaos's TestEndToEnd (every workload, every
 #     fault kind, the broken workloads and two mutants; in two halves, two
-#     processes side by side) and TestExternalServers. Their clients reconnect hundreds of times with
+#     processes side by side; with a headless browser installed, it loads
+#     its reports in it), TestExternalServers and TestKilledRunLeavesArtifacts
+#     (a run killed with SIGKILL leaves valid artifacts). Their clients reconnect hundreds of times with
 #     watches set, where go-zookeeper v1.0.4 races on its own lastZxid
 #     (PR #35 upstream, unfixed): under -race that failed about half the
 #     runs (the Session's tap removes the race since, recipes/tapgate.go;
@@ -140,7 +143,7 @@ lane_b() {
 	# and then lab/bench; and its second half with the broken workloads
 	# and the mutants (ZKCHAOS_SHARD=2/2).
 	(
-		ZKCHAOS_SHARD=1/2 go test -count=1 -timeout 30m -run '^(TestEndToEnd|TestExternalServers)$' "${extra[@]}" ./chaos >"$logdir/chaos1.log" 2>&1
+		ZKCHAOS_SHARD=1/2 go test -count=1 -timeout 30m -run '^(TestEndToEnd|TestExternalServers|TestKilledRunLeavesArtifacts)$' "${extra[@]}" ./chaos >"$logdir/chaos1.log" 2>&1
 		echo "$?" >"$logdir/chaos1.rc"
 		echo "$((SECONDS - t0)) chaos slice 1/2, TestExternalServers (lane B, no -race)" >"$logdir/half1.steps"
 		go test -count=1 -timeout 30m "${extra[@]}" ./lab/bench >"$logdir/bench.log" 2>&1
@@ -156,7 +159,7 @@ lane_b() {
 	cat "$logdir/half1.steps" >>"$logdir/laneb.steps" 2>/dev/null || true
 	return $rc
 }
-echo "test.sh: lane B (after lane A unless ZKRECIPES_TEST_LANES=2): the chaos slice (TestEndToEnd, TestExternalServers) and lab/bench, without -race"
+echo "test.sh: lane B (after lane A unless ZKRECIPES_TEST_LANES=2): the chaos slice (TestEndToEnd, TestExternalServers, TestKilledRunLeavesArtifacts) and lab/bench, without -race"
 # By default lane B runs after lane A (at most two packages with ensembles
 # at once). ZKRECIPES_TEST_LANES=2 runs it beside lane A, in the
 # background (faster, but three packages with ensembles at once): on this
@@ -272,8 +275,8 @@ secured=$(go list ./lab/integration/... | grep -v -e '/lab/integration/security'
 echo "test.sh: secured pass (ZKRECIPES_SECURE=1)"
 step "secured pass" env ZKRECIPES_SECURE=1 bash -c 'go test -race -count=1 -timeout 40m "$@" 2>&1 | tee "'"$logdir"'/secured.log"; exit "${PIPESTATUS[0]}"' _ "${extra[@]}" $secured
 
-echo "test.sh: the secured quick tier and every mutant on seeds 1, 2, 3 (no -race)"
-step "secured chaos, mutants" env ZKCHAOS_MUTANTS=all ZKCHAOS_MUTANT_SEEDS=1,2,3 bash -c 'go test -count=1 -timeout 60m -run "^(TestSecuredQuickTier|TestMutants)$" "$@" ./chaos 2>&1 | tee "'"$logdir"'/chaos-full.log"; exit "${PIPESTATUS[0]}"' _ "${extra[@]}"
+echo "test.sh: the secured quick tier and every mutant on seeds 1, 2, 3, the report in a browser (no -race)"
+step "secured chaos, mutants" env ZKCHAOS_MUTANTS=all ZKCHAOS_MUTANT_SEEDS=1,2,3 bash -c 'go test -count=1 -timeout 60m -run "^(TestSecuredQuickTier|TestMutants|TestReportInBrowser)$" "$@" ./chaos 2>&1 | tee "'"$logdir"'/chaos-full.log"; exit "${PIPESTATUS[0]}"' _ "${extra[@]}"
 
 echo "test.sh: the whole quick tier (go run ./lab/cmd/zkchaos)"
 step "zkchaos quick tier" go run ./lab/cmd/zkchaos
