@@ -35,7 +35,7 @@
 // ZooKeeper requests per call (connection errors retry the request; a
 // call made with a done ctx returns ctx's error and sends nothing):
 //
-//	New, NewProvider's checks, Instances/Pick  nothing
+//	New, NewProvider, Instances/Pick  nothing
 //	Register (Static)         1 create (+1 createContainer per missing parent and 1 create again;
 //	                          +1 exists and 1 multi (delete + create) per node replaced)
 //	Register (Dynamic)        1 exists, then persistent.Node.Start: 1 create + 1 exists (+ parents as above;
@@ -47,7 +47,7 @@
 //	Names                     1 getChildren
 //	Instances                 1 getChildren + 1 getData per instance
 //	Instance                  1 getData
-//	NewProvider               1 getChildren + 1 getData per instance (with watches)
+//	Provider.Start            1 getChildren + 1 getData per instance (with watches)
 //	Provider, on a change     added: 1 getChildren + 1 getData; changed: 1 getData; removed: 1 getChildren
 //	Provider, reconnection    the load again (cache.ChildrenCache's rule)
 //	Provider, session expiry  1 sync + the load again
@@ -110,9 +110,8 @@
 // anything (ErrInvalidInstance, which wraps recipes.ErrBadArgument or
 // recipes.ErrInvalidPath; recipes.ErrDataTooLarge for an instance too
 // large for a request); a method on a nil receiver returns ErrNilReceiver.
-// NewProvider is not a constructor in the conventions' sense: it takes a
-// ctx, reads the instances, and starts the goroutine that follows them
-// until Close.
+// NewProvider is a constructor: Provider.Start reads the instances and
+// starts the goroutine that follows them until Close.
 //
 // # Permissions
 //

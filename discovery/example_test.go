@@ -68,12 +68,15 @@ func ExampleProvider() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// Loads: 1 getChildren + 1 getData per instance, with watches.
-	p, err := d.NewProvider(ctx, "orders", discovery.WithStrategy(discovery.Sticky(discovery.Random())))
+	// Start loads: 1 getChildren + 1 getData per instance, with watches.
+	p, err := d.NewProvider("orders", discovery.WithStrategy(discovery.Sticky(discovery.Random()))) // sends nothing
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer p.Close()
+	if err := p.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
 	for range 3 {
 		inst, err := p.Pick() // sends nothing
 		if errors.Is(err, discovery.ErrNoInstances) {

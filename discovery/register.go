@@ -309,6 +309,9 @@ func (r *Registration) Update(ctx context.Context, inst Instance) error {
 	if r == nil {
 		return ErrNilReceiver
 	}
+	if ctx == nil {
+		return recipes.ErrNilContext
+	}
 	if err := recipes.ContextError(ctx); err != nil {
 		return fmt.Errorf("discovery %s: %w", r.path, err)
 	}
@@ -371,6 +374,9 @@ func (r *Registration) Update(ctx context.Context, inst Instance) error {
 func (r *Registration) Unregister(ctx context.Context) error {
 	if r == nil {
 		return ErrNilReceiver
+	}
+	if ctx == nil {
+		return recipes.ErrNilContext
 	}
 	if err := recipes.ContextError(ctx); err != nil {
 		return fmt.Errorf("discovery %s: %w", r.path, err)

@@ -194,6 +194,9 @@ func (m *Member) Update(ctx context.Context, data []byte) error {
 	if m == nil {
 		return ErrNilMember
 	}
+	if ctx == nil {
+		return recipes.ErrNilContext
+	}
 	if m.kazoo {
 		return fmt.Errorf("group: update %q: %w: a kazoo member's data is its id", m.id, recipes.ErrBadArgument)
 	}
@@ -216,6 +219,9 @@ func (m *Member) Update(ctx context.Context, data []byte) error {
 func (m *Member) Leave(ctx context.Context) error {
 	if m == nil {
 		return ErrNilMember
+	}
+	if ctx == nil {
+		return recipes.ErrNilContext
 	}
 	if err := m.node.Close(ctx); err != nil {
 		return fmt.Errorf("group: leave %s as %q: %w", m.group, m.id, err)

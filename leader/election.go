@@ -79,7 +79,7 @@ func (e *Election) usable(ctx context.Context) error {
 		return ErrNilReceiver
 	}
 	if ctx == nil {
-		return fmt.Errorf("leader: %w: nil context", recipes.ErrBadArgument)
+		return recipes.ErrNilContext
 	}
 	return nil
 }

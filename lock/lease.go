@@ -37,6 +37,9 @@ func (l *Lease) Release(ctx context.Context) error {
 	if l == nil {
 		return ErrNilReceiver
 	}
+	if ctx == nil {
+		return recipes.ErrNilContext
+	}
 	if l.released.Swap(true) {
 		return ErrNotHeld
 	}
@@ -90,6 +93,9 @@ func (l *Lease) Node() string {
 func (l *Lease) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
 	if l == nil {
 		return nil, ErrNilReceiver
+	}
+	if ctx == nil {
+		return nil, recipes.ErrNilContext
 	}
 	res, err := recipes.FencedMulti(ctx, l.sem.s, l.h.Fence(), ops...)
 	if err != nil {

@@ -183,6 +183,9 @@ func (m *Mutex) Unlock(ctx context.Context) error {
 	if m == nil {
 		return ErrNilReceiver
 	}
+	if ctx == nil {
+		return recipes.ErrNilContext
+	}
 	m.mu.Lock()
 	h := m.h
 	m.h = nil
@@ -253,6 +256,9 @@ func (m *Mutex) Node() string {
 func (m *Mutex) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
 	if m == nil {
 		return nil, ErrNilReceiver
+	}
+	if ctx == nil {
+		return nil, recipes.ErrNilContext
 	}
 	h := m.holding()
 	if h == nil {

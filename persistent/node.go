@@ -386,6 +386,9 @@ func (n *Node) Close(ctx context.Context) error {
 	if n == nil {
 		return ErrNilNode
 	}
+	if ctx == nil {
+		return recipes.ErrNilContext
+	}
 	n.mu.Lock()
 	prev := n.state
 	if prev == closed {

@@ -134,6 +134,9 @@ func (h *Holding) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiRespon
 	if h == nil {
 		return nil, fmt.Errorf("%w: %w: nil holding", ErrFenced, ErrBadArgument)
 	}
+	if ctx == nil {
+		return nil, ErrNilContext
+	}
 	return FencedMulti(ctx, h.s, h.fence, ops...)
 }
 
@@ -273,6 +276,9 @@ func (h *Holding) dataChanged(data []byte, version int32) {
 func (h *Holding) Release(ctx context.Context) error {
 	if h == nil {
 		return fmt.Errorf("%w: %w: nil holding", ErrReleased, ErrBadArgument)
+	}
+	if ctx == nil {
+		return ErrNilContext
 	}
 	h.mu.Lock()
 	if h.released {

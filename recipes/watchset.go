@@ -324,6 +324,9 @@ func readErr(op, path string, err error) error {
 // connection error as go-zookeeper reported it, ErrClosed, ErrInvalidPath,
 // or ctx's error (nothing sent).
 func (w *WatchSet) GetData(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
+	if ctx == nil {
+		return nil, nil, ErrNilContext
+	}
 	if err := w.start(ctx, path); err != nil {
 		return nil, nil, err
 	}
@@ -364,6 +367,9 @@ func (w *WatchSet) GetData(ctx context.Context, path string) ([]byte, *zk.Stat, 
 // removed or the node is deleted. Cost and errors as for GetData (1
 // getChildren).
 func (w *WatchSet) Children(ctx context.Context, path string) ([]string, *zk.Stat, error) {
+	if ctx == nil {
+		return nil, nil, ErrNilContext
+	}
 	if err := w.start(ctx, path); err != nil {
 		return nil, nil, err
 	}
@@ -403,6 +409,9 @@ func (w *WatchSet) Children(ctx context.Context, path string) ([]string, *zk.Sta
 // exists (2 as for GetData). Errors as for GetData, except that a missing
 // node is not an error.
 func (w *WatchSet) Exists(ctx context.Context, path string) (bool, *zk.Stat, error) {
+	if ctx == nil {
+		return false, nil, ErrNilContext
+	}
 	if err := w.start(ctx, path); err != nil {
 		return false, nil, err
 	}

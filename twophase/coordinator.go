@@ -359,6 +359,9 @@ func (t *Tx) Decide(ctx context.Context) (Decision, error) {
 	if t == nil {
 		return 0, ErrNilReceiver
 	}
+	if ctx == nil {
+		return 0, recipes.ErrNilContext
+	}
 	if err := t.c.check(ctx); err != nil {
 		return 0, err
 	}
@@ -525,6 +528,9 @@ func (t *Tx) Abort(ctx context.Context) (Decision, error) {
 	if t == nil {
 		return 0, ErrNilReceiver
 	}
+	if ctx == nil {
+		return 0, recipes.ErrNilContext
+	}
 	if err := t.c.check(ctx); err != nil {
 		return 0, err
 	}
@@ -536,6 +542,9 @@ func (t *Tx) Abort(ctx context.Context) (Decision, error) {
 func (t *Tx) Decision(ctx context.Context) (d Decision, ok bool, err error) {
 	if t == nil {
 		return 0, false, ErrNilReceiver
+	}
+	if ctx == nil {
+		return 0, false, recipes.ErrNilContext
 	}
 	if err := t.c.check(ctx); err != nil {
 		return 0, false, err

@@ -402,6 +402,9 @@ func (pr *Proposal) Vote(ctx context.Context, v Decision) error {
 	if pr == nil {
 		return ErrNilReceiver
 	}
+	if ctx == nil {
+		return recipes.ErrNilContext
+	}
 	if err := pr.p.check(ctx); err != nil {
 		return err
 	}
@@ -465,6 +468,9 @@ func (pr *Proposal) setVoted(v Decision) {
 func (pr *Proposal) Await(ctx context.Context) (Decision, error) {
 	if pr == nil {
 		return 0, ErrNilReceiver
+	}
+	if ctx == nil {
+		return 0, recipes.ErrNilContext
 	}
 	if err := pr.p.check(ctx); err != nil {
 		return 0, err
@@ -536,6 +542,9 @@ func (pr *Proposal) Await(ctx context.Context) (Decision, error) {
 func (pr *Proposal) Finish(ctx context.Context) error {
 	if pr == nil {
 		return ErrNilReceiver
+	}
+	if ctx == nil {
+		return recipes.ErrNilContext
 	}
 	if err := pr.p.check(ctx); err != nil {
 		return err

@@ -212,8 +212,10 @@ func discProviderClient(ctx context.Context, env *cluster.Env, c *cluster.Client
 			p, err = newForgetful(lctx, s, base+"/"+discoveryService)
 		} else {
 			var dp *discovery.Provider
-			if dp, err = d.NewProvider(lctx, discoveryService); err == nil {
-				p = dp
+			if dp, err = d.NewProvider(discoveryService); err == nil {
+				if err = dp.Start(lctx); err == nil {
+					p = dp
+				}
 			}
 		}
 		cancel()

@@ -245,11 +245,14 @@ func TestDiscoveryCuratorSeenByGo(t *testing.T) {
 		}
 
 		// Go's Provider follows Curator's changes.
-		prov, err := d.NewProvider(ctx, "api")
+		prov, err := d.NewProvider("api")
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer prov.Close()
+		if err := prov.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
 		waitGo := func(want string) []discovery.Instance {
 			t.Helper()
 			for {

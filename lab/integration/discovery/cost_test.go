@@ -99,9 +99,18 @@ func TestCost(t *testing.T) {
 	}
 	want("Instance", c.Snapshot().Sub(before), map[zkcount.Op]int64{zkcount.OpGetData: 1})
 
-	// A provider: the load is 1 getChildren + 1 getData per instance, with
-	// watches; reading it sends nothing.
+	// A provider: NewProvider sends nothing (a constructor; it sent the
+	// load before Start existed); Start's load is 1 getChildren + 1 getData per instance,
+	// with watches; reading it sends nothing.
 	before = c.Snapshot()
+	unstarted, err := d.NewProvider("api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want("NewProvider", c.Snapshot().Sub(before), map[zkcount.Op]int64{})
+	if err := unstarted.Close(); err != nil {
+		t.Fatal(err)
+	}
 	p := newProvider(t, d, "api")
 	for range 10 {
 		if _, err := p.Pick(); err != nil {
@@ -109,7 +118,7 @@ func TestCost(t *testing.T) {
 		}
 	}
 	_ = p.Instances()
-	want("NewProvider of 3, 10 Picks", c.Snapshot().Sub(before), map[zkcount.Op]int64{zkcount.OpGetChildren2: 1, zkcount.OpGetData: 3})
+	want("Start of 3, 10 Picks", c.Snapshot().Sub(before), map[zkcount.Op]int64{zkcount.OpGetChildren2: 1, zkcount.OpGetData: 3})
 	// Another client's changes: an instance added is 1 getChildren + 1
 	// getData, a data change 1 getData, a removal 1 getChildren.
 	dOther := newDiscovery(t, other, base)
@@ -185,9 +194,12 @@ func TestDoneCtxSendsNothing(t *testing.T) {
 		},
 		"Update":     func() error { return r.Update(done, r.Instance()) },
 		"Unregister": func() error { return r.Unregister(done) },
-		"NewProvider": func() error {
-			_, err := d.NewProvider(done, "api")
-			return err
+		"Provider.Start": func() error {
+			p, err := d.NewProvider("api")
+			if err != nil {
+				return err
+			}
+			return p.Start(done)
 		},
 	}
 	for name, call := range calls {

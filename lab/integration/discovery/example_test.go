@@ -36,12 +36,12 @@ func ExampleProvider() {
 	defer a.Unregister(ctx)
 
 	d, _ := discovery.New(client, "/examples/services")
-	p, err := d.NewProvider(ctx, "orders") // round robin
-	if err != nil {
+	p, _ := d.NewProvider("orders") // round robin; sends nothing
+	defer p.Close()
+	if err := p.Start(ctx); err != nil { // loads the instances
 		fmt.Println(err)
 		return
 	}
-	defer p.Close()
 	for range 3 {
 		inst, _ := p.Pick()
 		fmt.Println("picked", inst.ID, inst.Address)

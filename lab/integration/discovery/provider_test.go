@@ -11,15 +11,18 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
-// newProvider is Discovery.NewProvider for arguments the test knows to be
-// valid; the Provider is closed at cleanup.
+// newProvider is Discovery.NewProvider and Provider.Start for arguments
+// the test knows to be valid; the Provider is closed at cleanup.
 func newProvider(tb testing.TB, d *discovery.Discovery, name string, opts ...discovery.ProviderOption) *discovery.Provider {
 	tb.Helper()
-	p, err := d.NewProvider(ctxT(tb, time.Minute), name, opts...)
+	p, err := d.NewProvider(name, opts...)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = p.Close() })
+	if err := p.Start(ctxT(tb, time.Minute)); err != nil {
+		tb.Fatal(err)
+	}
 	return p
 }
 
@@ -116,12 +119,9 @@ func TestProviderClose(t *testing.T) {
 	s := connect(t, e.Addrs())
 	d := newDiscovery(t, s, basePath(t))
 	register(t, d, discovery.Instance{Name: "api", ID: "i"})
-	p, err := d.NewProvider(ctxT(t, time.Minute), "api")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newProvider(t, d, "api")
 	if ids(p.Instances()) != "i" {
-		t.Fatalf("NewProvider returned before the load: [%s]", ids(p.Instances()))
+		t.Fatalf("Start returned before the load: [%s]", ids(p.Instances()))
 	}
 	ch := p.Changed()
 	if err := p.Close(); err != nil {

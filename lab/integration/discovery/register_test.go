@@ -396,7 +396,11 @@ func TestRegistrationEndsWithSession(t *testing.T) {
 	if _, err := d.Register(ctx, discovery.Instance{Name: "api", ID: "i-2"}); !errors.Is(err, recipes.ErrClosed) {
 		t.Fatalf("Register on a closed session = %v", err)
 	}
-	if _, err := d.NewProvider(ctx, "api"); !errors.Is(err, recipes.ErrClosed) || !errors.Is(err, discovery.ErrProviderClosed) {
-		t.Fatalf("NewProvider on a closed session = %v", err)
+	p, err := d.NewProvider("api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(ctx); !errors.Is(err, recipes.ErrClosed) || !errors.Is(err, discovery.ErrProviderClosed) {
+		t.Fatalf("Provider.Start on a closed session = %v", err)
 	}
 }

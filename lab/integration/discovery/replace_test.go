@@ -40,11 +40,7 @@ func TestProviderFollowsReplacedNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer raw.Delete(path, -1)
-	p, err := d.NewProvider(ctx, "svc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := newProvider(t, d, "svc")
 	has := func(v int) bool {
 		for _, in := range p.Instances() {
 			if in.ID == "x" && string(in.Payload) == fmt.Sprint(v) {
