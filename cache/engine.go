@@ -113,7 +113,7 @@ func newEngine(s *recipes.Session, root string, cfg config) *engine {
 var errStop = errors.New("cache: stopped")
 
 // start runs the cache on its Stream.
-// nilCache is Start on a nil cache: a Stream that ends with an error
+// nilCache is Watch on a nil cache: a Stream that ends with an error
 // wrapping recipes.ErrBadArgument, having sent nothing.
 func nilCache(ctx context.Context) *recipes.Stream[Event] {
 	return recipes.StartStream(ctx, func(context.Context, chan<- Event) error {
@@ -264,7 +264,7 @@ func (e *engine) step(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-// load starts reading the whole subtree: after Start, and after a session
+// load starts reading the whole subtree: after Watch, and after a session
 // loss. A new session may be served by a server that is behind the one
 // that served the view so far (a local session: see Never back in the
 // package doc); a sync makes it catch up first, so nothing read after it

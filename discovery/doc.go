@@ -6,7 +6,7 @@
 //
 //	d, err := discovery.New(s, "/services") // Curator's basePath; sends nothing
 //	reg, err := d.Register(ctx, discovery.Instance{Name: "orders", ID: "orders-7", Address: "10.0.0.7", Port: 8080})
-//	defer reg.Unregister(ctx)               // the node is re-created after session loss until then
+//	defer reg.Leave(ctx)               // the node is re-created after session loss until then
 //
 // ExampleDiscovery_Register has it in full, compiled; ExampleProvider and
 // ExampleDiscovery_Instances show the queries (example_test.go).
@@ -43,7 +43,7 @@
 //	Update                    1 setData (Dynamic: +1 exists, the Node's watch set again;
 //	                          Static: +1 exists, the owner check, and the creates of Register
 //	                          if the node was gone)
-//	Unregister                1 exists + 1 delete
+//	Leave                1 exists + 1 delete
 //	Names                     1 getChildren
 //	Instances                 1 getChildren + 1 getData per instance
 //	Instance                  1 getData
@@ -57,7 +57,7 @@
 //
 // # Invariants
 //
-//   - From Register until Unregister or the Session's close, a Dynamic
+//   - From Register until Leave or the Session's close, a Dynamic
 //     Registration's node exists, with its latest data, within one round
 //     trip of a usable session (a persistent.Node keeps it): a lost
 //     session's node is created again on the next session, a node someone
@@ -67,7 +67,7 @@
 //     Curator does, but the persistent.Node then waits for it to go, so
 //     two registrants of one id do not delete each other's nodes in a
 //     loop.
-//   - Unregister never deletes, and Update never writes, another session's
+//   - Leave never deletes, and Update never writes, another session's
 //     node (for Static and Permanent ones: one other than the node the
 //     Registration created, told apart by its czxid).
 //   - A Provider's cache only ever holds what ZooKeeper held, and follows
@@ -92,13 +92,13 @@
 // Instances leaves out a node that is not an instance's JSON (Curator's
 // query fails). Sticky keeps its choice by id (Curator compares whole
 // instances). There is no Discovery.Close: Registrations and Providers end
-// on their own (Unregister, Close) or with their Session.
+// on their own (Leave, Close) or with their Session.
 //
 // # Goroutines and safety
 //
 // Discovery, Registration and Provider are safe for concurrent use. A
 // Dynamic Registration runs one goroutine (its persistent.Node's) until
-// Unregister or the Session's close; a Provider runs two goroutines (its
+// Leave or the Session's close; a Provider runs two goroutines (its
 // loop and its cache.ChildrenCache's), until Close or the Session's close. None outlives its
 // Session's close.
 //
@@ -115,7 +115,7 @@
 //
 // # Permissions
 //
-// Register, Update and Unregister need CREATE and DELETE on
+// Register, Update and Leave need CREATE and DELETE on
 // <base>/<service> and WRITE on the instance's node (Update); providers and
 // queries need READ on <base>, the services and the instances. See
 // docs/security.md.

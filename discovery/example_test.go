@@ -39,7 +39,7 @@ func ExampleDiscovery_Register() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer reg.Unregister(ctx) // 1 exists + 1 delete
+	defer reg.Leave(ctx) // 1 exists + 1 delete
 
 	if present := reg.Present(); present.Err() != nil { // sends nothing
 		// Session lost or node deleted: it is being created again, and

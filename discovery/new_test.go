@@ -210,8 +210,8 @@ func TestNilReceivers(t *testing.T) {
 	if err := r.Update(ctx, Instance{}); !errors.Is(err, ErrNilReceiver) {
 		t.Errorf("Update = %v", err)
 	}
-	if err := r.Unregister(ctx); !errors.Is(err, ErrNilReceiver) {
-		t.Errorf("Unregister = %v", err)
+	if err := r.Leave(ctx); !errors.Is(err, ErrNilReceiver) {
+		t.Errorf("Leave = %v", err)
 	}
 	var p *Provider
 	if _, err := p.Pick(); !errors.Is(err, ErrNilReceiver) {

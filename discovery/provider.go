@@ -394,7 +394,7 @@ func (p *Provider) follow(ctx context.Context) error {
 // why. A cache started again reports every instance again: the ones it
 // does not report by its EventInitialized are dropped then.
 func (p *Provider) apply(ctx context.Context, c *cache.ChildrenCache) error {
-	events := c.Start(ctx)
+	events := c.Watch(ctx)
 	defer events.Stop()
 	seen := map[string]bool{} // the instances this cache holds
 	for ev := range events.C {

@@ -84,7 +84,7 @@ func Join(ctx context.Context, s *recipes.Session, path, id string, opts ...Opti
 		return nil, fmt.Errorf("group: join %s as %q: %w", path, id, err)
 	}
 	if err := n.Start(ctx); err != nil {
-		_ = n.Close(ctx)
+		_ = n.Leave(ctx)
 		return nil, fmt.Errorf("group: join %s as %q: %w", path, id, err)
 	}
 	return &Member{node: n, id: id, group: path, kazoo: c.kazoo}, nil
@@ -223,7 +223,7 @@ func (m *Member) Leave(ctx context.Context) error {
 	if ctx == nil {
 		return recipes.ErrNilContext
 	}
-	if err := m.node.Close(ctx); err != nil {
+	if err := m.node.Leave(ctx); err != nil {
 		return fmt.Errorf("group: leave %s as %q: %w", m.group, m.id, err)
 	}
 	return nil

@@ -69,7 +69,7 @@ func (l *lister) follow(ctx context.Context, put func(Snapshot)) error {
 	if err != nil {
 		return fmt.Errorf("group: %w", err)
 	}
-	events := c.Start(ctx)
+	events := c.Watch(ctx)
 	defer events.Stop()
 	var (
 		members   = map[string]Info{} // by node path

@@ -308,3 +308,31 @@ func TestNilCtxConvention(t *testing.T) {
 	}
 	t.Logf("checked %d functions and methods", checked)
 }
+
+// TestVerbConvention backs the verb rule of the package doc
+// ("Conventions"): a method that returns a Stream is named Watch
+// (observing) or Run (taking part), and the names the rule replaced
+// (Observe, Transactions, Unregister, a Close that takes a ctx) are gone.
+func TestVerbConvention(t *testing.T) {
+	for _, v := range nilReceivers {
+		rt := reflect.TypeOf(v)
+		for i := range rt.NumMethod() {
+			m := rt.Method(i)
+			name := fmt.Sprintf("%T.%s", v, m.Name)
+			isStream := false
+			if n := m.Type.NumOut(); n > 0 {
+				last := m.Type.Out(n - 1)
+				isStream = last.Kind() == reflect.Pointer && strings.HasPrefix(last.Elem().Name(), "Stream[")
+			}
+			if isStream && m.Name != "Watch" && m.Name != "Run" {
+				t.Errorf("%s returns a Stream: name it Watch (observing) or Run (taking part)", name)
+			}
+			switch {
+			case m.Name == "Observe", m.Name == "Transactions", m.Name == "Unregister":
+				t.Errorf("%s: a name the verb rule replaced", name)
+			case m.Name == "Close" && m.Type.NumIn() > 1 && m.Type.In(1) == reflect.TypeFor[context.Context]():
+				t.Errorf("%s takes a ctx: a presence ends with Leave(ctx)", name)
+			}
+		}
+	}
+}

@@ -134,6 +134,14 @@
 //     lock.ErrNilReceiver or ErrNilSession; a Stream ends with it), and
 //     sends nothing. Other methods (accessors such as Path, Context, Fence
 //     and Err) may panic on a nil receiver, as in package sync.
+//   - Verbs: a Stream comes from Watch when it observes (the caches,
+//     group.Watch, leader.Election.Watch, shared.Value.Watch) and from
+//     Run when it takes part (partition.Partitioner.Run,
+//     twophase.Participant.Run; leader.Run is the loop form). A value that
+//     keeps working in the background begins with Start(ctx)
+//     (persistent.Node, discovery.Provider); a presence ends with
+//     Leave(ctx) (group.Member, discovery.Registration, persistent.Node);
+//     a holding with Release (or its recipe's Unlock).
 //   - Nil ctx: a function or method given a nil context.Context (package
 //     context forbids one) returns ErrNilContext, which wraps
 //     ErrBadArgument (a Stream ends with it), sends nothing and changes

@@ -143,7 +143,7 @@ func (t *Tx) Deadline() time.Time {
 // getChildren. An authenticated Session's first Begin under the root: +1
 // getACL (recipes.Session.CheckParent; 2 when the root was missing), and an
 // error wrapping recipes.ErrOpenParent when the root lets anyone create or
-// delete children. Watchers woken: every participant streaming Transactions on
+// delete children. Watchers woken: every participant whose Run follows
 // the root (one child notification each).
 //
 // Bad input (invalid id, no sites, duplicate or invalid site names, the

@@ -7,7 +7,7 @@
 // # Usage
 //
 //	p, err := twophase.NewParticipant(s, "/app/transfers", "bank-a", twophase.WithDeadline(time.Minute))
-//	for prop := range p.Transactions(ctx).C { // each site: every transaction that names it
+//	for prop := range p.Run(ctx).C { // each site: every transaction that names it
 //		err = prop.Vote(ctx, twophase.Commit)  // after preparing prop.Payload()
 //		d, err := prop.Await(ctx)              // the one decision: apply it, then
 //		err = prop.Finish(ctx)                 // so that it is not delivered again
@@ -67,7 +67,7 @@
 //     undecided transaction at any time.
 //   - Every participant ends with the decision: it is persistent until
 //     collected, Await watches it again after a reconnection or a new
-//     session, and Transactions delivers a transaction (decided or not)
+//     session, and Run delivers a transaction (decided or not)
 //     until its site calls Finish.
 //
 // # Cost and notifications
@@ -81,7 +81,7 @@
 // n watchers; the votes wake the coordinator's n watches. Notifications are
 // O(n): no site watches another site, and the coordinator stops watching a
 // site once it voted. (Discovery is the exception: each Begin wakes every
-// participant streaming Transactions on the root, once.) Each method's doc
+// participant whose Run follows the root, once.) Each method's doc
 // lists its requests.
 //
 // Calls take a context. go-zookeeper cannot abandon a request once sent, so

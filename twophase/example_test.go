@@ -28,7 +28,7 @@ func Example() {
 			log.Fatal(err) // a nil session, a bad root or site
 		}
 		go func() {
-			stream := p.Transactions(ctx)
+			stream := p.Run(ctx)
 			for prop := range stream.C {
 				// Prepare the local change described by prop.Payload(), then:
 				if err := prop.Vote(ctx, twophase.Commit); err != nil {
@@ -41,7 +41,7 @@ func Example() {
 					continue
 				}
 				fmt.Println(site, "applies", d) // commit or roll back the prepared change
-				// Applied: Finish, so that Transactions does not deliver it again.
+				// Applied: Finish, so that Run does not deliver it again.
 				if err := prop.Finish(ctx); err != nil {
 					log.Print(err)
 				}
@@ -111,7 +111,7 @@ func ExampleParticipant() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	txs := p.Transactions(ctx)
+	txs := p.Run(ctx)
 	defer txs.Stop()
 	for prop := range txs.C {
 		if prop.Voted() == 0 && prop.Decision() == 0 {

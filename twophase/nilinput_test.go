@@ -30,7 +30,7 @@ func TestNilReceivers(t *testing.T) {
 			t.Errorf("%s on nil: %v", name, err)
 		}
 	}
-	nstream := np.Transactions(ctx)
+	nstream := np.Run(ctx)
 	if _, ok := <-nstream.C; ok || !errors.Is(nstream.Err(), twophase.ErrNilReceiver) {
 		t.Fatalf("nil Participant: delivered, or Err %v", nstream.Err())
 	}

@@ -20,7 +20,7 @@ import (
 //
 // A Participant keeps no state of its own beyond its configuration: a
 // restarted participant (a new Participant for the same site, on any
-// session) finds its open transactions again with Transactions or Lookup,
+// session) finds its open transactions again with Run or Lookup,
 // including its earlier votes.
 //
 // A Participant is safe for concurrent use; so is a Proposal.
@@ -66,7 +66,7 @@ func (p *Participant) check(ctx context.Context) error {
 	return recipes.ContextError(ctx)
 }
 
-// Transactions streams the transactions that name this site and that this
+// Run streams the transactions that name this site and that this
 // site has not finished (Proposal.Finish), on the returned Stream's C: every
 // undecided one, including those begun while this site was away and those
 // it already voted in (see Proposal.Voted), and every decided one not
@@ -94,7 +94,7 @@ func (p *Participant) check(ctx context.Context) error {
 // does: 1 getChildren of our site node, 1 getData of the payload, 1 create
 // of the liveness node, and a getData for a vote or decision already
 // there. The root is created if missing (1 create per missing level).
-func (p *Participant) Transactions(ctx context.Context) *recipes.Stream[*Proposal] {
+func (p *Participant) Run(ctx context.Context) *recipes.Stream[*Proposal] {
 	return recipes.StartStream(ctx, func(ctx context.Context, out chan<- *Proposal) error {
 		if err := p.check(ctx); err != nil {
 			return err
@@ -103,8 +103,8 @@ func (p *Participant) Transactions(ctx context.Context) *recipes.Stream[*Proposa
 	})
 }
 
-// stream runs Transactions: it returns nil once ctx is done, or the error
-// that ended it.
+// stream is Run's producer: it returns nil once ctx is done, or the
+// error that ended it.
 func (p *Participant) stream(ctx context.Context, out chan<- *Proposal) error {
 	log := p.s.Logger()
 	seen := map[string]bool{}
@@ -170,7 +170,7 @@ func (p *Participant) stream(ctx context.Context, out chan<- *Proposal) error {
 
 // Lookup returns the proposal of transaction txID for this site, decided
 // or not: ErrUnknownTx if there is no such transaction, ErrNotInTx if it
-// does not name this site. Like Transactions, it creates the liveness node
+// does not name this site. Like Run, it creates the liveness node
 // when the transaction is undecided and this site has not voted. Cost: 2
 // getChildren + 1 getData (+1 create, + a getData per vote or decision
 // found).
@@ -393,7 +393,7 @@ func (pr *Proposal) Deadline() time.Time {
 //
 // Voting Commit means this site is prepared: it must be able to commit
 // whatever happens to it, until it learns the decision (Await, possibly
-// after a restart: Transactions delivers again a decided transaction whose
+// after a restart: Run delivers again a decided transaction whose
 // site has not finished, until it is collected).
 //
 // Cost: 1 create (+1 getData when a vote exists). Wakes the coordinator's
@@ -528,10 +528,10 @@ func (pr *Proposal) Await(ctx context.Context) (Decision, error) {
 // Finish records that this site has applied the decision: it creates
 // <root>/<tx>/<site>/done (only if the decision exists, in the same multi)
 // and deletes the site's liveness node if it is our session's (a node
-// another process of this site took over is left to that process). Transactions does not deliver a
+// another process of this site took over is left to that process). Run does not deliver a
 // finished transaction again. Call it once the decision is applied
 // durably; a site that stops before it gets the transaction again from its
-// next Transactions (so applying a decision must be idempotent). Finishing
+// next Run (so applying a decision must be idempotent). Finishing
 // twice is fine. An undecided transaction is ErrNotDecided; a missing one,
 // ErrUnknownTx.
 //

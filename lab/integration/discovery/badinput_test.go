@@ -72,7 +72,7 @@ func TestBadInputSendsNothing(t *testing.T) {
 	if sent := c.Snapshot().Sub(before); sent.Total() != 0 {
 		t.Fatalf("bad input sent %v", sent.Requests)
 	}
-	if err := r.Unregister(ctx); err != nil {
+	if err := r.Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
 }

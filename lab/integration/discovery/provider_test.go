@@ -74,7 +74,7 @@ func TestProviderFollows(t *testing.T) {
 	}
 	waitInstances(t, p, "i-0,i-1,i-2")
 	// Gone.
-	if err := regs[0].Unregister(ctx); err != nil {
+	if err := regs[0].Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
 	waitInstances(t, p, "i-1,i-2")
@@ -93,7 +93,7 @@ func TestProviderFollows(t *testing.T) {
 	// Every instance gone, then the service node itself: the provider
 	// waits for it to come back.
 	for _, r := range regs[1:] {
-		if err := r.Unregister(ctx); err != nil {
+		if err := r.Leave(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -103,7 +103,7 @@ func TestProviderFollows(t *testing.T) {
 	}
 	r := register(t, d, discovery.Instance{Name: "api", ID: "back"})
 	waitInstances(t, p, "back")
-	if err := r.Unregister(ctx); err != nil {
+	if err := r.Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
 	waitInstances(t, p, "")
@@ -208,7 +208,7 @@ func TestProviderStrategies(t *testing.T) {
 		}
 	}
 	// Its instance gone: it moves, and sticks again.
-	if err := regs[first].Unregister(ctx); err != nil {
+	if err := regs[first].Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "the sticky provider to see it gone", func() bool { return len(sticky.Instances()) == 2 })
@@ -276,11 +276,11 @@ func TestProviderAfterExpiry(t *testing.T) {
 		t.Fatal("the session did not change")
 	}
 	// And it still follows on the new session.
-	if err := r2.Unregister(ctx); err != nil {
+	if err := r2.Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
 	waitInstances(t, p, "a")
-	if err := r1.Unregister(ctx); err != nil {
+	if err := r1.Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
 	waitInstances(t, p, "")

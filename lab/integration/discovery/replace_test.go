@@ -35,7 +35,7 @@ func TestProviderFollowsReplacedNode(t *testing.T) {
 	}
 	path := base + "/svc/x"
 	r := register(t, d, discovery.Instance{Name: "svc", ID: "y", ServiceType: discovery.Static})
-	defer r.Unregister(ctx)
+	defer r.Leave(ctx)
 	if _, err := raw.Create(path, inst(0), 0, testutil.ACL()); err != nil {
 		t.Fatal(err)
 	}

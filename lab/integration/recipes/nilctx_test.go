@@ -104,7 +104,7 @@ func TestNilCtxOnLiveValues(t *testing.T) {
 		t.Errorf("checked %d methods: the list of values is incomplete", checked)
 	}
 	t.Logf("checked %d methods", checked)
-	for _, release := range []func(context.Context) error{h.Release, m.Unlock, lease.Release, term.Release, claim.Release, member.Leave, reg.Unregister, node.Close} {
+	for _, release := range []func(context.Context) error{h.Release, m.Unlock, lease.Release, term.Release, claim.Release, member.Leave, reg.Leave, node.Leave} {
 		if err := release(ctx); err != nil {
 			t.Error(err)
 		}

@@ -10,7 +10,7 @@ package security_test
 //     write on a holder's node to revoke it. Outsiders with read only can
 //     see the holder and get ErrLocked from TryLock.
 //   - leader.Election: create and delete under the election's path for
-//     campaigners; read for Leader, Participants and Observe (an observer
+//     campaigners; read for Leader, Participants and Watch (an observer
 //     needs nothing else).
 //   - rwlock.RWMutex: as lock.Mutex, readers and writers alike (one queue).
 //   - lock.Semaphore (NewSemaphore): create and delete under <path>/locks

@@ -120,9 +120,9 @@ func TestBadInput(t *testing.T) {
 	if _, err := prop.Await(ctx); !errors.Is(err, recipes.ErrClosed) {
 		t.Errorf("Await on a closed session: %v", err)
 	}
-	stream := p.Transactions(ctx)
+	stream := p.Run(ctx)
 	if _, ok := <-stream.C; ok || !errors.Is(stream.Err(), recipes.ErrClosed) {
-		t.Errorf("Transactions on a closed session: delivered, or Err %v", stream.Err())
+		t.Errorf("Run on a closed session: delivered, or Err %v", stream.Err())
 	}
 }
 

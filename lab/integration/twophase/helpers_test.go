@@ -106,7 +106,7 @@ func startSite(t *testing.T, s *recipes.Session, root, name string, vote func(*t
 	st.cancel = cancel
 	t.Cleanup(st.stop)
 	st.wg.Go(func() {
-		for prop := range st.p.Transactions(ctx).C {
+		for prop := range st.p.Run(ctx).C {
 			st.record(func() { st.proposals[prop.TxID()] = prop })
 			st.wg.Go(func() {
 				if v := vote(prop); v != 0 {

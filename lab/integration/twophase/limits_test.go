@@ -52,8 +52,8 @@ func TestDoneCtxSendsNothingCounted(t *testing.T) {
 			t.Errorf("%s with a done ctx: %v", name, err)
 		}
 	}
-	if stream := p.Transactions(done); func() bool { _, ok := <-stream.C; return ok }() || !errors.Is(stream.Err(), context.Canceled) {
-		t.Errorf("Transactions with a done ctx: delivered, or Err %v", stream.Err())
+	if stream := p.Run(done); func() bool { _, ok := <-stream.C; return ok }() || !errors.Is(stream.Err(), context.Canceled) {
+		t.Errorf("Run with a done ctx: delivered, or Err %v", stream.Err())
 	}
 	if d := counter.Snapshot().Sub(before); d.Total() != 0 {
 		t.Errorf("calls with a done ctx sent %v", d.Requests)
