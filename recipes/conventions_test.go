@@ -43,7 +43,7 @@ var nilReceivers = []any{
 	(*recipes.Subscription)(nil), (*recipes.Watch)(nil),
 	(*rwlock.RWMutex)(nil),
 	(*shared.Count)(nil), (*shared.Long)(nil), (*shared.Value)(nil),
-	(*twophase.Coordinator)(nil), (*twophase.Participant)(nil), (*twophase.Proposal)(nil), (*twophase.Tx)(nil),
+	(*twophase.Coordinator)(nil), (*twophase.Site)(nil), (*twophase.Proposal)(nil), (*twophase.Tx)(nil),
 }
 
 // TestNilReceiverConvention backs the nil-receiver rule of the package
@@ -168,7 +168,7 @@ func TestConstructorsSendNothing(t *testing.T) {
 		"shared.NewLong":          func() (any, error) { return shared.NewLong(s, "/long") },
 		"shared.NewValue":         func() (any, error) { return shared.NewValue(s, "/value", nil) },
 		"twophase.NewCoordinator": func() (any, error) { return twophase.NewCoordinator(s, "/2pc") },
-		"twophase.NewParticipant": func() (any, error) { return twophase.NewParticipant(s, "/2pc", "site") },
+		"twophase.NewParticipant": func() (any, error) { return twophase.NewSite(s, "/2pc", "site") },
 	} {
 		if v, err := f(); err != nil || reflect.ValueOf(v).IsNil() {
 			t.Errorf("%s on an unconnected Session = %v, %v; want a value", name, v, err)
@@ -213,7 +213,7 @@ func TestNilCtxConvention(t *testing.T) {
 		must(partition.New(s, "/p", []string{"a"})), must(persistent.New(s, "/n")), must(queue.New(s, "/q")),
 		must(rwlock.New(s, "/rw")),
 		must(shared.NewCount(s, "/count", 0)), must(shared.NewLong(s, "/long")), must(shared.NewValue(s, "/value", nil)),
-		must(twophase.NewCoordinator(s, "/2pc")), must(twophase.NewParticipant(s, "/2pc", "site")),
+		must(twophase.NewCoordinator(s, "/2pc")), must(twophase.NewSite(s, "/2pc", "site")),
 	}
 	ctxType := reflect.TypeFor[context.Context]()
 	checked := 0

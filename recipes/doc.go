@@ -137,7 +137,7 @@
 //   - Verbs: a Stream comes from Watch when it observes (the caches,
 //     group.Watch, leader.Election.Watch, shared.Value.Watch) and from
 //     Run when it takes part (partition.Partitioner.Run,
-//     twophase.Participant.Run; leader.Run is the loop form). A value that
+//     twophase.Site.Run; leader.Run is the loop form). A value that
 //     keeps working in the background begins with Start(ctx)
 //     (persistent.Node, discovery.Provider); a presence ends with
 //     Leave(ctx) (group.Member, discovery.Registration, persistent.Node);

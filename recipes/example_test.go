@@ -106,7 +106,7 @@ func publish(ctx context.Context, h recipes.Held, data []byte) error {
 }
 
 // A Stream carries the values a recipe produces on its own goroutines
-// (leader.Election.Watch, twophase.Participant.Run); Err says why
+// (leader.Election.Watch, twophase.Site.Run); Err says why
 // C closed.
 func ExampleStartStream() {
 	ctx := context.Background()

@@ -8,7 +8,7 @@ import (
 )
 
 // Stream is a channel of values that a recipe produces on its own
-// goroutines (leader.Election.Watch, twophase.Participant.Run),
+// goroutines (leader.Election.Watch, twophase.Site.Run),
 // with the two things a bare channel lacks: the reader can learn why it
 // closed (Err), and can stop reading early without leaving the producer
 // behind (Stop).

@@ -1,12 +1,12 @@
 // Package twophase is a two-phase commit on ZooKeeper: a Coordinator begins
-// a transaction among named sites, each site's Participant votes commit or
-// abort, and one durable decision node says what happened. It tolerates the
+// a transaction among named sites, each Site (a participant of the
+// protocol) votes commit or abort, and one durable decision node says what happened. It tolerates the
 // failure of the coordinator and of participants: whoever comes back
 // resumes from what is in ZooKeeper alone.
 //
 // # Usage
 //
-//	p, err := twophase.NewParticipant(s, "/app/transfers", "bank-a", twophase.WithDeadline(time.Minute))
+//	p, err := twophase.NewSite(s, "/app/transfers", "bank-a", twophase.WithDeadline(time.Minute))
 //	for prop := range p.Run(ctx).C { // each site: every transaction that names it
 //		err = prop.Vote(ctx, twophase.Commit)  // after preparing prop.Payload()
 //		d, err := prop.Await(ctx)              // the one decision: apply it, then
@@ -35,7 +35,7 @@
 // # Protocol
 //
 //  1. Begin creates the transaction and its site nodes in one multi.
-//  2. Each site's Participant learns it (a child watch on the root), creates
+//  2. Each Site learns it (a child watch on the root), creates
 //     its liveness node, and delivers a Proposal; the application prepares
 //     and votes (Proposal.Vote), then waits (Proposal.Await, a watch on the
 //     decision node); once it has applied the decision it calls
@@ -91,7 +91,7 @@
 // unknown (connection lost) are sent again once connected, and every write
 // is idempotent under that retry.
 //
-// Coordinator, Tx, Participant and Proposal are safe for concurrent use.
+// Coordinator, Tx, Site and Proposal are safe for concurrent use.
 // Bad input, nil receivers and nil contexts follow the conventions of
 // every zkrecipes package (see "Conventions" in package recipes). Here: a
 // write larger than the session's request limit is refused before it is
@@ -102,7 +102,7 @@
 // # Permissions
 //
 // Coordinator.Begin needs CREATE on the root and under <root>/<tx> (one
-// multi); a Participant needs CREATE under <root>/<tx>/<site> (alive, vote,
+// multi); a Site needs CREATE under <root>/<tx>/<site> (alive, vote,
 // done) and DELETE there (its alive node), and may CREATE the decision (an
 // abort at its deadline); Collect needs DELETE on every level of a
 // finished transaction. Begin's site nodes carry the coordinator's ACL, so

@@ -23,7 +23,7 @@ func Example() {
 
 	const root = "/app/transfers"
 	for _, site := range []string{"bank-a", "bank-b"} {
-		p, err := twophase.NewParticipant(s, root, site, twophase.WithDeadline(time.Minute))
+		p, err := twophase.NewSite(s, root, site, twophase.WithDeadline(time.Minute))
 		if err != nil {
 			log.Fatal(err) // a nil session, a bad root or site
 		}
@@ -99,7 +99,7 @@ func ExampleCoordinator() {
 // A site's side: every transaction that names it and that it has not
 // finished, including those begun while it was away; vote once prepared,
 // await the decision, apply it, Finish.
-func ExampleParticipant() {
+func ExampleSite() {
 	ctx := context.Background()
 	s, err := recipes.Connect(ctx, []string{"127.0.0.1:2181"})
 	if err != nil {
@@ -107,7 +107,7 @@ func ExampleParticipant() {
 	}
 	defer s.Close()
 
-	p, err := twophase.NewParticipant(s, "/app/transfers", "bank-a", twophase.WithDeadline(time.Minute))
+	p, err := twophase.NewSite(s, "/app/transfers", "bank-a", twophase.WithDeadline(time.Minute))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -190,9 +190,9 @@ func ExampleDecision_String() {
 }
 
 // Invalid arguments are reported by the constructor, which sends nothing
-// and returns no Participant.
-func ExampleNewParticipant_invalid() {
-	p, err := twophase.NewParticipant(nil, "/app/transfers", "bank-a")
+// and returns no Site.
+func ExampleNewSite_invalid() {
+	p, err := twophase.NewSite(nil, "/app/transfers", "bank-a")
 	fmt.Println(p == nil, err)
 	// Output: true twophase: recipes: nil session: recipes: bad argument
 }

@@ -191,7 +191,7 @@ func TestShowTwoPhase(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, site := range []string{"a", "b"} {
-		p, err := twophase.NewParticipant(connect(t, e.Addrs()), root, site)
+		p, err := twophase.NewSite(connect(t, e.Addrs()), root, site)
 		if err != nil {
 			t.Fatal(err)
 		}

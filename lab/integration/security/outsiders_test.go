@@ -482,7 +482,7 @@ func TestTwoPhaseOutsiders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			op, err := twophase.NewParticipant(o, root, "s1")
+			op, err := twophase.NewSite(o, root, "s1")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -535,7 +535,7 @@ func TestTwoPhaseOutsiders(t *testing.T) {
 	// The real participants (digest a, own Sessions) vote commit.
 	for _, site := range sites {
 		s := connect(t, addrs, recipes.WithDigestAuth(userA, passA))
-		p, err := twophase.NewParticipant(s, root, site)
+		p, err := twophase.NewSite(s, root, site)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,12 +25,12 @@ func TestBadInput(t *testing.T) {
 		if c, err := twophase.NewCoordinator(s, bad); c != nil || !errors.Is(err, recipes.ErrInvalidPath) {
 			t.Errorf("coordinator root %q: %v", bad, err)
 		}
-		if p, err := twophase.NewParticipant(s, bad, "a"); p != nil || !errors.Is(err, recipes.ErrInvalidPath) {
+		if p, err := twophase.NewSite(s, bad, "a"); p != nil || !errors.Is(err, recipes.ErrInvalidPath) {
 			t.Errorf("participant root %q: %v", bad, err)
 		}
 	}
 	for _, bad := range []string{"", "a/b", ".", "..", "decision", "x\x01"} {
-		if p, err := twophase.NewParticipant(s, root, bad); p != nil || !errors.Is(err, twophase.ErrBadSite) {
+		if p, err := twophase.NewSite(s, root, bad); p != nil || !errors.Is(err, twophase.ErrBadSite) {
 			t.Errorf("participant site %q: %v", bad, err)
 		}
 	}

@@ -237,7 +237,7 @@ func TestVotesAndLookup(t *testing.T) {
 	// A decided transaction is still delivered to its sites until they
 	// finish it.
 	for _, c := range []struct {
-		p    *twophase.Participant
+		p    *twophase.Site
 		want string
 	}{{a2, "[t1]"}, {b, "[t1 t2]"}} {
 		sctx, stop := context.WithCancel(ctx)

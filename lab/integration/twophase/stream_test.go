@@ -14,7 +14,7 @@ import (
 
 // streamGoroutine matches the goroutine a Run stream runs.
 func streamGoroutine(stack string) bool {
-	return strings.Contains(stack, "zkrecipes/twophase.(*Participant).stream") ||
+	return strings.Contains(stack, "zkrecipes/twophase.(*Site).stream") ||
 		strings.Contains(stack, "zkrecipes/recipes.StartStream")
 }
 
