@@ -123,9 +123,9 @@ func (m *Mutex) end(h *recipes.Holding) {
 // goes, a waiter that had two or fewer nodes ahead when it listed checks
 // those that remain with 1 getData each (none when it is now first), and
 // one that had more lists once again instead (1 getChildren: most of them
-// are usually gone by then). zkbench -scale measures 5 requests per
-// contended cycle from 10 contenders up, flat to 1,000. If the session is
-// lost while waiting, Lock starts over under the new session.
+// are usually gone by then); docs/bench.md has the measured counts. If
+// the session is lost while waiting, Lock starts over under the new
+// session.
 //
 // Lock never returns nil with Context() already done: a suspension (default
 // loss policy) or a session change at the moment it acquires is waited out
