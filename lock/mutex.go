@@ -272,7 +272,7 @@ func (m *Mutex) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse
 }
 
 // Participant is one contender of a lock, in queue order (the first
-// holds), or one lease of a semaphore (see Semaphore.Participants).
+// holds), or one permit of a semaphore (see Semaphore.Participants).
 type Participant struct {
 	Node      string // full path of the contender's node
 	Data      []byte // its data (Curator and this package: an identity)

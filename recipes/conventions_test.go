@@ -35,7 +35,7 @@ var nilReceivers = []any{
 	(*discovery.Discovery)(nil), (*discovery.Provider)(nil), (*discovery.Registration)(nil),
 	(*group.Member)(nil),
 	(*leader.Election)(nil), (*leader.Term)(nil),
-	(*lock.Lease)(nil), (*lock.MultiMutex)(nil), (*lock.Mutex)(nil), (*lock.Semaphore)(nil),
+	(*lock.Permit)(nil), (*lock.MultiMutex)(nil), (*lock.Mutex)(nil), (*lock.Semaphore)(nil),
 	(*partition.Partitioner)(nil), (*partition.Partition)(nil),
 	(*persistent.Node)(nil),
 	(*queue.Claim)(nil), (*queue.Queue)(nil),

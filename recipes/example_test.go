@@ -77,7 +77,7 @@ func ExampleAcquire() {
 
 // Code that only needs to know whether it still holds, to fence its writes
 // and to give the holding up can take a recipes.Held: a *recipes.Holding,
-// a *lock.Lease, a *leader.Term or a *queue.Claim. Needs a ZooKeeper server.
+// a *lock.Permit, a *leader.Term or a *queue.Claim. Needs a ZooKeeper server.
 func ExampleHeld() {
 	ctx := context.Background()
 	s, err := recipes.Connect(ctx, []string{"127.0.0.1:2181"})

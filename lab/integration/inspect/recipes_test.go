@@ -234,7 +234,7 @@ func TestShowSemaphore(t *testing.T) {
 	path := testPath(t)
 	ctx := ctxFor(t, 2*time.Minute)
 	var sids []string
-	var leases []*lock.Lease
+	var leases []*lock.Permit
 	for i := 0; i < 2; i++ {
 		s := connect(t, e.Addrs())
 		sem, err := lock.NewSemaphore(s, path, 2)

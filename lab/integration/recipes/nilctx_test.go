@@ -46,7 +46,7 @@ func TestNilCtxOnLiveValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	sem := must(lock.NewSemaphore(s, base+"/sem", 2)).(*lock.Semaphore)
-	lease := must(sem.Acquire(ctx)).(*lock.Lease)
+	lease := must(sem.Acquire(ctx)).(*lock.Permit)
 	e := must(leader.New(s, base+"/l")).(*leader.Election)
 	term := must(e.Campaign(ctx)).(*leader.Term)
 	q := must(queue.New(s, base+"/q")).(*queue.Queue)

@@ -282,12 +282,12 @@ func TestSemaphoreOutsiders(t *testing.T) {
 			)
 			refused(t, lease.Context(), attempts)
 			// TryAcquire reads the leases first and creates nothing when
-			// none is free: it answers ErrNoLease.
-			if l, err := osem.TryAcquire(ctx); !errors.Is(err, lock.ErrNoLease) {
+			// none is free: it answers ErrNoPermit.
+			if l, err := osem.TryAcquire(ctx); !errors.Is(err, lock.ErrNoPermit) {
 				if err == nil {
 					l.Release(ctx)
 				}
-				t.Fatalf("outsider's TryAcquire = %v, want lock.ErrNoLease", err)
+				t.Fatalf("outsider's TryAcquire = %v, want lock.ErrNoPermit", err)
 			}
 			ps, err := osem.Participants(ctx)
 			if err != nil || len(ps) != 1 || ps[0].Node != node || ps[0].SessionID != a.ID() {
@@ -308,7 +308,7 @@ func TestSemaphoreOutsiders(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := make(chan error, 1)
-	var lease2 *lock.Lease
+	var lease2 *lock.Permit
 	go func() {
 		var err error
 		lease2, err = sem2.Acquire(ctx)
