@@ -293,7 +293,7 @@ func (w *WatchSet) start(ctx context.Context, path string) error {
 	if w == nil {
 		return fmt.Errorf("%w: nil watch set", ErrBadArgument)
 	}
-	if err := w.s.check(); err != nil {
+	if err := w.s.checkCtx(ctx); err != nil {
 		return err
 	}
 	if err := ValidatePath(path); err != nil {
@@ -324,9 +324,6 @@ func readErr(op, path string, err error) error {
 // connection error as go-zookeeper reported it, ErrClosed, ErrInvalidPath,
 // or ctx's error (nothing sent).
 func (w *WatchSet) GetData(ctx context.Context, path string) ([]byte, *zk.Stat, error) {
-	if ctx == nil {
-		return nil, nil, ErrNilContext
-	}
 	if err := w.start(ctx, path); err != nil {
 		return nil, nil, err
 	}
@@ -367,9 +364,6 @@ func (w *WatchSet) GetData(ctx context.Context, path string) ([]byte, *zk.Stat, 
 // removed or the node is deleted. Cost and errors as for GetData (1
 // getChildren).
 func (w *WatchSet) Children(ctx context.Context, path string) ([]string, *zk.Stat, error) {
-	if ctx == nil {
-		return nil, nil, ErrNilContext
-	}
 	if err := w.start(ctx, path); err != nil {
 		return nil, nil, err
 	}
@@ -409,9 +403,6 @@ func (w *WatchSet) Children(ctx context.Context, path string) ([]string, *zk.Sta
 // exists (2 as for GetData). Errors as for GetData, except that a missing
 // node is not an error.
 func (w *WatchSet) Exists(ctx context.Context, path string) (bool, *zk.Stat, error) {
-	if ctx == nil {
-		return false, nil, ErrNilContext
-	}
 	if err := w.start(ctx, path); err != nil {
 		return false, nil, err
 	}

@@ -70,10 +70,13 @@ func (c *Coordinator) check(ctx context.Context) error {
 	if c == nil {
 		return ErrNilReceiver
 	}
+	if err := recipes.ContextError(ctx); err != nil {
+		return err
+	}
 	if c.s.State() == recipes.StateClosed {
 		return fmt.Errorf("twophase: %w", recipes.ErrClosed)
 	}
-	return recipes.ContextError(ctx)
+	return nil
 }
 
 // Tx is one transaction as its coordinator sees it. Its fields are fixed
@@ -359,9 +362,6 @@ func (t *Tx) Decide(ctx context.Context) (Decision, error) {
 	if t == nil {
 		return 0, ErrNilReceiver
 	}
-	if ctx == nil {
-		return 0, recipes.ErrNilContext
-	}
 	if err := t.c.check(ctx); err != nil {
 		return 0, err
 	}
@@ -528,9 +528,6 @@ func (t *Tx) Abort(ctx context.Context) (Decision, error) {
 	if t == nil {
 		return 0, ErrNilReceiver
 	}
-	if ctx == nil {
-		return 0, recipes.ErrNilContext
-	}
 	if err := t.c.check(ctx); err != nil {
 		return 0, err
 	}
@@ -542,9 +539,6 @@ func (t *Tx) Abort(ctx context.Context) (Decision, error) {
 func (t *Tx) Decision(ctx context.Context) (d Decision, ok bool, err error) {
 	if t == nil {
 		return 0, false, ErrNilReceiver
-	}
-	if ctx == nil {
-		return 0, false, recipes.ErrNilContext
 	}
 	if err := t.c.check(ctx); err != nil {
 		return 0, false, err

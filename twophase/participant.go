@@ -60,10 +60,13 @@ func (p *Site) check(ctx context.Context) error {
 	if p == nil {
 		return ErrNilReceiver
 	}
+	if err := recipes.ContextError(ctx); err != nil {
+		return err
+	}
 	if p.s.State() == recipes.StateClosed {
 		return fmt.Errorf("twophase: %w", recipes.ErrClosed)
 	}
-	return recipes.ContextError(ctx)
+	return nil
 }
 
 // Run streams the transactions that name this site and that this
@@ -402,9 +405,6 @@ func (pr *Proposal) Vote(ctx context.Context, v Decision) error {
 	if pr == nil {
 		return ErrNilReceiver
 	}
-	if ctx == nil {
-		return recipes.ErrNilContext
-	}
 	if err := pr.p.check(ctx); err != nil {
 		return err
 	}
@@ -468,9 +468,6 @@ func (pr *Proposal) setVoted(v Decision) {
 func (pr *Proposal) Await(ctx context.Context) (Decision, error) {
 	if pr == nil {
 		return 0, ErrNilReceiver
-	}
-	if ctx == nil {
-		return 0, recipes.ErrNilContext
 	}
 	if err := pr.p.check(ctx); err != nil {
 		return 0, err
@@ -542,9 +539,6 @@ func (pr *Proposal) Await(ctx context.Context) (Decision, error) {
 func (pr *Proposal) Finish(ctx context.Context) error {
 	if pr == nil {
 		return ErrNilReceiver
-	}
-	if ctx == nil {
-		return recipes.ErrNilContext
 	}
 	if err := pr.p.check(ctx); err != nil {
 		return err
