@@ -6,7 +6,7 @@
 //
 //	d, err := discovery.New(s, "/services") // Curator's basePath; sends nothing
 //	reg, err := d.Register(ctx, discovery.Instance{Name: "orders", ID: "orders-7", Address: "10.0.0.7", Port: 8080})
-//	defer reg.Leave(ctx)               // the node is re-created after session loss until then
+//	defer reg.Leave(ctx)                    // the node is re-created after session loss until then
 //
 // ExampleDiscovery_Register has it in full, compiled; ExampleProvider and
 // ExampleDiscovery_Instances show the queries (example_test.go).
