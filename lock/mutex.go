@@ -89,10 +89,14 @@ func (m *Mutex) spec() recipes.Spec {
 	}
 }
 
-// begin marks an acquisition in progress.
-func (m *Mutex) begin() error {
+// begin refuses a nil receiver or ctx, then marks an acquisition in
+// progress.
+func (m *Mutex) begin(ctx context.Context) error {
 	if m == nil {
 		return ErrNilReceiver
+	}
+	if ctx == nil {
+		return recipes.ErrNilContext
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -134,7 +138,7 @@ func (m *Mutex) end(h *recipes.Holding) {
 // A holding that was lost (Context() done) still counts as held by this Mutex
 // until Unlock (see Unlock).
 func (m *Mutex) Lock(ctx context.Context) error {
-	if err := m.begin(); err != nil {
+	if err := m.begin(ctx); err != nil {
 		return err
 	}
 	h, err := recipes.Acquire(ctx, m.s, m.spec())
@@ -151,7 +155,7 @@ func (m *Mutex) Lock(ctx context.Context) error {
 // If a contender slipped in between, our node is deleted and the result is
 // ErrLocked.
 func (m *Mutex) TryLock(ctx context.Context) error {
-	if err := m.begin(); err != nil {
+	if err := m.begin(ctx); err != nil {
 		return err
 	}
 	h, err := recipes.TryAcquire(ctx, m.s, m.spec())
