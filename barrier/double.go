@@ -418,6 +418,9 @@ func isMember(d recipes.Dialect, name string) bool {
 // ctx's error and the delete of "ready" goes on in the background (while
 // the Session is open) when Leave had read the node already.
 func (d *DoubleBarrier) Leave(ctx context.Context) error {
+	if d != nil && ctx == nil {
+		return recipes.ErrNilContext
+	}
 	if err := d.begin(false); err != nil {
 		return err
 	}

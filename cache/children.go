@@ -12,13 +12,13 @@ import (
 // is not read) and need not exist: when it is missing, or deleted, the
 // cache watches for its creation.
 //
-// Cost: Start lists the parent (1 getChildren, and 1 exists more when it
+// Cost: Watch lists the parent (1 getChildren, and 1 exists more when it
 // is missing) and reads each child (1 getData each). Then, per change: a
 // child's data set, 1 getData; a child created, 1 getChildren + 1 getData;
 // a child deleted, 1 getChildren; the parent deleted, 1 exists (which
 // watches for its creation); the parent created, 1 getChildren + 1 getData
 // per child. Changes below the children cost nothing. A reconnection costs
-// what Start does, a session loss 1 sync more. Watches: one child watch on
+// what Watch does, a session loss 1 sync more. Watches: one child watch on
 // the parent (an exists watch while it is missing) and one data watch per
 // child.
 //
@@ -51,7 +51,7 @@ func WithChildFilter(f func(path string) bool) ChildrenOption {
 }
 
 // NewChildrenCache returns a cache of the children of the node at path. It
-// sends nothing; Start runs it. Errors as for NewNodeCache, and
+// sends nothing; Watch runs it. Errors as for NewNodeCache, and
 // recipes.ErrBadArgument for a bad option.
 func NewChildrenCache(s *recipes.Session, path string, opts ...ChildrenOption) (*ChildrenCache, error) {
 	if err := check(s, path); err != nil {
@@ -72,7 +72,7 @@ func NewChildrenCache(s *recipes.Session, path string, opts ...ChildrenOption) (
 // Path returns the parent's path.
 func (c *ChildrenCache) Path() string { return c.e.root }
 
-// Start reads the children, then keeps the cache true until ctx ends or
+// Watch reads the children, then keeps the cache true until ctx ends or
 // the stream is stopped, and streams what changes: EventAdded per child
 // read, EventInitialized once all are, then EventAdded, EventUpdated and
 // EventRemoved as children come, change and go, and EventReset after a
@@ -80,7 +80,7 @@ func (c *ChildrenCache) Path() string { return c.e.root }
 // cache's goroutine waits for the stream's reader: read it until it closes
 // (the view moves with it). A cache starts once (ErrStarted). See the
 // package doc for what the stream guarantees.
-func (c *ChildrenCache) Start(ctx context.Context) *recipes.Stream[Event] {
+func (c *ChildrenCache) Watch(ctx context.Context) *recipes.Stream[Event] {
 	if c == nil {
 		return nilCache(ctx)
 	}

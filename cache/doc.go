@@ -8,7 +8,7 @@
 // # Usage
 //
 //	c, err := cache.NewChildrenCache(s, "/app/workers") // sends nothing
-//	events := c.Start(ctx)                              // ends when ctx does
+//	events := c.Watch(ctx)                              // ends when ctx does
 //	go func() {
 //		for range events.C { } // the cache waits for its reader: drain the stream
 //	}()
@@ -19,7 +19,7 @@
 //
 // # Using a cache
 //
-// A constructor checks its arguments and sends nothing. Start(ctx) reads
+// A constructor checks its arguments and sends nothing. Watch(ctx) reads
 // the data, then keeps it true, and returns a recipes.Stream of Events:
 // EventAdded for each node of the first snapshot, EventInitialized, then
 // EventAdded, EventUpdated and EventRemoved as nodes come, change and go,
@@ -27,7 +27,7 @@
 // and EventInitialized once everything is read again). The view (Current,
 // Get, Children, Nodes) can be read from any goroutine at any time.
 //
-// The events come on a recipes.Stream, as leader.Election.Observe and
+// The events come on a recipes.Stream, as leader.Election.Watch and
 // shared.Value.Watch deliver theirs, rather than through listeners: the
 // reader sets the pace, ends the cache with its ctx or Stop, and learns why
 // the stream ended from Err; no reader code runs on the cache's goroutine.
@@ -118,7 +118,7 @@
 //     its children.
 //
 // Changes that come faster than the reads are coalesced, and cost less.
-// Start costs 1 getData per cached node and 1 getChildren per listed node
+// Watch costs 1 getData per cached node and 1 getChildren per listed node
 // (a node above the depth limit; a ChildrenCache lists its parent only and
 // reads no data of it), and 1 exists when the root is missing. A
 // reconnection costs the same again, a session loss 1 sync more. A cache
@@ -155,7 +155,7 @@
 // writes, not even its root's parents. See docs/security.md.
 //
 // Bad input, nil receivers and nil contexts follow the conventions of
-// every zkrecipes package (see "Conventions" in package recipes): Start on
+// every zkrecipes package (see "Conventions" in package recipes): Watch on
 // a nil cache returns a Stream that ends with an error wrapping
 // recipes.ErrBadArgument.
 package cache

@@ -101,9 +101,27 @@ type itemKey struct {
 // item is one read to do.
 type item struct {
 	key      itemKey
-	init     bool // part of the current load
-	ifCached bool // kData: only if the node is still in the view
+	init     load     // part of the current load
+	ifCached whenGone // kData: only if the node is still in the view
 }
+
+// load says whether a queued read is part of the current load (the load's
+// EventInitialized waits for it) or follows a change.
+type load bool
+
+const (
+	change load = false // a read that follows a change
+	inLoad load = true  // a read of the current load
+)
+
+// whenGone says what a queued data read does when its node has left the
+// view by its turn.
+type whenGone bool
+
+const (
+	readAnyway whenGone = false // read it all the same
+	skipIfGone whenGone = true  // skip it (the read of a node already cached)
+)
 
 func newEngine(s *recipes.Session, root string, cfg config) *engine {
 	return &engine{s: s, root: root, cfg: cfg, nodes: make(map[string]*entry), stCh: make(chan struct{}, 1)}
@@ -113,7 +131,7 @@ func newEngine(s *recipes.Session, root string, cfg config) *engine {
 var errStop = errors.New("cache: stopped")
 
 // start runs the cache on its Stream.
-// nilCache is Start on a nil cache: a Stream that ends with an error
+// nilCache is Watch on a nil cache: a Stream that ends with an error
 // wrapping recipes.ErrBadArgument, having sent nothing.
 func nilCache(ctx context.Context) *recipes.Stream[Event] {
 	return recipes.StartStream(ctx, func(context.Context, chan<- Event) error {
@@ -244,7 +262,7 @@ func (e *engine) step(ctx context.Context) (bool, error) {
 	case e.needRefresh:
 		e.needRefresh = false
 		if !hooks.CacheSkipReread() {
-			e.enqueueAll(e.initializing)
+			e.enqueueAll(load(e.initializing))
 		}
 		return true, nil
 	}
@@ -264,7 +282,7 @@ func (e *engine) step(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
-// load starts reading the whole subtree: after Start, and after a session
+// load starts reading the whole subtree: after Watch, and after a session
 // loss. A new session may be served by a server that is behind the one
 // that served the view so far (a local session: see Never back in the
 // package doc); a sync makes it catch up first, so nothing read after it
@@ -282,7 +300,7 @@ func (e *engine) load(ctx context.Context) error {
 	e.sid = sid
 	e.needLoad, e.needRefresh = false, false
 	e.initializing = true
-	e.enqueueAll(true)
+	e.enqueueAll(inLoad)
 	return nil
 }
 
@@ -298,11 +316,11 @@ func (e *engine) sync(ctx context.Context) error {
 
 // enqueueAll queues a read of every cached node (data, and children where
 // listed), root first.
-func (e *engine) enqueueAll(init bool) {
+func (e *engine) enqueueAll(init load) {
 	if e.cfg.rootData {
-		e.enqueue(kData, e.root, init, false)
+		e.enqueue(kData, e.root, init, readAnyway)
 	} else {
-		e.enqueue(kKids, e.root, init, false)
+		e.enqueue(kKids, e.root, init, readAnyway)
 	}
 	e.mu.RLock()
 	paths := make([]string, 0, len(e.nodes))
@@ -315,17 +333,17 @@ func (e *engine) enqueueAll(init bool) {
 	sort.Strings(paths) // parents first
 	if e.cfg.rootData && e.cfg.maxDepth > 0 && e.cached(e.root) {
 		// (A root not in the view is listed once its data read adds it.)
-		e.enqueue(kKids, e.root, init, false)
+		e.enqueue(kKids, e.root, init, readAnyway)
 	}
 	for _, p := range paths {
-		e.enqueue(kData, p, init, true)
+		e.enqueue(kData, p, init, skipIfGone)
 		if e.depth(p) < e.cfg.maxDepth {
-			e.enqueue(kKids, p, init, false)
+			e.enqueue(kKids, p, init, readAnyway)
 		}
 	}
 }
 
-func (e *engine) enqueue(kind itemKind, path string, init, ifCached bool) {
+func (e *engine) enqueue(kind itemKind, path string, init load, ifCached whenGone) {
 	k := itemKey{kind, path}
 	it := e.queued[k]
 	if it != nil {
@@ -365,20 +383,20 @@ func (e *engine) takeEvents(evs []zk.Event) {
 			e.needRefresh = true // the session ended: the state hook says more
 		case zk.EventNodeCreated:
 			if p == e.root {
-				e.enqueueRoot(false)
+				e.enqueueRoot(change)
 			}
 		case zk.EventNodeDataChanged:
 			if cached && (p != e.root || e.cfg.rootData) {
-				e.enqueue(kData, p, false, true)
+				e.enqueue(kData, p, change, skipIfGone)
 			}
 		case zk.EventNodeChildrenChanged:
 			if (cached || p == e.root) && e.depth(p) < e.cfg.maxDepth {
-				e.enqueue(kKids, p, false, false)
+				e.enqueue(kKids, p, change, readAnyway)
 			}
 		case zk.EventNodeDeleted:
 			switch {
 			case p == e.root:
-				e.enqueue(kExists, p, false, false)
+				e.enqueue(kExists, p, change, readAnyway)
 			case cached:
 				// The deletion also fires the parent's child watch: its
 				// listing says whether the node is gone, and if it is
@@ -391,7 +409,7 @@ func (e *engine) takeEvents(evs []zk.Event) {
 				// incarnation, and no event will come: list it again.
 				e.get(p).suspect = true
 				if parent, _ := zkpath.Split(p); e.wasListed(parent) {
-					e.enqueue(kKids, parent, false, false)
+					e.enqueue(kKids, parent, change, readAnyway)
 				}
 			}
 		}
@@ -406,11 +424,11 @@ func (e *engine) wasListed(p string) bool {
 }
 
 // enqueueRoot queues the reads that find the root's state.
-func (e *engine) enqueueRoot(init bool) {
+func (e *engine) enqueueRoot(init load) {
 	if e.cfg.rootData {
-		e.enqueue(kData, e.root, init, false)
+		e.enqueue(kData, e.root, init, readAnyway)
 	} else {
-		e.enqueue(kKids, e.root, init, false)
+		e.enqueue(kKids, e.root, init, readAnyway)
 	}
 }
 
@@ -499,7 +517,7 @@ func (e *engine) skip(it *item) bool {
 	switch it.key.kind {
 	case kData:
 		parent, _ := zkpath.Split(p)
-		return e.get(parent) == nil || (it.ifCached && e.get(p) == nil)
+		return e.get(parent) == nil || (it.ifCached == skipIfGone && e.get(p) == nil)
 	case kKids:
 		return e.get(p) == nil
 	}
@@ -670,7 +688,7 @@ func (e *engine) applyData(ctx context.Context, it *item, r result) error {
 }
 
 // apply puts a node's data read into the view.
-func (e *engine) apply(ctx context.Context, p string, data []byte, stat *zk.Stat, init bool) error {
+func (e *engine) apply(ctx context.Context, p string, data []byte, stat *zk.Stat, init load) error {
 	cur := e.get(p)
 	switch {
 	case cur != nil && stat.Czxid == cur.node.Stat.Czxid:
@@ -706,7 +724,7 @@ func (e *engine) apply(ctx context.Context, p string, data []byte, stat *zk.Stat
 			if cur != nil {
 				cur.suspect = true
 			}
-			e.enqueue(kKids, parent, init, false)
+			e.enqueue(kKids, parent, init, readAnyway)
 			return nil
 		}
 	}
@@ -730,7 +748,7 @@ func (e *engine) apply(ctx context.Context, p string, data []byte, stat *zk.Stat
 	e.mu.Unlock()
 	e.touch(p)
 	if d < e.cfg.maxDepth {
-		e.enqueue(kKids, p, init, false)
+		e.enqueue(kKids, p, init, readAnyway)
 	}
 	return e.emit(ctx, Event{Type: EventAdded, Node: cloneNode(n)})
 }
@@ -745,7 +763,7 @@ func (e *engine) applyKids(ctx context.Context, it *item, r result) error {
 	case cur == nil && e.cfg.rootData:
 		// The root is not in the view yet: its data read adds it and
 		// lists it again.
-		e.enqueue(kData, p, it.init, false)
+		e.enqueue(kData, p, it.init, readAnyway)
 		return nil
 	case cur == nil:
 		e.mu.Lock()
@@ -756,7 +774,7 @@ func (e *engine) applyKids(ctx context.Context, it *item, r result) error {
 		return nil // an older incarnation: cannot be newer than the view
 	case stat.Czxid > cur.node.Stat.Czxid && !cur.hidden:
 		// Created again: the data read replaces the node and lists it.
-		e.enqueue(kData, p, it.init, false)
+		e.enqueue(kData, p, it.init, readAnyway)
 		return nil
 	case stat.Czxid > cur.node.Stat.Czxid:
 		// The hidden root, created again: its old children are gone.
@@ -787,7 +805,7 @@ func (e *engine) applyKids(ctx context.Context, it *item, r result) error {
 			}
 		} else if ce := e.get(c); ce != nil && ce.suspect {
 			ce.suspect = false
-			e.enqueue(kData, c, it.init, true)
+			e.enqueue(kData, c, it.init, skipIfGone)
 		}
 	}
 	added := make([]string, 0, len(want))
@@ -800,7 +818,7 @@ func (e *engine) applyKids(ctx context.Context, it *item, r result) error {
 	e.mu.RUnlock()
 	sort.Strings(added)
 	for _, name := range added {
-		e.enqueue(kData, zkpath.Join(p, name), it.init, false)
+		e.enqueue(kData, zkpath.Join(p, name), it.init, readAnyway)
 	}
 	return nil
 }
@@ -821,11 +839,11 @@ func (e *engine) missing(ctx context.Context, it *item) error {
 		return err
 	}
 	if p == e.root {
-		e.enqueue(kExists, p, it.init, false)
+		e.enqueue(kExists, p, it.init, readAnyway)
 		return nil
 	}
 	if parent, _ := zkpath.Split(p); cached && e.wasListed(parent) && e.cached(parent) {
-		e.enqueue(kKids, parent, it.init, false)
+		e.enqueue(kKids, parent, it.init, readAnyway)
 	}
 	return nil
 }

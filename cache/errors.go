@@ -8,7 +8,7 @@ import "errors"
 // read the server refused, such as zk.ErrNoAuth), so that errors.Is reaches
 // all of them.
 var (
-	// ErrStarted: Start was called on a cache that had started already. A
+	// ErrStarted: Watch was called on a cache that had started already. A
 	// cache runs once; make a new one to watch again.
 	ErrStarted = errors.New("cache: already started")
 )

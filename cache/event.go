@@ -39,7 +39,7 @@ const (
 	// are removed before it.
 	EventRemoved
 	// EventInitialized: the cache holds the whole subtree it watches, as
-	// read from ZooKeeper after Start, or after an EventReset. Event.Node is
+	// read from ZooKeeper after Watch, or after an EventReset. Event.Node is
 	// zero.
 	EventInitialized
 	// EventReset: the session was lost (expired, replaced, or its lease

@@ -24,7 +24,7 @@ func ExampleTreeCache() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	events := c.Start(ctx) // 1 getData per node + 1 getChildren per node above the limit
+	events := c.Watch(ctx) // 1 getData per node + 1 getChildren per node above the limit
 	defer events.Stop()
 	for ev := range events.C {
 		switch ev.Type {
@@ -58,7 +58,7 @@ func ExampleChildrenCache() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	events := c.Start(ctx) // ends when ctx does
+	events := c.Watch(ctx) // ends when ctx does
 	go func() {
 		for range events.C { // the cache waits for its reader: drain the stream
 		}
@@ -82,7 +82,7 @@ func ExampleNodeCache() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	events := c.Start(ctx)
+	events := c.Watch(ctx)
 	defer events.Stop()
 	for ev := range events.C {
 		n, ok := c.Current()

@@ -11,10 +11,10 @@ import (
 // need not exist; the cache reports it when it is created (EventAdded),
 // changed (EventUpdated) or deleted (EventRemoved).
 //
-// Cost: Start reads the node (1 getData, and 1 exists more when it is
+// Cost: Watch reads the node (1 getData, and 1 exists more when it is
 // missing). Then, per change: data set, 1 getData; deleted, 1 exists
 // (which watches for its creation); created, 1 getData. A reconnection
-// costs what Start does, a session loss 1 sync more. One watch is set at a
+// costs what Watch does, a session loss 1 sync more. One watch is set at a
 // time: a data watch, or an exists watch while the node is missing.
 //
 // A NodeCache is safe for concurrent use.
@@ -22,7 +22,7 @@ type NodeCache struct {
 	e *engine
 }
 
-// NewNodeCache returns a cache of the node at path. It sends nothing; Start
+// NewNodeCache returns a cache of the node at path. It sends nothing; Watch
 // runs it. It fails with an error wrapping recipes.ErrNilSession, or
 // recipes.ErrInvalidPath for an invalid path (recipes.ErrDataTooLarge when
 // a read of it would exceed the session's request limit).
@@ -36,16 +36,16 @@ func NewNodeCache(s *recipes.Session, path string) (*NodeCache, error) {
 // Path returns the cached node's path.
 func (c *NodeCache) Path() string { return c.e.root }
 
-// Start reads the node, then keeps the cache true until ctx ends or the
+// Watch reads the node, then keeps the cache true until ctx ends or the
 // stream is stopped, and streams what changes: EventAdded when the node is
 // first read (nothing if it is missing), then EventInitialized, then
 // EventAdded, EventUpdated and EventRemoved as the node changes, and
 // EventReset after a session loss (then EventInitialized again once read).
 // The cache's goroutine waits for the stream's reader: read it until it
-// closes (Current moves with it). A cache starts once; a second Start
+// closes (Current moves with it). A cache starts once; a second Watch
 // returns a stream that fails with ErrStarted. See the package doc for
 // what the stream guarantees.
-func (c *NodeCache) Start(ctx context.Context) *recipes.Stream[Event] {
+func (c *NodeCache) Watch(ctx context.Context) *recipes.Stream[Event] {
 	if c == nil {
 		return nilCache(ctx)
 	}

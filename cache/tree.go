@@ -13,15 +13,15 @@ import (
 // Curator's TreeCache. The root need not exist: when it is missing, or
 // deleted, the cache watches for its creation.
 //
-// Cost: Start reads every node (1 getData each) and lists every node above
+// Cost: Watch reads every node (1 getData each) and lists every node above
 // the depth limit (1 getChildren each), and 1 exists more when the root is
 // missing. Then, per change: data set, 1 getData; a node created, 1
 // getChildren of its parent + 1 getData (+ 1 getChildren when it is above
 // the depth limit); a node deleted, 1 getChildren of its parent (a subtree
 // deleted node by node costs at most that per node, less when the
 // deletions come faster than the listings); the root deleted, 1 exists
-// (which watches for its creation); the root created, what Start costs.
-// A reconnection costs what Start does, a session loss 1 sync more.
+// (which watches for its creation); the root created, what Watch costs.
+// A reconnection costs what Watch does, a session loss 1 sync more.
 // Watches: one data watch per node, one child watch per node above the
 // depth limit, and an exists watch on the root while it is missing.
 //
@@ -68,7 +68,7 @@ func WithFilter(f func(path string) bool) TreeOption {
 }
 
 // NewTreeCache returns a cache of the subtree at path. It sends nothing;
-// Start runs it. Errors as for NewNodeCache, and recipes.ErrBadArgument for
+// Watch runs it. Errors as for NewNodeCache, and recipes.ErrBadArgument for
 // a bad option.
 func NewTreeCache(s *recipes.Session, path string, opts ...TreeOption) (*TreeCache, error) {
 	if err := check(s, path); err != nil {
@@ -89,7 +89,7 @@ func NewTreeCache(s *recipes.Session, path string, opts ...TreeOption) (*TreeCac
 // Path returns the root's path.
 func (c *TreeCache) Path() string { return c.e.root }
 
-// Start reads the subtree, then keeps the cache true until ctx ends or the
+// Watch reads the subtree, then keeps the cache true until ctx ends or the
 // stream is stopped, and streams what changes: EventAdded per node read
 // (each parent before its children), EventInitialized once all are, then
 // EventAdded, EventUpdated and EventRemoved as nodes come, change and go
@@ -98,7 +98,7 @@ func (c *TreeCache) Path() string { return c.e.root }
 // cache's goroutine waits for the stream's reader: read it until it closes
 // (the view moves with it). A cache starts once (ErrStarted). See the
 // package doc for what the stream guarantees.
-func (c *TreeCache) Start(ctx context.Context) *recipes.Stream[Event] {
+func (c *TreeCache) Watch(ctx context.Context) *recipes.Stream[Event] {
 	if c == nil {
 		return nilCache(ctx)
 	}

@@ -6,7 +6,7 @@
 //
 //	d, err := discovery.New(s, "/services") // Curator's basePath; sends nothing
 //	reg, err := d.Register(ctx, discovery.Instance{Name: "orders", ID: "orders-7", Address: "10.0.0.7", Port: 8080})
-//	defer reg.Unregister(ctx)               // the node is re-created after session loss until then
+//	defer reg.Leave(ctx)                    // the node is re-created after session loss until then
 //
 // ExampleDiscovery_Register has it in full, compiled; ExampleProvider and
 // ExampleDiscovery_Instances show the queries (example_test.go).
@@ -35,7 +35,7 @@
 // ZooKeeper requests per call (connection errors retry the request; a
 // call made with a done ctx returns ctx's error and sends nothing):
 //
-//	New, NewProvider's checks, Instances/Pick  nothing
+//	New, NewProvider, Instances/Pick  nothing
 //	Register (Static)         1 create (+1 createContainer per missing parent and 1 create again;
 //	                          +1 exists and 1 multi (delete + create) per node replaced)
 //	Register (Dynamic)        1 exists, then persistent.Node.Start: 1 create + 1 exists (+ parents as above;
@@ -43,11 +43,11 @@
 //	Update                    1 setData (Dynamic: +1 exists, the Node's watch set again;
 //	                          Static: +1 exists, the owner check, and the creates of Register
 //	                          if the node was gone)
-//	Unregister                1 exists + 1 delete
+//	Leave                1 exists + 1 delete
 //	Names                     1 getChildren
 //	Instances                 1 getChildren + 1 getData per instance
 //	Instance                  1 getData
-//	NewProvider               1 getChildren + 1 getData per instance (with watches)
+//	Provider.Start            1 getChildren + 1 getData per instance (with watches)
 //	Provider, on a change     added: 1 getChildren + 1 getData; changed: 1 getData; removed: 1 getChildren
 //	Provider, reconnection    the load again (cache.ChildrenCache's rule)
 //	Provider, session expiry  1 sync + the load again
@@ -57,7 +57,7 @@
 //
 // # Invariants
 //
-//   - From Register until Unregister or the Session's close, a Dynamic
+//   - From Register until Leave or the Session's close, a Dynamic
 //     Registration's node exists, with its latest data, within one round
 //     trip of a usable session (a persistent.Node keeps it): a lost
 //     session's node is created again on the next session, a node someone
@@ -67,7 +67,7 @@
 //     Curator does, but the persistent.Node then waits for it to go, so
 //     two registrants of one id do not delete each other's nodes in a
 //     loop.
-//   - Unregister never deletes, and Update never writes, another session's
+//   - Leave never deletes, and Update never writes, another session's
 //     node (for Static and Permanent ones: one other than the node the
 //     Registration created, told apart by its czxid).
 //   - A Provider's cache only ever holds what ZooKeeper held, and follows
@@ -92,13 +92,13 @@
 // Instances leaves out a node that is not an instance's JSON (Curator's
 // query fails). Sticky keeps its choice by id (Curator compares whole
 // instances). There is no Discovery.Close: Registrations and Providers end
-// on their own (Unregister, Close) or with their Session.
+// on their own (Leave, Close) or with their Session.
 //
 // # Goroutines and safety
 //
 // Discovery, Registration and Provider are safe for concurrent use. A
 // Dynamic Registration runs one goroutine (its persistent.Node's) until
-// Unregister or the Session's close; a Provider runs two goroutines (its
+// Leave or the Session's close; a Provider runs two goroutines (its
 // loop and its cache.ChildrenCache's), until Close or the Session's close. None outlives its
 // Session's close.
 //
@@ -110,13 +110,12 @@
 // anything (ErrInvalidInstance, which wraps recipes.ErrBadArgument or
 // recipes.ErrInvalidPath; recipes.ErrDataTooLarge for an instance too
 // large for a request); a method on a nil receiver returns ErrNilReceiver.
-// NewProvider is not a constructor in the conventions' sense: it takes a
-// ctx, reads the instances, and starts the goroutine that follows them
-// until Close.
+// NewProvider is a constructor: Provider.Start reads the instances and
+// starts the goroutine that follows them until Close.
 //
 // # Permissions
 //
-// Register, Update and Unregister need CREATE and DELETE on
+// Register, Update and Leave need CREATE and DELETE on
 // <base>/<service> and WRITE on the instance's node (Update); providers and
 // queries need READ on <base>, the services and the instances. See
 // docs/security.md.

@@ -32,7 +32,7 @@ var (
 	// ErrAlreadyRegistered: Register was called for a name and id that
 	// this Discovery already registers (update that Registration instead).
 	ErrAlreadyRegistered = errors.New("discovery: already registered")
-	// ErrUnregistered: Update or Unregister on a Registration that was
+	// ErrUnregistered: Update or Leave on a Registration that was
 	// unregistered.
 	ErrUnregistered = errors.New("discovery: unregistered")
 	// ErrNoInstances: a Provider has no usable instance to pick (none

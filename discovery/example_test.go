@@ -39,7 +39,7 @@ func ExampleDiscovery_Register() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer reg.Unregister(ctx) // 1 exists + 1 delete
+	defer reg.Leave(ctx) // 1 exists + 1 delete
 
 	if present := reg.Present(); present.Err() != nil { // sends nothing
 		// Session lost or node deleted: it is being created again, and
@@ -68,12 +68,15 @@ func ExampleProvider() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// Loads: 1 getChildren + 1 getData per instance, with watches.
-	p, err := d.NewProvider(ctx, "orders", discovery.WithStrategy(discovery.Sticky(discovery.Random())))
+	// Start loads: 1 getChildren + 1 getData per instance, with watches.
+	p, err := d.NewProvider("orders", discovery.WithStrategy(discovery.Sticky(discovery.Random()))) // sends nothing
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer p.Close()
+	if err := p.Start(ctx); err != nil {
+		log.Fatal(err)
+	}
 	for range 3 {
 		inst, err := p.Pick() // sends nothing
 		if errors.Is(err, discovery.ErrNoInstances) {

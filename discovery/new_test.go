@@ -154,22 +154,43 @@ func TestNewProviderRefuses(t *testing.T) {
 		{"zero window", []ProviderOption{WithDownPolicy(0, 2)}, recipes.ErrBadArgument},
 		{"zero threshold", []ProviderOption{WithDownPolicy(time.Second, 0)}, recipes.ErrBadArgument},
 	} {
-		if p, err := d.NewProvider(ctx, "api", tt.opts...); !errors.Is(err, tt.err) || p != nil {
+		if p, err := d.NewProvider("api", tt.opts...); !errors.Is(err, tt.err) || p != nil {
 			t.Errorf("%s: NewProvider = %v, %v; want %v", tt.name, p, err, tt.err)
 		}
 	}
-	if _, err := d.NewProvider(ctx, "a/b"); !errors.Is(err, ErrInvalidInstance) {
+	if _, err := d.NewProvider("a/b"); !errors.Is(err, ErrInvalidInstance) {
 		t.Errorf("NewProvider(bad name) = %v", err)
+	}
+	p, err := d.NewProvider("api")
+	if err != nil {
+		t.Fatal(err)
 	}
 	done, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := d.NewProvider(done, "api"); !errors.Is(err, context.Canceled) {
-		t.Errorf("NewProvider(done) = %v", err)
+	if err := p.Start(done); !errors.Is(err, context.Canceled) {
+		t.Errorf("Start(done) = %v", err)
 	}
 	// Options are fine, nil ones skipped; the session never connected.
-	p, err := d.NewProvider(ctx, "api", nil, WithStrategy(Random()))
-	if !errors.Is(err, recipes.ErrNilSession) || !errors.Is(err, ErrProviderClosed) || p != nil {
-		t.Errorf("NewProvider on an unconnected session = %v, %v", p, err)
+	p, err = d.NewProvider("api", nil, WithStrategy(Random()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(ctx); !errors.Is(err, recipes.ErrNilSession) || !errors.Is(err, ErrProviderClosed) {
+		t.Errorf("Start on an unconnected session = %v", err)
+	}
+	if err := p.Start(ctx); !errors.Is(err, ErrProviderClosed) {
+		t.Errorf("Start again = %v", err)
+	}
+	// Closed before it was started: Close returns, Start fails.
+	p, err = d.NewProvider("api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(); err != nil || !errors.Is(p.Err(), ErrProviderClosed) {
+		t.Errorf("Close before Start = %v, Err %v", err, p.Err())
+	}
+	if err := p.Start(ctx); !errors.Is(err, ErrProviderClosed) {
+		t.Errorf("Start after Close = %v", err)
 	}
 }
 
@@ -182,15 +203,15 @@ func TestNilReceivers(t *testing.T) {
 	if _, err := d.Register(ctx, Instance{Name: "a", ID: "b"}); !errors.Is(err, ErrNilReceiver) {
 		t.Errorf("Register = %v", err)
 	}
-	if _, err := d.NewProvider(ctx, "a"); !errors.Is(err, ErrNilReceiver) {
+	if _, err := d.NewProvider("a"); !errors.Is(err, ErrNilReceiver) {
 		t.Errorf("NewProvider = %v", err)
 	}
 	var r *Registration
 	if err := r.Update(ctx, Instance{}); !errors.Is(err, ErrNilReceiver) {
 		t.Errorf("Update = %v", err)
 	}
-	if err := r.Unregister(ctx); !errors.Is(err, ErrNilReceiver) {
-		t.Errorf("Unregister = %v", err)
+	if err := r.Leave(ctx); !errors.Is(err, ErrNilReceiver) {
+		t.Errorf("Leave = %v", err)
 	}
 	var p *Provider
 	if _, err := p.Pick(); !errors.Is(err, ErrNilReceiver) {

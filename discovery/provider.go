@@ -103,19 +103,21 @@ func WithDownPolicy(window time.Duration, threshold int) ProviderOption {
 // an exists watch (1 exists) and sends nothing else; unlike Curator's, it
 // never creates the node.
 //
-// A Provider is safe for concurrent use. Close it when done.
+// A Provider is safe for concurrent use. Start it (NewProvider sends
+// nothing), and Close it when done.
 type Provider struct {
 	d      *Discovery
 	name   string
 	path   string
 	opts   providerOptions
-	stop   context.CancelFunc
 	ready  chan struct{} // closed after the first load
 	loaded bool          // ready is closed (the loop's own)
-	done   chan struct{} // closed when the loop has returned
+	done   chan struct{} // closed when the loop has returned, or by Close before Start
 
 	mu      sync.Mutex
-	nodes   map[string]cached // by node name
+	started bool               // Start was called
+	stop    context.CancelFunc // ends the loop; set by Start
+	nodes   map[string]cached  // by node name
 	changed chan struct{}
 	downs   map[string]*downNote // by instance id
 	err     error                // set once the loop has ended
@@ -131,15 +133,14 @@ type downNote struct {
 	count int
 }
 
-// NewProvider starts a Provider of service name and returns once its cache
-// is loaded (Curator's ServiceProvider.start). It fails, wrapping a
-// sentinel, on an invalid name (ErrInvalidInstance) or options
-// (recipes.ErrBadArgument), with ctx's error when ctx ends before the load
-// (nothing is sent when ctx is already done), or with recipes.ErrClosed.
-// Cost: the load (see Provider).
-func (d *Discovery) NewProvider(ctx context.Context, name string, opts ...ProviderOption) (*Provider, error) {
-	if err := d.check(ctx); err != nil {
-		return nil, err
+// NewProvider makes a Provider of service name (Curator's
+// serviceProviderBuilder().build()); Start loads it and follows the
+// service. It fails, wrapping a sentinel, on an invalid name
+// (ErrInvalidInstance) or options (recipes.ErrBadArgument). A constructor:
+// it sends nothing and starts no goroutine.
+func (d *Discovery) NewProvider(name string, opts ...ProviderOption) (*Provider, error) {
+	if d == nil {
+		return nil, ErrNilReceiver
 	}
 	path, err := d.ServicePath(name)
 	if err != nil {
@@ -157,22 +158,45 @@ func (d *Discovery) NewProvider(ctx context.Context, name string, opts ...Provid
 	if o.strategy == nil {
 		o.strategy = RoundRobin()
 	}
-	lctx, stop := context.WithCancel(context.Background())
-	p := &Provider{d: d, name: name, path: path, opts: o, stop: stop,
+	return &Provider{d: d, name: name, path: path, opts: o,
 		ready: make(chan struct{}), done: make(chan struct{}),
-		nodes: map[string]cached{}, changed: make(chan struct{}), downs: map[string]*downNote{}}
+		nodes: map[string]cached{}, changed: make(chan struct{}), downs: map[string]*downNote{}}, nil
+}
+
+// Start loads the Provider's cache and returns once it is loaded
+// (Curator's ServiceProvider.start); the goroutine it starts follows the
+// service until Close or the Session's close. It fails with ctx's error
+// when ctx ends before the load (nothing is sent when ctx is already
+// done; the Provider is then closed), with recipes.ErrClosed, or with
+// ErrProviderClosed when the Provider was started or closed before.
+// Cost: the load (see Provider).
+func (p *Provider) Start(ctx context.Context) error {
+	if p == nil {
+		return ErrNilReceiver
+	}
+	if err := p.d.check(ctx); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	if p.started || p.err != nil {
+		p.mu.Unlock()
+		return fmt.Errorf("%w: provider of %s started or closed before", ErrProviderClosed, p.path)
+	}
+	lctx, stop := context.WithCancel(context.Background())
+	p.started, p.stop = true, stop
+	p.mu.Unlock()
 	go func() {
 		err := p.follow(lctx)
 		p.finish(err)
 	}()
 	select {
 	case <-p.ready:
-		return p, nil
+		return nil
 	case <-p.done:
-		return nil, p.Err()
+		return p.Err()
 	case <-ctx.Done():
 		_ = p.Close()
-		return nil, fmt.Errorf("discovery: provider of %s: %w", path, recipes.ContextError(ctx))
+		return fmt.Errorf("discovery: provider of %s: %w", p.path, recipes.ContextError(ctx))
 	}
 }
 
@@ -194,18 +218,26 @@ func (p *Provider) Name() string { return p.name }
 
 // Close stops the Provider and waits for its goroutine; its watches are
 // left to fire (they cost nothing more). Later Picks fail with
-// ErrProviderClosed; Instances returns the last state. Closing again does
-// nothing. Sends nothing.
+// ErrProviderClosed; Instances returns the last state. Closing again, or
+// closing a Provider never started, does nothing more. Sends nothing.
 func (p *Provider) Close() error {
 	if p == nil {
 		return ErrNilReceiver
 	}
-	p.stop()
+	p.mu.Lock()
+	stop, started := p.stop, p.started
+	p.started = true // a Start after Close fails
+	p.mu.Unlock()
+	if stop != nil {
+		stop()
+	} else if !started {
+		p.finish(nil)
+	}
 	<-p.done
 	return nil
 }
 
-// Err returns nil while the Provider runs, then an error wrapping
+// Err returns nil until the Provider stops, then an error wrapping
 // ErrProviderClosed and, when it stopped on its own, the cause
 // (recipes.ErrClosed: its session was closed).
 func (p *Provider) Err() error {
@@ -362,7 +394,7 @@ func (p *Provider) follow(ctx context.Context) error {
 // why. A cache started again reports every instance again: the ones it
 // does not report by its EventInitialized are dropped then.
 func (p *Provider) apply(ctx context.Context, c *cache.ChildrenCache) error {
-	events := c.Start(ctx)
+	events := c.Watch(ctx)
 	defer events.Stop()
 	seen := map[string]bool{} // the instances this cache holds
 	for ev := range events.C {

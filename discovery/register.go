@@ -37,7 +37,7 @@ const maxDisplace = 3
 // progress). It never writes or deletes another session's node except in
 // Register's replacement (see Register).
 //
-// A Registration is safe for concurrent use. Update and Unregister are
+// A Registration is safe for concurrent use. Update and Leave are
 // serialized.
 type Registration struct {
 	d    *Discovery
@@ -55,7 +55,7 @@ type Registration struct {
 	node  *persistent.Node // keeps a Dynamic instance's node
 	czxid int64            // Static, Permanent: our node's czxid (0: unknown)
 
-	present context.Context // Static and Permanent: done at Unregister
+	present context.Context // Static and Permanent: done at Leave
 	release context.CancelCauseFunc
 }
 
@@ -78,7 +78,7 @@ type Registration struct {
 // our create, so that the other registrant's persistent.Node cannot put
 // its node back in between (for Static and Permanent, with a setData of
 // the same data in the same multi, whose answer carries our node's czxid
-// for Unregister: such a node starts at data version 1; data too large to
+// for Leave: such a node starts at data version 1; data too large to
 // go twice in a request is sent once, and the czxid read afterwards with 1
 // exists). Cost: Static or
 // Permanent: 1 create (+1 createContainer per missing parent level, the
@@ -91,7 +91,7 @@ type Registration struct {
 // replaced: +1 multi, and the Node adopts it (its create fails, 1
 // getData). Nothing when ctx is done. A Dynamic Registration then keeps
 // its node (see persistent.Node: 1 exists per event on the node, 1 create
-// + 1 exists per re-creation) until Unregister or the Session's close.
+// + 1 exists per re-creation) until Leave or the Session's close.
 func (d *Discovery) Register(ctx context.Context, inst Instance) (*Registration, error) {
 	if err := d.check(ctx); err != nil {
 		return nil, err
@@ -209,8 +209,8 @@ func (r *Registration) displace(ctx context.Context) (int64, error) {
 // done, with its cause, from the moment the node may be absent (session
 // lost, node deleted, another registrant's node at the path) until it is
 // created again, when Present returns a new one. For a Static or Permanent
-// instance, whose node is persistent, it is done only by Unregister. After
-// Unregister it is done with recipes.ErrReleased. No ZooKeeper calls.
+// instance, whose node is persistent, it is done only by Leave. After
+// Leave it is done with recipes.ErrReleased. No ZooKeeper calls.
 func (r *Registration) Present() context.Context {
 	if r == nil {
 		ctx, cancel := context.WithCancelCause(context.Background())
@@ -298,16 +298,19 @@ func (r *Registration) lock(ctx context.Context) error {
 // Update waits for its re-creation, which carries the new data (and if ctx
 // ends first, the data is still recorded for it). A Static or Permanent
 // node is likewise written only while it is the node this Registration
-// created (its czxid, as for Unregister), with the version read, and
+// created (its czxid, as for Leave), with the version read, and
 // created again if it is gone; when another registrant's node holds the
 // path (it replaced ours), Update leaves it alone and fails with an error
 // wrapping zk.ErrNodeExists (Curator writes whatever node holds the path).
 // Cost: 1 setData (Dynamic: +1 exists, the Node's watch set again after
 // its own write; Static: +1 exists, the owner check); nothing when ctx is
-// done. Fails with ErrUnregistered after Unregister.
+// done. Fails with ErrUnregistered after Leave.
 func (r *Registration) Update(ctx context.Context, inst Instance) error {
 	if r == nil {
 		return ErrNilReceiver
+	}
+	if ctx == nil {
+		return recipes.ErrNilContext
 	}
 	if err := recipes.ContextError(ctx); err != nil {
 		return fmt.Errorf("discovery %s: %w", r.path, err)
@@ -350,7 +353,7 @@ func (r *Registration) Update(ctx context.Context, inst Instance) error {
 	return nil
 }
 
-// Unregister stops keeping the node and deletes it (Curator's
+// Leave stops keeping the node and deletes it (Curator's
 // unregisterService); Present is then done with recipes.ErrReleased. A
 // Dynamic node is deleted by its persistent.Node, only while it is ours
 // (ephemeral owner and czxid), so another registrant's node at the same
@@ -361,16 +364,19 @@ func (r *Registration) Update(ctx context.Context, inst Instance) error {
 // fails before the delete is answered, the delete goes on in the
 // background (a guaranteed delete, with the same check: a Static node
 // under any later session, a Dynamic node while its session lives, as it
-// goes with its session anyway): a Static node's Unregister then returns
+// goes with its session anyway): a Static node's Leave then returns
 // ctx's error, a Dynamic one's nil. On a closed
 // Session the error wraps recipes.ErrClosed (a Dynamic node went with the
 // session). Cost: 1 exists + 1 delete. With a done ctx, or one that ends
 // while an Update is in progress, nothing is sent and nothing changes:
-// Unregister returns ctx's error and may be called again. Unregistering
+// Leave returns ctx's error and may be called again. Leaving
 // again after success returns ErrUnregistered.
-func (r *Registration) Unregister(ctx context.Context) error {
+func (r *Registration) Leave(ctx context.Context) error {
 	if r == nil {
 		return ErrNilReceiver
+	}
+	if ctx == nil {
+		return recipes.ErrNilContext
 	}
 	if err := recipes.ContextError(ctx); err != nil {
 		return fmt.Errorf("discovery %s: %w", r.path, err)
@@ -385,7 +391,7 @@ func (r *Registration) Unregister(ctx context.Context) error {
 	r.done = true
 	r.d.forget(r)
 	if r.node != nil {
-		if err := r.node.Close(ctx); err != nil {
+		if err := r.node.Leave(ctx); err != nil {
 			return fmt.Errorf("discovery: unregister %s: %w", r.path, err)
 		}
 		if r.d.s.State() == recipes.StateClosed {
@@ -406,8 +412,8 @@ func (r *Registration) Unregister(ctx context.Context) error {
 // readCzxid reads the czxid of the node at r's path, for a create whose
 // reply the create tap missed (1 exists): the node read may already be
 // another registrant's that replaced ours since, the one case in which
-// Unregister could delete (and Update write) a node that is not ours. 0
-// when it cannot be read (Unregister then deletes, and Update writes,
+// Leave could delete (and Update write) a node that is not ours. 0
+// when it cannot be read (Leave then deletes, and Update writes,
 // whatever node is at the path).
 func (r *Registration) readCzxid(ctx context.Context) int64 {
 	st, err := r.stat(ctx)

@@ -84,7 +84,7 @@ func Join(ctx context.Context, s *recipes.Session, path, id string, opts ...Opti
 		return nil, fmt.Errorf("group: join %s as %q: %w", path, id, err)
 	}
 	if err := n.Start(ctx); err != nil {
-		_ = n.Close(ctx)
+		_ = n.Leave(ctx)
 		return nil, fmt.Errorf("group: join %s as %q: %w", path, id, err)
 	}
 	return &Member{node: n, id: id, group: path, kazoo: c.kazoo}, nil
@@ -194,6 +194,9 @@ func (m *Member) Update(ctx context.Context, data []byte) error {
 	if m == nil {
 		return ErrNilMember
 	}
+	if ctx == nil {
+		return recipes.ErrNilContext
+	}
 	if m.kazoo {
 		return fmt.Errorf("group: update %q: %w: a kazoo member's data is its id", m.id, recipes.ErrBadArgument)
 	}
@@ -217,7 +220,10 @@ func (m *Member) Leave(ctx context.Context) error {
 	if m == nil {
 		return ErrNilMember
 	}
-	if err := m.node.Close(ctx); err != nil {
+	if ctx == nil {
+		return recipes.ErrNilContext
+	}
+	if err := m.node.Leave(ctx); err != nil {
 		return fmt.Errorf("group: leave %s as %q: %w", m.group, m.id, err)
 	}
 	return nil

@@ -26,7 +26,7 @@ import (
 // wrapping recipes.ErrClosed, one wrapping recipes.ErrNoAuth (the server
 // refused to list the group, or refuses a Session without credentials),
 // or the input's (recipes.ErrNilSession, recipes.ErrInvalidPath,
-// recipes.ErrBadArgument for a nil ctx). A done
+// recipes.ErrNilContext). A done
 // ctx sends nothing. Through a session loss, Watch lists the group again
 // once a new session is established, and sends the next Snapshot once
 // every member is read again.
@@ -69,7 +69,7 @@ func (l *lister) follow(ctx context.Context, put func(Snapshot)) error {
 	if err != nil {
 		return fmt.Errorf("group: %w", err)
 	}
-	events := c.Start(ctx)
+	events := c.Watch(ctx)
 	defer events.Stop()
 	var (
 		members   = map[string]Info{} // by node path

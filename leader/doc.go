@@ -1,6 +1,6 @@
 // Package leader is leader election on the recipes core: an Election is one
 // participant (Campaign, Release through its Term, Leader, Participants,
-// Observe), Run is the selector loop with automatic requeue, Do runs a
+// Watch), Run is the selector loop with automatic requeue, Do runs a
 // function once as leader, and an optional hook reports lifecycle events.
 //
 // # Usage
@@ -19,7 +19,7 @@
 // Each participant creates a protected ephemeral sequential node under the
 // election's path; the lowest sequence leads; every other participant
 // watches only the node right ahead of it, so a resignation wakes exactly
-// one participant. Observe watches only the head node (or, while nobody
+// one participant. Watch watches only the head node (or, while nobody
 // leads, the path's children). A Session keeps one watch per node however
 // many of its waiters wait on it or give up waiting (recipes.Session.WatchData),
 // so abandoned campaigns and observers leave nothing behind that grows.
@@ -65,7 +65,7 @@
 //
 // Election and Term are safe for concurrent use. An idle Election owns no
 // goroutine. A Term owns one registration on its context (a watch on its
-// node runs in the session's background until the term ends); Observe runs
+// node runs in the session's background until the term ends); Watch runs
 // two goroutines until its Stream's C closes (its ctx ends, or the reader
 // calls Stop); the event hook runs on a goroutine that exists only while
 // events are queued. Closing the session ends the first two; the event
@@ -75,7 +75,7 @@
 // # Permissions
 //
 // Campaign and Term.Release need CREATE and DELETE on the election's path;
-// Leader, Participants and Observe need READ on the path and on the
+// Leader, Participants and Watch need READ on the path and on the
 // participants' nodes (an observer needs nothing else). With
 // recipes.DefaultAuthACL an outsider can read who leads but can neither
 // campaign nor remove a term's node. See docs/security.md.

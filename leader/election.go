@@ -25,7 +25,7 @@ import (
 //
 // An Election is safe for concurrent use. It is one participant: a second
 // Campaign while one is running or a term is live returns ErrCampaigning.
-// Leader, Participants and Observe may be called at any time, also on
+// Leader, Participants and Watch may be called at any time, also on
 // Elections that never campaign.
 type Election struct {
 	s      *recipes.Session
@@ -79,7 +79,7 @@ func (e *Election) usable(ctx context.Context) error {
 		return ErrNilReceiver
 	}
 	if ctx == nil {
-		return fmt.Errorf("leader: %w: nil context", recipes.ErrBadArgument)
+		return recipes.ErrNilContext
 	}
 	return nil
 }

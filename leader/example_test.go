@@ -104,7 +104,7 @@ func ExampleDo() {
 }
 
 // Follow the leader without campaigning.
-func ExampleElection_Observe() {
+func ExampleElection_Watch() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	s, err := recipes.Connect(ctx, []string{"127.0.0.1:2181"})
@@ -117,8 +117,8 @@ func ExampleElection_Observe() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	obs := e.Observe(ctx) // 1 getChildren + 1 getData per change, watching the head node only
-	defer obs.Stop()      // a reader that returns early leaves no goroutine behind
+	obs := e.Watch(ctx) // 1 getChildren + 1 getData per change, watching the head node only
+	defer obs.Stop()    // a reader that returns early leaves no goroutine behind
 	for p := range obs.C {
 		if p.IsZero() {
 			fmt.Println("nobody leads")
@@ -129,7 +129,7 @@ func ExampleElection_Observe() {
 	log.Print("observe ended: ", obs.Err()) // ctx's error here, or the session closed
 }
 
-// One look at who leads, without campaigning (Observe follows every change).
+// One look at who leads, without campaigning (Watch follows every change).
 func ExampleElection_Leader() {
 	ctx := context.Background()
 	s, err := recipes.Connect(ctx, []string{"127.0.0.1:2181"})

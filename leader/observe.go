@@ -14,7 +14,7 @@ import (
 
 // Participant is one participant of an election as ZooKeeper sees it: its
 // node, in line order. The first one leads. The zero Participant (Node "")
-// stands for "nobody leads" in Observe.
+// stands for "nobody leads" in Watch.
 type Participant struct {
 	ID        string // the node's data: the participant id (WithData)
 	Node      string // full path of its node
@@ -44,7 +44,7 @@ func (e *Election) read(name string) (p Participant, ok bool, err error) {
 }
 
 // readWatch is read with a data watch: the Session's one watch on the node
-// (recipes.Session.WatchData), so an Observe that ends leaves no watcher
+// (recipes.Session.WatchData), so an Watch that ends leaves no watcher
 // behind beyond that one. Cost: 1 getData, or none when the Session already
 // watches the node. w is nil when the node is gone.
 func (e *Election) readWatch(ctx context.Context, name string) (p Participant, w *recipes.Watch, err error) {
@@ -121,11 +121,11 @@ func (e *Election) Participants(ctx context.Context) ([]Participant, error) {
 	return out, nil
 }
 
-// Observe reports the leader as it changes, on the returned Stream's C.
+// Watch reports the leader as it changes, on the returned Stream's C.
 // The first value is the current leader (the zero Participant when nobody
 // leads); then every change seen. C coalesces: a reader that falls behind
 // gets the newest value, never an older leader after a newer one (leaders'
-// tokens strictly grow), and Observe itself never waits for the reader.
+// tokens strictly grow), and Watch itself never waits for the reader.
 // Changes quicker than a listing may be skipped (ZooKeeper's watches are
 // one-shot).
 //
@@ -141,11 +141,11 @@ func (e *Election) Participants(ctx context.Context) ([]Participant, error) {
 // While nobody leads, one getChildren with a watch on the path (or an exists
 // watch while the path does not exist) waits for the first participant.
 // Watches are the Session's shared ones (recipes.Session.WatchData): an
-// Observe on a path the Session already watches sends no getData for it,
+// Watch on a path the Session already watches sends no getData for it,
 // and Observes that end leave at most one go-zookeeper watcher per watched
-// node behind, until that node changes. Observe runs two goroutines until
+// node behind, until that node changes. Watch runs two goroutines until
 // C is closed.
-func (e *Election) Observe(ctx context.Context) *recipes.Stream[Participant] {
+func (e *Election) Watch(ctx context.Context) *recipes.Stream[Participant] {
 	return latest.Stream(ctx, func(ctx context.Context, put func(Participant)) error {
 		if err := e.usable(ctx); err != nil {
 			return err

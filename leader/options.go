@@ -27,7 +27,7 @@ func newConfig(opts []Option) config {
 // WithData sets the participant id: the bytes stored in our node, as
 // Curator (LeaderLatch's and LeaderSelector's id, UTF-8) and kazoo (the
 // identifier) store theirs, and shown as Participant.ID by Leader,
-// Participants, Observe and Term.Participant. Default:
+// Participants, Watch and Term.Participant. Default:
 // recipes.ProcessID(), "host:pid". The bytes are copied; more than the
 // session's request limit allows makes New fail with
 // recipes.ErrDataTooLarge.

@@ -109,7 +109,7 @@ func (t *Term) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse,
 		return nil, ErrNilReceiver
 	}
 	if ctx == nil {
-		return nil, fmt.Errorf("leader: %w: nil context", recipes.ErrBadArgument)
+		return nil, recipes.ErrNilContext
 	}
 	res, err := recipes.FencedMulti(ctx, t.e.s, t.h.Fence(), ops...)
 	if err != nil {
@@ -137,7 +137,7 @@ func (t *Term) Release(ctx context.Context) error {
 		return ErrNilReceiver
 	}
 	if ctx == nil {
-		ctx = context.Background()
+		return recipes.ErrNilContext
 	}
 	t.mu.Lock()
 	if t.resigned {

@@ -4,8 +4,8 @@
 // one global order: Curator's InterProcessMultiLock), Semaphore (Curator's
 // InterProcessSemaphoreV2 wire format: a fixed maximum, recorded so that
 // peers with another are refused, or one read from a shared count that may
-// change at run time; several leases at once; a try that writes nothing
-// when no lease is free) and revocation (Curator's protocol: "__REVOKE__"
+// change at run time; several permits at once; a try that writes nothing
+// when no permit is free) and revocation (Curator's protocol: "__REVOKE__"
 // written into the holder's node).
 //
 // # Usage
@@ -37,13 +37,13 @@
 // the newest request or ping the server answered (see
 // recipes.Session.LeaseDeadline) and costs no request. So a holder that
 // checks the context before each action stops before any other client can
-// acquire the lock or lease, provided the action takes effect within the
+// acquire the lock or permit, provided the action takes effect within the
 // margin. A process paused between its check and its action is not
 // covered: only a fenced write (FencedMulti) is a guarantee against that.
 // The fencing token is our node's czxid, read from the create's reply (the
 // Session taps its connection's reply headers), so it costs no request.
 //
-// Releasing follows recipes.Held.Release for Mutex.Unlock and Lease.Release
+// Releasing follows recipes.Held.Release for Mutex.Unlock and Permit.Release
 // alike: nil only when a live holding was released; otherwise an error that
 // errors.Is recipes.ErrReleased: ErrNotHeld (which matches it) when nothing
 // is held, sending nothing, or, after the holding was lost, an error that
@@ -61,20 +61,20 @@
 //	Mutex.Unlock                1 delete; wakes exactly the one waiter behind
 //	Mutex.Context, first call   1 getData (in the background, arms the watch)
 //	WithRevocation              +1 getData per acquisition
-//	Semaphore.Acquire, free     5: mutex (1 create + 1 getChildren), lease
-//	                            (1 create), 1 getChildren of the leases,
+//	Semaphore.Acquire, free     5: mutex (1 create + 1 getChildren), permit
+//	                            (1 create), 1 getChildren of the permits,
 //	                            mutex release (1 delete); the first one of a
-//	                            Semaphore on a leases node +1 setData (no
+//	                            Semaphore on a permits node +1 setData (no
 //	                            record yet) or +1 getData (a record to read)
 //	  count-based               6: the same + 1 getData of the count
-//	Semaphore.AcquireN(k)       the same with k lease creates
+//	Semaphore.AcquireN(k)       the same with k permit creates
 //	Semaphore.TryAcquire, full  1 getChildren (+1 getData, count-based);
 //	                            mutex held: +1 getChildren; no write
 //	Semaphore.TryAcquire, free  7 (9 count-based): the listing (and the
 //	                            count), 1 getChildren of the mutex, then
 //	                            Acquire's 5 (6)
-//	Semaphore.Participants      1 getChildren + 1 getData per lease
-//	Lease.Release               1 delete (Leases.Release: 1 per lease)
+//	Semaphore.Participants      1 getChildren + 1 getData per permit
+//	Permit.Release               1 delete (Permits.Release: 1 per permit)
 //	MultiMutex.Lock             a Mutex.Lock per path, in sorted order
 //	MultiMutex.Unlock           1 delete per path
 //	MultiMutex.FencedMulti      1 multi (a version check per held node)

@@ -14,26 +14,26 @@ var (
 	// ErrLocked: TryLock found the mutex held or contended.
 	ErrLocked = errors.New("lock: locked")
 	// ErrNotHeld: Unlock (or a holder-only call) on a Mutex that holds
-	// nothing, or Release of a Lease already released. It errors.Is
+	// nothing, or Release of a Permit already released. It errors.Is
 	// recipes.ErrReleased: releasing what is not held answers as releasing
 	// twice does for every holding (see recipes.Held).
 	ErrNotHeld error = notHeldError{}
 	// ErrAlreadyHeld: Lock or TryLock on a Mutex that holds, or is
 	// acquiring, the lock. A Mutex is not reentrant.
 	ErrAlreadyHeld = errors.New("lock: already held by this Mutex")
-	// ErrNilReceiver: a method was called on a nil *Mutex, *Semaphore or *Lease.
+	// ErrNilReceiver: a method was called on a nil *Mutex, *Semaphore or *Permit.
 	ErrNilReceiver = fmt.Errorf("lock: nil receiver: %w", recipes.ErrBadArgument)
-	// ErrLeases: a number of leases out of range: NewSemaphore was asked
-	// for fewer than 1 lease, or AcquireN (TryAcquireN) for fewer than 1 or
+	// ErrPermits: a number of permits out of range: NewSemaphore was asked
+	// for fewer than 1 permit, or AcquireN (TryAcquireN) for fewer than 1 or
 	// more than a fixed maximum, more than math.MaxInt32, or (count-based,
 	// more than 1) more than the count it read. The error also wraps
 	// recipes.ErrBadArgument.
-	ErrLeases = errors.New("lock: number of leases out of range")
-	// ErrNoLease: TryAcquire (TryAcquireN) found no lease free, or another
+	ErrPermits = errors.New("lock: number of permits out of range")
+	// ErrNoPermit: TryAcquire (TryAcquireN) found no permit free, or another
 	// acquirer ahead of it. The error also wraps recipes.ErrWouldBlock.
-	ErrNoLease = errors.New("lock: no lease free")
+	ErrNoPermit = errors.New("lock: no permit free")
 	// ErrMaxMismatch: a Semaphore's fixed maximum differs from the one
-	// recorded at its path while leases are held under that one: the peers
+	// recorded at its path while permits are held under that one: the peers
 	// disagree on n (see Semaphore). Nothing was acquired; the error
 	// also wraps recipes.ErrBadArgument.
 	ErrMaxMismatch = errors.New("lock: semaphore maximum differs from the recorded one")

@@ -93,13 +93,13 @@ func ExampleSemaphore() {
 	}
 	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	l, err := sem.Acquire(wait) // a free lease: 5 requests
+	l, err := sem.Acquire(wait) // a free permit: 5 requests
 	if err != nil {
-		log.Fatal(err) // ctx's error if no lease came in time
+		log.Fatal(err) // ctx's error if no permit came in time
 	}
 	defer l.Release(ctx) // 1 delete; wakes the one acquirer waiting
 
-	if err := query(l.Context()); err != nil { // stops the moment the lease may be lost
+	if err := query(l.Context()); err != nil { // stops the moment the permit may be lost
 		log.Print(err)
 	}
 	_, err = l.FencedMulti(ctx, &zk.SetDataRequest{Path: "/app/pools/db-stats", Data: []byte("1 query"), Version: -1})
@@ -129,12 +129,12 @@ func ExampleNewSemaphoreCount() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	l, err := sem.Acquire(ctx) // a free lease: 6 requests (the count is read fresh)
+	l, err := sem.Acquire(ctx) // a free permit: 6 requests (the count is read fresh)
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer l.Release(ctx)
-	// Elsewhere, an operator shrinks the pool: holders keep their leases,
+	// Elsewhere, an operator shrinks the pool: holders keep their permits,
 	// new ones wait until fewer than 2 are held.
 	if _, err := size.Set(ctx, 2); err != nil {
 		log.Print(err)
@@ -144,7 +144,7 @@ func ExampleNewSemaphoreCount() {
 	}
 }
 
-// Several leases at once, all or nothing; a try that costs no write when
+// Several permits at once, all or nothing; a try that costs no write when
 // they are not free.
 func ExampleSemaphore_AcquireN() {
 	ctx := context.Background()
@@ -159,14 +159,14 @@ func ExampleSemaphore_AcquireN() {
 		log.Fatal(err)
 	}
 	ls, err := sem.TryAcquireN(ctx, 4) // 1 getChildren and nothing written when 4 are not free
-	if errors.Is(err, lock.ErrNoLease) {
+	if errors.Is(err, lock.ErrNoPermit) {
 		fmt.Println("busy, try later")
 		return
 	}
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer ls.Release(ctx) // every lease; each can also be released alone
+	defer ls.Release(ctx) // every permit; each can also be released alone
 	ps, err := sem.Participants(ctx)
 	if err != nil {
 		log.Fatal(err)

@@ -163,6 +163,9 @@ func (m *MultiMutex) TryLock(ctx context.Context) error {
 // acquire takes every path with take (Mutex.Lock or Mutex.TryLock), in
 // order; on any failure it unlocks what it took, last first.
 func (m *MultiMutex) acquire(ctx context.Context, take func(*Mutex, context.Context) error) error {
+	if m != nil && ctx == nil {
+		return recipes.ErrNilContext
+	}
 	if err := m.begin(); err != nil {
 		return err
 	}
@@ -236,6 +239,9 @@ func (m *MultiMutex) Unlock(ctx context.Context) error {
 	if m == nil {
 		return ErrNilReceiver
 	}
+	if ctx == nil {
+		return recipes.ErrNilContext
+	}
 	m.mu.Lock()
 	mh := m.held
 	m.held = nil
@@ -295,6 +301,9 @@ func (m *MultiMutex) Fences() []recipes.Fence {
 func (m *MultiMutex) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
 	if m == nil {
 		return nil, ErrNilReceiver
+	}
+	if ctx == nil {
+		return nil, recipes.ErrNilContext
 	}
 	mh := m.holding()
 	if mh == nil {

@@ -89,10 +89,14 @@ func (m *Mutex) spec() recipes.Spec {
 	}
 }
 
-// begin marks an acquisition in progress.
-func (m *Mutex) begin() error {
+// begin refuses a nil receiver or ctx, then marks an acquisition in
+// progress.
+func (m *Mutex) begin(ctx context.Context) error {
 	if m == nil {
 		return ErrNilReceiver
+	}
+	if ctx == nil {
+		return recipes.ErrNilContext
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -123,9 +127,9 @@ func (m *Mutex) end(h *recipes.Holding) {
 // goes, a waiter that had two or fewer nodes ahead when it listed checks
 // those that remain with 1 getData each (none when it is now first), and
 // one that had more lists once again instead (1 getChildren: most of them
-// are usually gone by then). zkbench -scale measures 5 requests per
-// contended cycle from 10 contenders up, flat to 1,000. If the session is
-// lost while waiting, Lock starts over under the new session.
+// are usually gone by then); docs/bench.md has the measured counts. If
+// the session is lost while waiting, Lock starts over under the new
+// session.
 //
 // Lock never returns nil with Context() already done: a suspension (default
 // loss policy) or a session change at the moment it acquires is waited out
@@ -134,7 +138,7 @@ func (m *Mutex) end(h *recipes.Holding) {
 // A holding that was lost (Context() done) still counts as held by this Mutex
 // until Unlock (see Unlock).
 func (m *Mutex) Lock(ctx context.Context) error {
-	if err := m.begin(); err != nil {
+	if err := m.begin(ctx); err != nil {
 		return err
 	}
 	h, err := recipes.Acquire(ctx, m.s, m.spec())
@@ -151,7 +155,7 @@ func (m *Mutex) Lock(ctx context.Context) error {
 // If a contender slipped in between, our node is deleted and the result is
 // ErrLocked.
 func (m *Mutex) TryLock(ctx context.Context) error {
-	if err := m.begin(); err != nil {
+	if err := m.begin(ctx); err != nil {
 		return err
 	}
 	h, err := recipes.TryAcquire(ctx, m.s, m.spec())
@@ -182,6 +186,9 @@ func (m *Mutex) TryLock(ctx context.Context) error {
 func (m *Mutex) Unlock(ctx context.Context) error {
 	if m == nil {
 		return ErrNilReceiver
+	}
+	if ctx == nil {
+		return recipes.ErrNilContext
 	}
 	m.mu.Lock()
 	h := m.h
@@ -254,6 +261,9 @@ func (m *Mutex) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse
 	if m == nil {
 		return nil, ErrNilReceiver
 	}
+	if ctx == nil {
+		return nil, recipes.ErrNilContext
+	}
 	h := m.holding()
 	if h == nil {
 		return nil, ErrNotHeld
@@ -266,7 +276,7 @@ func (m *Mutex) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse
 }
 
 // Participant is one contender of a lock, in queue order (the first
-// holds), or one lease of a semaphore (see Semaphore.Participants).
+// holds), or one permit of a semaphore (see Semaphore.Participants).
 type Participant struct {
 	Node      string // full path of the contender's node
 	Data      []byte // its data (Curator and this package: an identity)

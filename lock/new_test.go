@@ -43,8 +43,8 @@ func TestNewValidates(t *testing.T) {
 		{"semaphore selector", func() (any, error) {
 			return lock.NewSemaphore(s, "/a", 3, lock.WithDialect(recipes.CuratorSelector))
 		}, nil},
-		{"semaphore no lease", func() (any, error) { return lock.NewSemaphore(s, "/a", 0) }, []error{lock.ErrLeases, recipes.ErrBadArgument}},
-		{"semaphore negative", func() (any, error) { return lock.NewSemaphore(s, "/a", -1) }, []error{lock.ErrLeases, recipes.ErrBadArgument}},
+		{"semaphore no lease", func() (any, error) { return lock.NewSemaphore(s, "/a", 0) }, []error{lock.ErrPermits, recipes.ErrBadArgument}},
+		{"semaphore negative", func() (any, error) { return lock.NewSemaphore(s, "/a", -1) }, []error{lock.ErrPermits, recipes.ErrBadArgument}},
 		{"semaphore kazoo", func() (any, error) {
 			return lock.NewSemaphore(s, "/a", 1, lock.WithDialect(recipes.Kazoo))
 		}, []error{lock.ErrDialect, recipes.ErrBadArgument}},

@@ -15,78 +15,78 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
-// Semaphore hands out at most a maximum number of leases at a ZooKeeper
+// Semaphore hands out at most a maximum number of permits at a ZooKeeper
 // path: a fixed n (NewSemaphore) or the value of a shared count that may
 // change at run time (NewSemaphoreCount).
 //
 // Wire format: Curator's InterProcessSemaphoreV2, so Go and Java (Curator)
-// processes using the same path and the same maximum share the leases. An
+// processes using the same path and the same maximum share the permits. An
 // acquirer takes the mutex at "<path>/locks" (Curator "lock-" nodes),
-// creates its leases "<path>/leases/_c_<uuid36>-lease-<seq>" (protected,
+// creates its permits "<path>/leases/_c_<uuid36>-lease-<seq>" (protected,
 // ephemeral sequential) and, still holding the mutex, waits until the
-// leases number at most the maximum; then it releases the mutex. As in
-// Curator, every child of "<path>/leases" counts as a lease. kazoo's
+// permits number at most the maximum; then it releases the mutex. As in
+// Curator, every child of "<path>/leases" counts as a permit. kazoo's
 // Semaphore uses a different layout and does not interoperate;
 // NewSemaphore rejects WithDialect(recipes.Kazoo) with ErrDialect.
 //
-// Invariant: a lease is granted only while the leases, its own included,
+// Invariant: a permit is granted only while the permits, its own included,
 // number at most the maximum in force: only the mutex holder can add a
-// lease that counts as held, and it grants only after listing the leases
+// permit that counts as held, and it grants only after listing the permits
 // and then reading the maximum (for a count, a fresh read on the
-// Semaphore's own session, after its lease was created, so that it sees
+// Semaphore's own session, after its permit was created, so that it sees
 // every change of the count that completed before the acquisition began).
-// Leases only go away while the mutex holder waits, so the count it saw
+// Permits only go away while the mutex holder waits, so the count it saw
 // bounds the holders at the moment it read the maximum. A maximum lowered
 // below the number of holders revokes nobody (Curator does not either),
-// but no lease is granted until the holders are fewer than the maximum;
+// but no permit is granted until the holders are fewer than the maximum;
 // a maximum raised wakes the waiting acquirer.
 //
 // Recorded maximum: a Semaphore with a fixed n records n as the data of
 // "<path>/leases" (decimal text, as kazoo's semaphore records its maximum in
-// its node's data) and refuses, with ErrMaxMismatch, to join leases held
+// its node's data) and refuses, with ErrMaxMismatch, to join permits held
 // under another recorded maximum, so that peers configured with different
 // n fail with a clear error instead of silently exceeding the smaller n.
 // The record is written and checked under the mutex, once per Semaphore
-// and leases node (cost: 1 setData when there is no record, 1 getData when
-// there is one this Semaphore has not read yet). When no other lease is
+// and permits node (cost: 1 setData when there is no record, 1 getData when
+// there is one this Semaphore has not read yet). When no other permit is
 // held, a different record is replaced by ours: redeploying every peer
 // with a new n works without cleaning up. The record lives in the data of
 // a node Curator already makes, so no node is added to the layout: Curator
 // lists "<path>/leases" and "<path>/locks" and never reads their data, and
 // the tools that walk the layout (Curator's ChildReaper with
 // InterProcessSemaphoreV2.LOCK_SCHEMA) know exactly those two children.
-// The record goes with the leases node (a container when this package or
+// The record goes with the permits node (a container when this package or
 // Curator made it, removed by the server some time after it empties). Curator's semaphores neither write nor check it: mixed with
 // them, the maximum is a convention again. A count-based Semaphore
 // records and checks nothing (the count is the maximum); do not mix it
 // with fixed-n Semaphores on one path.
 //
-// Watchers: only the one acquirer holding the mutex watches the leases
+// Watchers: only the one acquirer holding the mutex watches the permits
 // parent (and, count-based, the count's node), and each waiter for the
 // mutex watches only the node ahead of it, so a mutex release wakes exactly
-// one process and a lease release wakes the one acquirer waiting for a
-// lease, plus at most the child watch left armed by the previous acquirer
+// one process and a permit release wakes the one acquirer waiting for a
+// permit, plus at most the child watch left armed by the previous acquirer
 // that had to wait (go-zookeeper cannot remove a watch; Curator leaves the
 // same one). An acquirer that did not wait leaves no watch; one that
 // waited, count-based, leaves its session's one data watch on the count
 // armed until the count changes (reused by the next one that waits).
 //
 // A Semaphore is safe for concurrent use; each acquisition returns its own
-// leases.
+// permits.
 type Semaphore struct {
 	s    *recipes.Session
 	path string
 	cfg  lockopt.Config
 
 	n      int    // the fixed maximum; 0 for a count-based semaphore
-	record []byte // n as recorded in the leases node's data
+	record []byte // n as recorded in the permits node's data
 
 	count     CountNode // the maximum's node; nil for a fixed n
 	countPath string
 	seed      int32
 
 	mu       sync.Mutex
-	verified nodeVersion // the leases node, and data version, whose record matched ours
+	verified nodeVersion // the permits node, and data version, whose record matched ours
 }
 
 // nodeVersion names one incarnation of a node (its czxid) at one data
@@ -96,8 +96,8 @@ type nodeVersion struct {
 	version int32
 }
 
-// NewSemaphore returns a semaphore of n leases at path. It sends nothing.
-// It fails as New does, and on n < 1 (ErrLeases) or a dialect other than
+// NewSemaphore returns a semaphore of n permits at path. It sends nothing.
+// It fails as New does, and on n < 1 (ErrPermits) or a dialect other than
 // Curator's (ErrDialect); both also wrap recipes.ErrBadArgument.
 func NewSemaphore(s *recipes.Session, path string, n int, opts ...Option) (*Semaphore, error) {
 	cfg := config(opts)
@@ -105,41 +105,41 @@ func NewSemaphore(s *recipes.Session, path string, n int, opts ...Option) (*Sema
 		return nil, err
 	}
 	if n < 1 {
-		return nil, fmt.Errorf("%w (%w): %d", ErrLeases, recipes.ErrBadArgument, n)
+		return nil, fmt.Errorf("%w (%w): %d", ErrPermits, recipes.ErrBadArgument, n)
 	}
 	return &Semaphore{s: s, path: path, n: n, cfg: cfg, record: []byte(strconv.Itoa(n))}, nil
 }
 
 // Path returns the semaphore's path (its mutex is under "<path>/locks", its
-// leases under "<path>/leases").
+// permits under "<path>/leases").
 func (sem *Semaphore) Path() string { return sem.path }
 
 func (sem *Semaphore) leasesPath() string { return zkpath.Join(sem.path, "leases") }
 
-// Acquire waits for a lease until ctx is done. If ctx ends first, every node
+// Acquire waits for a permit until ctx is done. If ctx ends first, every node
 // it created is deleted before it returns. Cost, uncontended: 1 create + 1
-// getChildren (mutex), 1 create (lease), 1 getChildren (leases), 1 delete
+// getChildren (mutex), 1 create (permit), 1 getChildren (permits), 1 delete
 // (mutex): 5 requests; count-based, 1 getData of the count more (6); a
-// fixed-n Semaphore's first acquisition on a leases node also writes or
+// fixed-n Semaphore's first acquisition on a permits node also writes or
 // reads the record (1 setData or 1 getData, see Semaphore); +1 getData with
-// WithRevocation. An acquirer that must wait lists the leases again with a
+// WithRevocation. An acquirer that must wait lists the permits again with a
 // child watch (count-based: reads the count again, and subscribes to the
 // session's data watch on it: 1 getData unless the session has it armed),
-// and watches its mutex node and its lease nodes (1 getData each, in the
+// and watches its mutex node and its permit nodes (1 getData each, in the
 // background), so that the wait ends as soon as one may be lost. A release
 // wakes it at the cost of 1 getChildren (count-based: + 1 getData), a
 // change of the count at the cost of 1 getChildren + 2 getData (the
 // count, and its watch set again).
 //
-// Acquire never returns a lease whose Context() is already done. If the
-// mutex or the lease may be lost before the lease counts (the connection
+// Acquire never returns a permit whose Context() is already done. If the
+// mutex or the permit may be lost before the permit counts (the connection
 // is suspended under the default loss policy, the session changes, a node
-// is deleted), both are given up and Acquire starts over; the lease is
+// is deleted), both are given up and Acquire starts over; the permit is
 // always created under the same session as the mutex that guards it. It
 // fails without retrying with an error wrapping ErrMaxMismatch when the
 // recorded maximum is not ours, and ErrBadCount when the count's node does
 // not hold a count.
-func (sem *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
+func (sem *Semaphore) Acquire(ctx context.Context) (*Permit, error) {
 	ls, err := sem.take(ctx, 1, false)
 	if err != nil {
 		return nil, err
@@ -147,17 +147,17 @@ func (sem *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
 	return ls[0], nil
 }
 
-// AcquireN waits for qty leases, all or nothing: they are created together
-// under the mutex and granted at the same moment, once the leases, ours
+// AcquireN waits for qty permits, all or nothing: they are created together
+// under the mutex and granted at the same moment, once the permits, ours
 // included, number at most the maximum (Curator's acquire(qty) takes them
 // one at a time; two such acquirers can each hold part of what they need
 // and wait forever, which this cannot). Until then no other acquirer is
 // served (the mutex is held), so a large qty is not overtaken by small
-// ones. The leases may be released together (Leases.Release) or one by one.
+// ones. The permits may be released together (Permits.Release) or one by one.
 // Cost: Acquire's, with qty creates instead of 1; count-based, qty > 1:
 // +1 getData of the count before anything else.
 //
-// A qty that cannot be granted fails at once with ErrLeases (and
+// A qty that cannot be granted fails at once with ErrPermits (and
 // recipes.ErrBadArgument), writing nothing: qty < 1, or above a fixed n,
 // or above math.MaxInt32 (no count reaches it), sending nothing at all;
 // count-based, qty > 1 above the count read first (that getData, and
@@ -165,24 +165,24 @@ func (sem *Semaphore) Acquire(ctx context.Context) (*Lease, error) {
 // created). A count lowered below such a qty while AcquireN waits makes it
 // fail the same way once it reads the count, its nodes deleted: AcquireN
 // never waits for a count to grow past what it was when asked, since
-// creating qty leases that cannot count would hold the mutex, and every
+// creating qty permits that cannot count would hold the mutex, and every
 // other acquirer, behind them. qty 1 (Acquire) waits for a count below 1
 // to grow, as documented at NewSemaphoreCount.
-func (sem *Semaphore) AcquireN(ctx context.Context, qty int) (Leases, error) {
+func (sem *Semaphore) AcquireN(ctx context.Context, qty int) (Permits, error) {
 	return sem.take(ctx, qty, false)
 }
 
-// TryAcquire takes a lease only if one is free now, without waiting. When
-// none is free it writes nothing: it lists the leases (1 getChildren; +1
+// TryAcquire takes a permit only if one is free now, without waiting. When
+// none is free it writes nothing: it lists the permits (1 getChildren; +1
 // getData of the count, count-based) and returns an error wrapping
-// ErrNoLease (and recipes.ErrWouldBlock). It also returns ErrNoLease,
+// ErrNoPermit (and recipes.ErrWouldBlock). It also returns ErrNoPermit,
 // after 1 getChildren of the mutex and nothing written, when another
 // acquirer holds the mutex: that one is ahead in line, and may be waiting
-// for a lease itself. Otherwise it takes the mutex without waiting and
+// for a permit itself. Otherwise it takes the mutex without waiting and
 // proceeds as Acquire does (uncontended: 7 requests, 9 count-based); if
-// the leases filled up meanwhile, its nodes are deleted and the result is
-// ErrNoLease.
-func (sem *Semaphore) TryAcquire(ctx context.Context) (*Lease, error) {
+// the permits filled up meanwhile, its nodes are deleted and the result is
+// ErrNoPermit.
+func (sem *Semaphore) TryAcquire(ctx context.Context) (*Permit, error) {
 	ls, err := sem.take(ctx, 1, true)
 	if err != nil {
 		return nil, err
@@ -190,19 +190,19 @@ func (sem *Semaphore) TryAcquire(ctx context.Context) (*Lease, error) {
 	return ls[0], nil
 }
 
-// TryAcquireN is TryAcquire for qty leases, all or nothing (see AcquireN).
-// A qty AcquireN refuses fails with ErrLeases in the same way; count-based,
+// TryAcquireN is TryAcquire for qty permits, all or nothing (see AcquireN).
+// A qty AcquireN refuses fails with ErrPermits in the same way; count-based,
 // after TryAcquire's reads (1 getChildren + 1 getData), nothing written.
-func (sem *Semaphore) TryAcquireN(ctx context.Context, qty int) (Leases, error) {
+func (sem *Semaphore) TryAcquireN(ctx context.Context, qty int) (Permits, error) {
 	return sem.take(ctx, qty, true)
 }
 
-func (sem *Semaphore) take(ctx context.Context, qty int, try bool) (Leases, error) {
+func (sem *Semaphore) take(ctx context.Context, qty int, try bool) (Permits, error) {
 	if sem == nil {
 		return nil, ErrNilReceiver
 	}
 	if qty < 1 || (sem.count == nil && qty > sem.n) || qty > math.MaxInt32 {
-		return nil, fmt.Errorf("%w (%w): %d asked of semaphore %s", ErrLeases, recipes.ErrBadArgument, qty, sem.path)
+		return nil, fmt.Errorf("%w (%w): %d asked of semaphore %s", ErrPermits, recipes.ErrBadArgument, qty, sem.path)
 	}
 	if err := recipes.ContextError(ctx); err != nil {
 		return nil, fmt.Errorf("lock: semaphore %s: %w", sem.path, err)
@@ -221,9 +221,9 @@ func (sem *Semaphore) take(ctx context.Context, qty int, try bool) (Leases, erro
 	for {
 		hs, err := sem.attempt(ctx, qty, try)
 		if err == nil {
-			ls := make(Leases, len(hs))
+			ls := make(Permits, len(hs))
 			for i, h := range hs {
-				ls[i] = &Lease{sem: sem, h: h}
+				ls[i] = &Permit{sem: sem, h: h}
 			}
 			return ls, nil
 		}
@@ -234,7 +234,7 @@ func (sem *Semaphore) take(ctx context.Context, qty int, try bool) (Leases, erro
 	}
 }
 
-// retryable reports whether an attempt failed because its mutex or lease
+// retryable reports whether an attempt failed because its mutex or permit
 // may have been lost (so a new attempt may succeed), rather than for good.
 func retryable(err error) bool {
 	return !errors.Is(err, recipes.ErrClosed) && (errors.Is(err, recipes.ErrSessionLost) ||
@@ -242,21 +242,21 @@ func retryable(err error) bool {
 		errors.Is(err, recipes.ErrNodeDeleted))
 }
 
-// tooMany returns the error of an acquisition of qty leases that the
+// tooMany returns the error of an acquisition of qty permits that the
 // maximum limit can never grant (qty > 1 and above limit), or nil. Pure.
 func tooMany(qty, limit int) error {
 	if qty > 1 && qty > limit {
-		return fmt.Errorf("%w (%w): %d asked, maximum %d", ErrLeases, recipes.ErrBadArgument, qty, limit)
+		return fmt.Errorf("%w (%w): %d asked, maximum %d", ErrPermits, recipes.ErrBadArgument, qty, limit)
 	}
 	return nil
 }
 
-// noLease is the error of a try that found no lease free.
-func noLease(format string, args ...any) error {
-	return fmt.Errorf("%w (%w): %s", ErrNoLease, recipes.ErrWouldBlock, fmt.Sprintf(format, args...))
+// noPermit is the error of a try that found no permit free.
+func noPermit(format string, args ...any) error {
+	return fmt.Errorf("%w (%w): %s", ErrNoPermit, recipes.ErrWouldBlock, fmt.Sprintf(format, args...))
 }
 
-// attempt takes the mutex, creates qty leases and waits (unless try) until
+// attempt takes the mutex, creates qty permits and waits (unless try) until
 // they count; it returns them, or an error with every node it made given
 // up.
 func (sem *Semaphore) attempt(ctx context.Context, qty int, try bool) ([]*recipes.Holding, error) {
@@ -274,7 +274,7 @@ func (sem *Semaphore) attempt(ctx context.Context, qty int, try bool) ([]*recipe
 			return nil, err
 		}
 		if n+qty > limit {
-			return nil, noLease("%d leases held, %d asked, maximum %d", n, qty, limit)
+			return nil, noPermit("%d permits held, %d asked, maximum %d", n, qty, limit)
 		}
 	}
 	policy := sem.cfg.LossPolicy(sem.s)
@@ -287,7 +287,7 @@ func (sem *Semaphore) attempt(ctx context.Context, qty int, try bool) ([]*recipe
 	if try {
 		mu, err = recipes.TryAcquire(ctx, sem.s, mspec)
 		if errors.Is(err, recipes.ErrWouldBlock) {
-			return nil, noLease("another acquirer holds the mutex")
+			return nil, noPermit("another acquirer holds the mutex")
 		}
 	} else {
 		mu, err = recipes.Acquire(ctx, sem.s, mspec)
@@ -320,7 +320,7 @@ func (sem *Semaphore) attempt(ctx context.Context, qty int, try bool) ([]*recipe
 	return hs, nil
 }
 
-// peek returns how many leases there are now. Cost: 1 getChildren.
+// peek returns how many permits there are now. Cost: 1 getChildren.
 func (sem *Semaphore) peek(ctx context.Context) (int, error) {
 	l, err := sem.list(ctx, false)
 	if errors.Is(err, zk.ErrNoNode) {
@@ -329,15 +329,15 @@ func (sem *Semaphore) peek(ctx context.Context) (int, error) {
 	return len(l.children), err
 }
 
-// listing is one answer to a listing of the leases.
+// listing is one answer to a listing of the permits.
 type listing struct {
 	children []string
 	stat     *zk.Stat
 	watch    <-chan zk.Event // the child watch, when one was asked for
 }
 
-// list lists the leases, with a child watch when watch is set. A missing
-// leases node is an error wrapping zk.ErrNoNode.
+// list lists the permits, with a child watch when watch is set. A missing
+// permits node is an error wrapping zk.ErrNoNode.
 func (sem *Semaphore) list(ctx context.Context, watch bool) (listing, error) {
 	leases := sem.leasesPath()
 	l, err := recipes.Do(ctx, sem.s, func(conn *zk.Conn, _ int64) (l listing, err error) {
@@ -354,14 +354,14 @@ func (sem *Semaphore) list(ctx context.Context, watch bool) (listing, error) {
 	return l, err
 }
 
-// await decides, holding the mutex mu, when the leases hs count: it lists
-// the leases, checks the record (fixed n, first listing), reads the
-// maximum, and grants once the leases number at most the maximum. Unless
-// try, it waits for a change of the leases or of the count, or for a
+// await decides, holding the mutex mu, when the permits hs count: it lists
+// the permits, checks the record (fixed n, first listing), reads the
+// maximum, and grants once the permits number at most the maximum. Unless
+// try, it waits for a change of the permits or of the count, or for a
 // holding to be lost.
 func (sem *Semaphore) await(ctx context.Context, mu *recipes.Holding, hs []*recipes.Holding, try bool) error {
-	// guard reports why the leases cannot count now: the mutex or a lease
-	// may be lost, or a lease was created under a session other than the
+	// guard reports why the permits cannot count now: the mutex or a permit
+	// may be lost, or a permit was created under a session other than the
 	// mutex's (the session changed in between: the mutex is gone).
 	guard := func() error {
 		if err := mu.Cause(); err != nil {
@@ -388,7 +388,7 @@ func (sem *Semaphore) await(ctx context.Context, mu *recipes.Holding, hs []*reci
 		}
 	}()
 	var (
-		childW <-chan zk.Event // our pending child watch on the leases
+		childW <-chan zk.Event // our pending child watch on the permits
 		countW *recipes.Watch  // our subscription to the count's data watch
 	)
 	defer func() { countW.Close() }()
@@ -420,7 +420,7 @@ func (sem *Semaphore) await(ctx context.Context, mu *recipes.Holding, hs []*reci
 				return err
 			}
 		}
-		// The maximum is read after the listing: leases only go away in
+		// The maximum is read after the listing: permits only go away in
 		// between, so the listing's count bounds the holders when the
 		// maximum read was in force.
 		limit, mzxid, err := sem.max(wctx, true)
@@ -434,7 +434,7 @@ func (sem *Semaphore) await(ctx context.Context, mu *recipes.Holding, hs []*reci
 			return err // the count was lowered below qty: never granted
 		}
 		if try {
-			return noLease("%d leases with ours, maximum %d", len(l.children), limit)
+			return noPermit("%d permits with ours, maximum %d", len(l.children), limit)
 		}
 		if first {
 			first = false

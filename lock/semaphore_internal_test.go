@@ -8,7 +8,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
-// TestOrderLeases: Curator lease names in creation order (serial order of
+// TestOrderLeases: Curator permit names in creation order (serial order of
 // their sequence numbers, across the wrap of the parent's counter), then
 // every other child by name.
 func TestOrderLeases(t *testing.T) {
@@ -27,8 +27,8 @@ func TestOrderLeases(t *testing.T) {
 			[]string{g1 + "lease-0000000005", g2 + "lock-0000000001", "alpha", "zeta"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := LeaseOrder(tt.children); !slices.Equal(got, tt.want) {
-				t.Errorf("LeaseOrder(%q) = %q, want %q", tt.children, got, tt.want)
+			if got := PermitOrder(tt.children); !slices.Equal(got, tt.want) {
+				t.Errorf("PermitOrder(%q) = %q, want %q", tt.children, got, tt.want)
 			}
 		})
 	}
@@ -53,8 +53,8 @@ func TestDecodeCount(t *testing.T) {
 	}
 }
 
-// TestTooMany: an acquisition of more than one lease above the maximum can
-// never be granted; one lease waits for the maximum to grow (a count of 0).
+// TestTooMany: an acquisition of more than one permit above the maximum can
+// never be granted; one permit waits for the maximum to grow (a count of 0).
 func TestTooMany(t *testing.T) {
 	for _, tc := range []struct {
 		qty, limit int
@@ -64,7 +64,7 @@ func TestTooMany(t *testing.T) {
 		{2, 1, true}, {2, 0, true}, {3, 2, true}, {100000, 2, true},
 	} {
 		err := tooMany(tc.qty, tc.limit)
-		if refused := err != nil; refused != tc.refused || (refused && (!errors.Is(err, ErrLeases) || !errors.Is(err, recipes.ErrBadArgument))) {
+		if refused := err != nil; refused != tc.refused || (refused && (!errors.Is(err, ErrPermits) || !errors.Is(err, recipes.ErrBadArgument))) {
 			t.Errorf("tooMany(%d, %d) = %v, want refused %v", tc.qty, tc.limit, err, tc.refused)
 		}
 	}

@@ -27,7 +27,7 @@ type CountNode interface {
 // of the shared count at count.Path(), read when an acquirer decides, so
 // that a change of the count by any process (Go's shared.Count, Curator's
 // SharedCount) is honoured by the next decision and wakes the acquirer
-// waiting for a lease. A count below 1 grants no lease. A missing count
+// waiting for a permit. A count below 1 grants no permit. A missing count
 // node is created with count.Seed() (its missing parents as containers),
 // as shared.Count and Curator's SharedCount do; a node that does not hold
 // 4 bytes fails the acquisition with ErrBadCount. The count is read on the
@@ -127,11 +127,11 @@ func (sem *Semaphore) createCount(ctx context.Context) error {
 	return fmt.Errorf("create count %s: %w", sem.countPath, err)
 }
 
-// checkRecord makes sure, under the mutex, that the leases node records
+// checkRecord makes sure, under the mutex, that the permits node records
 // our fixed maximum (see Semaphore): nothing to do when this Semaphore has
 // seen the record at this very node and version; otherwise 1 getData when
 // there is a record, and 1 setData when there is none, or one that no
-// other lease is held under. l is the first listing after our leases hs
+// other permit is held under. l is the first listing after our permits hs
 // were created. Count-based semaphores record nothing.
 func (sem *Semaphore) checkRecord(ctx context.Context, l listing, hs []*recipes.Holding) error {
 	if sem.count != nil {
@@ -168,7 +168,7 @@ func (sem *Semaphore) checkRecord(ctx context.Context, l listing, hs []*recipes.
 			return fmt.Errorf("%w (%w): %s records a maximum of %q, this semaphore has %d, and %d other lease(s) are held",
 				ErrMaxMismatch, recipes.ErrBadArgument, leases, data, sem.n, others)
 		}
-		// No record, or one no other lease is held under: write ours, with
+		// No record, or one no other permit is held under: write ours, with
 		// the version read, so a concurrent write is never overwritten
 		// blindly. (Do sends it again after a connection error: if the
 		// first one was applied, the second fails with ErrBadVersion and
@@ -193,7 +193,7 @@ func (sem *Semaphore) checkRecord(ctx context.Context, l listing, hs []*recipes.
 	}
 }
 
-// readLeases reads the leases node's data. Cost: 1 getData.
+// readLeases reads the permits node's data. Cost: 1 getData.
 func (sem *Semaphore) readLeases(ctx context.Context) (countRead, error) {
 	leases := sem.leasesPath()
 	r, err := recipes.Do(ctx, sem.s, func(conn *zk.Conn, _ int64) (countRead, error) {

@@ -82,9 +82,8 @@
 // New refuses no items, a duplicate or an item that is not
 // one path segment (ErrInvalidItems), a bad id (group.ErrInvalidID), a
 // negative boundary or a nil partition function (recipes.ErrBadArgument).
-// Run with a nil ctx, or on a nil Partitioner, returns a Stream that is
-// already closed, whose Err says why (recipes.ErrBadArgument,
-// ErrNilPartitioner). A done ctx sends nothing. Methods on a nil
+// Run on a nil Partitioner returns a Stream that is already closed, whose
+// Err is ErrNilPartitioner. A done ctx sends nothing. Methods on a nil
 // *Partition return ErrNilPartition (Context: a context done with it).
 //
 // # Permissions

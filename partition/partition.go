@@ -149,6 +149,9 @@ func (p *Partition) FencedMulti(ctx context.Context, item string, ops ...any) ([
 	if p == nil {
 		return nil, ErrNilPartition
 	}
+	if ctx == nil {
+		return nil, recipes.ErrNilContext
+	}
 	m := p.lockOf(item)
 	if m == nil {
 		return nil, fmt.Errorf("%w: %q", ErrNotOwned, item)
@@ -180,6 +183,9 @@ func (p *Partition) FencedMulti(ctx context.Context, item string, ops ...any) ([
 func (p *Partition) Release(ctx context.Context) error {
 	if p == nil {
 		return ErrNilPartition
+	}
+	if ctx == nil {
+		return recipes.ErrNilContext
 	}
 	p.mu.Lock()
 	if p.released {

@@ -9,7 +9,7 @@
 //	err = n.Start(ctx)      // returns once the node exists
 //	<-n.Present().Done()    // the node may be absent (context.Cause says why)
 //	err = n.SetData(ctx, b) // on the node now, and on every re-creation
-//	err = n.Close(ctx)      // deletes it and stops
+//	err = n.Leave(ctx)      // deletes it and stops
 //
 // # Modes
 //
@@ -53,7 +53,7 @@
 // New, Path, Data, Present: nothing sent. Start: 1 create + 1 exists (the
 // watch). Each re-creation: the same. SetData: 1 setData + 1 exists
 // (re-arming the watch its own write fired). A data change by someone
-// else: 1 exists. Close: 1 delete (protected) or 1 exists + 1 delete
+// else: 1 exists. Leave: 1 delete (protected) or 1 exists + 1 delete
 // (plain: the delete is owner-checked). After StateLost with the same
 // session back: 1 exists. While waiting for another session's node at a
 // plain path: 1 getData, then 1 exists per change of that node. Watches are
@@ -64,7 +64,7 @@
 //
 // Every method is safe for concurrent use. A started Node runs one
 // goroutine, which does every create, write and watch of the node, one at
-// a time; it ends with Close, with a Start that failed, or when the
+// a time; it ends with Leave, with a Start that failed, or when the
 // Session is closed (whose close deletes the node on the server). No
 // goroutine of the Node outlives those.
 //
@@ -78,7 +78,7 @@
 // # Permissions
 //
 // Start and every re-creation need CREATE on the parent and READ on the
-// node (its owner check); SetData needs WRITE on the node; Close needs
+// node (its owner check); SetData needs WRITE on the node; Leave needs
 // DELETE on the parent. An authenticated Session refuses a parent anyone
 // may create or delete under (recipes.ErrOpenParent). See
 // docs/security.md.

@@ -27,7 +27,7 @@ func ExampleNode() {
 	if err := n.Start(ctx); err != nil { // 1 create + 1 exists; returns once the node exists
 		log.Fatal(err)
 	}
-	defer n.Close(ctx) // 1 exists + 1 delete (owner-checked); stops the goroutine
+	defer n.Leave(ctx) // 1 exists + 1 delete (owner-checked); stops the goroutine
 
 	// Serve while announced; the node comes back by itself after an
 	// expiry, and Present() is a new context then.
@@ -56,7 +56,7 @@ func ExampleNode_SetData() {
 	if err := n.Start(ctx); err != nil {
 		log.Fatal(err)
 	}
-	defer n.Close(ctx)
+	defer n.Leave(ctx)
 	if err := n.SetData(ctx, []byte("draining")); err != nil { // 1 setData + 1 exists
 		log.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func ExampleWithProtected() {
 	if err := n.Start(ctx); err != nil {
 		log.Fatal(err)
 	}
-	defer n.Close(ctx)    // 1 delete
+	defer n.Leave(ctx)    // 1 delete
 	fmt.Println(n.Path()) // a new path after each re-creation
 }
 

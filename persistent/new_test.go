@@ -63,8 +63,8 @@ func TestNewValidates(t *testing.T) {
 }
 
 // TestBeforeStart: a Node that was never started sends nothing: Present is
-// done (ErrNotStarted), SetData only records, Close returns nil, and after
-// Close every method says so. A nil *Node answers ErrNilNode.
+// done (ErrNotStarted), SetData only records, Leave returns nil, and after
+// Leave every method says so. A nil *Node answers ErrNilNode.
 func TestBeforeStart(t *testing.T) {
 	ctx := context.Background()
 	n, err := persistent.New(new(recipes.Session), "/app/x", persistent.WithData([]byte("a")))
@@ -100,20 +100,20 @@ func TestBeforeStart(t *testing.T) {
 	if got := string(n.Data()); got != "b" {
 		t.Errorf("a done ctx recorded data: %q", got)
 	}
-	if err := n.Close(ctx); err != nil {
-		t.Errorf("Close: %v", err)
+	if err := n.Leave(ctx); err != nil {
+		t.Errorf("Leave: %v", err)
 	}
-	if err := n.Close(ctx); err != nil {
-		t.Errorf("Close again: %v", err)
+	if err := n.Leave(ctx); err != nil {
+		t.Errorf("Leave again: %v", err)
 	}
 	if err := n.Start(ctx); !errors.Is(err, persistent.ErrClosed) {
-		t.Errorf("Start after Close: %v", err)
+		t.Errorf("Start after Leave: %v", err)
 	}
 	if err := n.SetData(ctx, nil); !errors.Is(err, persistent.ErrClosed) {
-		t.Errorf("SetData after Close: %v", err)
+		t.Errorf("SetData after Leave: %v", err)
 	}
 	if c := context.Cause(n.Present()); !errors.Is(c, recipes.ErrReleased) {
-		t.Errorf("Present after Close: %v", c)
+		t.Errorf("Present after Leave: %v", c)
 	}
 
 	p, err := persistent.New(new(recipes.Session), "/app/y", persistent.WithProtected())
@@ -131,8 +131,8 @@ func TestBeforeStart(t *testing.T) {
 	if err := nilNode.SetData(ctx, nil); !errors.Is(err, persistent.ErrNilNode) {
 		t.Errorf("SetData on nil: %v", err)
 	}
-	if err := nilNode.Close(ctx); !errors.Is(err, persistent.ErrNilNode) {
-		t.Errorf("Close on nil: %v", err)
+	if err := nilNode.Leave(ctx); !errors.Is(err, persistent.ErrNilNode) {
+		t.Errorf("Leave on nil: %v", err)
 	}
 	if c := context.Cause(nilNode.Present()); !errors.Is(c, persistent.ErrNilNode) {
 		t.Errorf("Present on nil: %v", c)

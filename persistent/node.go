@@ -25,7 +25,7 @@ import (
 // context is done from the moment the Node learns otherwise: see Present).
 //
 // A Node is safe for concurrent use. A started Node runs one goroutine of
-// its own (plus the Session's one per armed watch), which ends with Close,
+// its own (plus the Session's one per armed watch), which ends with Leave,
 // a failed Start or the Session's close.
 type Node struct {
 	s         *recipes.Session
@@ -163,7 +163,7 @@ func (n *Node) Data() []byte {
 // or was lost: the Session reported StateLost, which its lease does at the
 // latest one negotiated timeout after the last answer, before the server
 // can have expired it), recipes.ErrClosed (the Session was closed; also
-// matches ErrSessionLost), recipes.ErrReleased (Close), ErrNotStarted
+// matches ErrSessionLost), recipes.ErrReleased (Leave), ErrNotStarted
 // (before Start). Each incarnation has its own context: once the node is
 // back (created again, or found still ours after the same session came
 // back), Present returns a new one. While the node is absent it returns the
@@ -185,7 +185,7 @@ func (n *Node) Present() context.Context {
 // ctx ends first: then nothing is left behind (a node already created is
 // deleted, in the background if need be) and Start may be called again.
 // From its return on, the Node keeps the node in the background until
-// Close or the Session's close. A plain node's path held by another
+// Leave or the Session's close. A plain node's path held by another
 // session's node (an earlier incarnation of this process whose session
 // has not expired yet, or another member with the same name) is waited for:
 // the node is created once that one is gone, and an error for ctx then
@@ -195,7 +195,7 @@ func (n *Node) Present() context.Context {
 // parents are container nodes, as Curator makes them); a plain path held by
 // another session: +1 getData, then 1 exists per change of that node. A
 // done ctx sends nothing. It fails with ErrStarted when started, ErrClosed
-// after Close, an error wrapping recipes.ErrClosed on a closed Session, or
+// after Leave, an error wrapping recipes.ErrClosed on a closed Session, or
 // the server's answer to a create it cannot retry (zk.ErrNoAuth, ...).
 func (n *Node) Start(ctx context.Context) error {
 	if n == nil {
@@ -274,7 +274,7 @@ func (n *Node) Start(ctx context.Context) error {
 	}
 }
 
-// resetLocked returns a Node whose loop has returned to idle (unless Close
+// resetLocked returns a Node whose loop has returned to idle (unless Leave
 // came), its Present done.
 func (n *Node) resetLocked() {
 	if n.state == running {
@@ -310,7 +310,7 @@ func owner(sid int64) string {
 // Cost: 1 setData + 1 exists (its own write fires the Node's watch, which
 // is set again); +1 exists and +1 setData when the version changed under
 // us. A done ctx sends nothing and records nothing. It fails with
-// recipes.ErrDataTooLarge (nothing recorded), ErrClosed after Close, an
+// recipes.ErrDataTooLarge (nothing recorded), ErrClosed after Leave, an
 // error wrapping recipes.ErrClosed once the Session is closed, or the
 // server's answer to a setData it cannot retry.
 func (n *Node) SetData(ctx context.Context, data []byte) error {
@@ -366,25 +366,28 @@ func (n *Node) SetData(ctx context.Context, data []byte) error {
 	}
 }
 
-// Close stops keeping the node and deletes it: Present is done (cause
+// Leave stops keeping the node and deletes it: Present is done (cause
 // recipes.ErrReleased) before the node is deleted, and the Node's goroutine
 // ends (after the request it has in flight, if any). The delete is
 // owner-checked: a plain node is deleted only after reading it and seeing
 // our session and incarnation, and then with the version read. When ctx is
 // done, the connection is suspended or the delete's outcome is unknown, the
 // delete goes on in the background while the session lives (guaranteed
-// delete) and Close returns nil; a node whose session is gone is gone with
+// delete) and Leave returns nil; a node whose session is gone is gone with
 // it. Closing a Node never started, or again, returns nil and sends nothing.
 //
-// When ctx ends before the goroutine has returned, Close returns nil at
+// When ctx ends before the goroutine has returned, Leave returns nil at
 // once and the goroutine deletes the node itself on its way out.
 //
 // Cost: 1 delete for a protected node; 1 exists + 1 delete for a plain one.
 // It fails only with the server's answer to a delete it cannot retry
 // (zk.ErrNoAuth, ...).
-func (n *Node) Close(ctx context.Context) error {
+func (n *Node) Leave(ctx context.Context) error {
 	if n == nil {
 		return ErrNilNode
+	}
+	if ctx == nil {
+		return recipes.ErrNilContext
 	}
 	n.mu.Lock()
 	prev := n.state

@@ -19,7 +19,7 @@ var closedCause = fmt.Errorf("%w (%w)", recipes.ErrClosed, recipes.ErrSessionLos
 // than its incarnation's; nothing was sent.
 var errSessionChanged = errors.New("persistent: session changed")
 
-// run keeps the node until ctx is done (Close, a failed Start) or the
+// run keeps the node until ctx is done (Leave, a failed Start) or the
 // Session is closed. It is the only writer: creates, data writes and the
 // watch all happen here, one at a time.
 func (n *Node) run(ctx context.Context, kick chan struct{}) {
@@ -464,8 +464,8 @@ func (n *Node) lost(sid int64) {
 	n.broadcastLocked()
 }
 
-// exit records how the loop ended; the node left (cur) is Close's or
-// Start's to delete, or the loop's own when Close gave up waiting.
+// exit records how the loop ended; the node left (cur) is Leave's or
+// Start's to delete, or the loop's own when Leave gave up waiting.
 func (n *Node) exit(cur *incarnation, err error) {
 	n.mu.Lock()
 	n.last, n.loopErr = cur, err

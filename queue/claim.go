@@ -220,11 +220,11 @@ func (c *Claim) Fence() recipes.Fence {
 // the deletion. Processing that must never be done twice should also keep
 // Fence().Token in its own store.
 func (c *Claim) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
+	if ctx == nil {
+		return nil, recipes.ErrNilContext
+	}
 	if c == nil || c.q == nil {
 		return nil, ErrNilReceiver
-	}
-	if ctx == nil {
-		return nil, fmt.Errorf("queue: %w: nil context", recipes.ErrBadArgument)
 	}
 	res, err := recipes.FencedMulti(ctx, c.q.s, c.Fence(), ops...)
 	if err != nil {
@@ -495,6 +495,9 @@ func (c *Claim) end(s claimState, cause error) {
 //
 // A done ctx sends nothing.
 func (c *Claim) Ack(ctx context.Context) error {
+	if ctx == nil {
+		return recipes.ErrNilContext
+	}
 	if c == nil || c.q == nil {
 		return ErrNilReceiver
 	}
@@ -673,6 +676,9 @@ func (c *Claim) sessionGone(ctx context.Context) error {
 // returns an error that errors.Is recipes.ErrReleased. A done ctx sends
 // nothing.
 func (c *Claim) Release(ctx context.Context) error {
+	if ctx == nil {
+		return recipes.ErrNilContext
+	}
 	if c == nil || c.q == nil {
 		return ErrNilReceiver
 	}

@@ -47,8 +47,8 @@ func WithPriority() Option {
 // WithSpread lets consumers of this Queue that collide with other
 // consumers spread over the head of their listing instead of all trying
 // the oldest item (spread.go): each loss then costs a listing instead of
-// a request per other consumer (measured 2.5 requests per item with 4
-// consumers, 2.7 with 8, against 5 to 9 without). The price is order: an
+// a request per other consumer (docs/bench.md has the measured counts).
+// The price is order: an
 // item may be taken ahead of up to 63 older ones of its priority, a
 // consumer may receive one producer's items out of order, and takes are
 // no longer linearizable as a FIFO queue (the chaos suite's

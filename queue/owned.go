@@ -23,11 +23,11 @@ import (
 // ours.
 
 // usable returns ctx's error when ctx is done (so that a done ctx sends
-// nothing; a nil ctx is recipes.ErrBadArgument), else waits until the session is usable and returns its id.
+// nothing; a nil ctx is recipes.ErrNilContext), else waits until the session is usable and returns its id.
 // No ZooKeeper calls.
 func (q *Queue) usable(ctx context.Context) (int64, error) {
 	if ctx == nil {
-		return 0, fmt.Errorf("queue %s: %w: nil context", q.path, recipes.ErrBadArgument)
+		return 0, recipes.ErrNilContext
 	}
 	if err := ctx.Err(); err != nil {
 		return 0, fmt.Errorf("queue %s: %w", q.path, recipes.ContextError(ctx))

@@ -145,7 +145,7 @@ func (q *Queue) Put(ctx context.Context, data []byte) (string, error) {
 // PutPriority is Put with a priority (MinPriority..MaxPriority, lower taken
 // first) on a queue made WithPriority.
 func (q *Queue) PutPriority(ctx context.Context, data []byte, priority int) (string, error) {
-	if q != nil && !q.cfg.priority {
+	if q != nil && ctx != nil && !q.cfg.priority {
 		return "", fmt.Errorf("%w: queue %s was not made WithPriority", ErrPriority, q.path)
 	}
 	return q.put(ctx, data, priority, explicitPriority)
@@ -240,6 +240,9 @@ func (q *Queue) createReq(data []byte, priority int, explicit bool) *zk.CreateRe
 func (q *Queue) PutAll(ctx context.Context, items [][]byte) ([]string, error) {
 	if q == nil {
 		return nil, ErrNilReceiver
+	}
+	if ctx == nil {
+		return nil, recipes.ErrNilContext
 	}
 	if len(items) == 0 {
 		return nil, nil

@@ -29,7 +29,7 @@ import (
 // own, or, without an answer (Stopped reports these): an error wrapping
 // ContextError(ctx) as soon as ctx is done (so a done ctx sends nothing),
 // ErrNilSession or ErrClosed; those are checked before every attempt and
-// while waiting.
+// while waiting. A nil ctx is ErrNilContext, not Stopped: nothing is sent.
 //
 // Writes of unknown outcome: a connection error after a write means it may
 // or may not have been applied, and Do sends it again. That is right only
@@ -44,6 +44,9 @@ import (
 // handling).
 func Do[T any](ctx context.Context, s *Session, call func(conn *zk.Conn, sid int64) (T, error)) (T, error) {
 	var zero T
+	if ctx == nil {
+		return zero, ErrNilContext // bad input, not Stopped: nothing is left to finish
+	}
 	for {
 		if err := ContextError(ctx); err != nil {
 			return zero, stop{err}
@@ -111,7 +114,7 @@ func CheckData(data []byte, limit int) error { return checkData(data, limit) }
 // nothing"), and fails with ctx's error (ContextError) only if it has to
 // wait. Errors: also ErrNilSession, ErrClosed. No ZooKeeper calls.
 func (s *Session) WaitUsable(ctx context.Context) (int64, error) {
-	if err := s.check(); err != nil {
+	if err := s.checkCtx(ctx); err != nil {
 		return 0, err
 	}
 	return s.waitUsable(ctx)
@@ -122,7 +125,7 @@ func (s *Session) WaitUsable(ctx context.Context) (int64, error) {
 // (ContextError) when ctx is done first; AuthRequired's at once while that
 // is not nil; ErrNilSession, ErrClosed. No ZooKeeper calls.
 func (s *Session) Pause(ctx context.Context) error {
-	if err := s.check(); err != nil {
+	if err := s.checkCtx(ctx); err != nil {
 		return err
 	}
 	return s.retryPause(ctx)

@@ -48,7 +48,7 @@ func CreateUnder(ctx context.Context, s *Session, parent string, create func(con
 // giveUp marks err as Stopped when it is the end of ctx or of the Session
 // rather than an answer.
 func giveUp(ctx context.Context, err error) error {
-	if ctx.Err() != nil || errors.Is(err, ErrClosed) || errors.Is(err, ErrNilSession) {
+	if ctx == nil || ctx.Err() != nil || errors.Is(err, ErrClosed) || errors.Is(err, ErrNilSession) {
 		return stop{err}
 	}
 	return err
@@ -66,6 +66,9 @@ func giveUp(ctx context.Context, err error) error {
 // with its own create loop calls it before each create.
 func (s *Session) CheckParent(ctx context.Context, parent string) error {
 	if err := s.check(); err != nil {
+		return err
+	}
+	if err := ContextError(ctx); err != nil {
 		return err
 	}
 	return s.checkParent(ctx, parent)
@@ -138,7 +141,7 @@ type Protected struct {
 // error for a done ctx, all with nothing sent; the server's answer;
 // ErrNilSession, ErrClosed.
 func (s *Session) CreateProtected(ctx context.Context, d Dialect, parent, label string, data []byte) (Protected, error) {
-	if err := s.check(); err != nil {
+	if err := s.checkCtx(ctx); err != nil {
 		return Protected{}, err
 	}
 	d = d.orDefault()
@@ -178,7 +181,7 @@ func (s *Session) CreateProtected(ctx context.Context, d Dialect, parent, label 
 // exists. Errors: connection errors as they come, the server's answer,
 // ctx's error, ErrNilSession, ErrClosed.
 func (s *Session) WatchExistsNow(ctx context.Context, path string) (bool, *zk.Stat, *Watch, error) {
-	if err := s.check(); err != nil {
+	if err := s.checkCtx(ctx); err != nil {
 		return false, nil, nil, err
 	}
 	return s.watchExistsNow(ctx, path)

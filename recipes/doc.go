@@ -115,7 +115,7 @@
 //     no ctx, check their arguments once, start no goroutine and return
 //     (T, error), with no value when an argument is bad. Functions that
 //     take a ctx and return a live value (group.Join, Discovery.Register,
-//     Discovery.NewProvider, Election.Campaign, Acquire, ...) are not
+//     Election.Campaign, Acquire, ...) are not
 //     constructors in this sense: they send, and may start goroutines
 //     that end with the value (its Close, Release or Leave, or its
 //     Session's Close).
@@ -134,8 +134,17 @@
 //     lock.ErrNilReceiver or ErrNilSession; a Stream ends with it), and
 //     sends nothing. Other methods (accessors such as Path, Context, Fence
 //     and Err) may panic on a nil receiver, as in package sync.
-//   - Nil ctx: a nil context.Context is a programming error (package
-//     context forbids it) and may panic. Some methods refuse it with an
-//     error wrapping ErrBadArgument (queue's, leader's, partition's,
-//     StartStream); do not rely on that.
+//   - Verbs: a Stream comes from Watch when it observes (the caches,
+//     group.Watch, leader.Election.Watch, shared.Value.Watch) and from
+//     Run when it takes part (partition.Partitioner.Run,
+//     twophase.Site.Run; leader.Run is the loop form). A value that
+//     keeps working in the background begins with Start(ctx)
+//     (persistent.Node, discovery.Provider); a presence ends with
+//     Leave(ctx) (group.Member, discovery.Registration, persistent.Node);
+//     a holding with Release (or its recipe's Unlock).
+//   - Nil ctx: a function or method given a nil context.Context (package
+//     context forbids one) returns ErrNilContext, which wraps
+//     ErrBadArgument (a Stream ends with it), sends nothing and changes
+//     nothing: a holding's Release or Unlock with a nil ctx keeps the
+//     holding. It never panics.
 package recipes

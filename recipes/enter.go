@@ -11,10 +11,10 @@ import (
 // while holding a mutex). spec.Predicate is ignored. Cost: 1 create (+1
 // getData when the create was ambiguous or spec.Revocable).
 func Enter(ctx context.Context, s *Session, spec Spec) (*Holding, error) {
-	if err := spec.normalize(s); err != nil {
+	if err := ContextError(ctx); err != nil {
 		return nil, err
 	}
-	if err := ContextError(ctx); err != nil {
+	if err := spec.normalize(s); err != nil {
 		return nil, err
 	}
 	guid := spec.Dialect.NewGUID()

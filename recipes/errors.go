@@ -59,6 +59,9 @@ var (
 	// predicate, unknown dialect role, a dialect without a recipe's names,
 	// conflicting options, an empty or malformed server list).
 	ErrBadArgument = errors.New("recipes: bad argument")
+	// ErrNilContext: a nil context.Context was given (see "Conventions" in
+	// the package doc: the call sends nothing). It wraps ErrBadArgument.
+	ErrNilContext = fmt.Errorf("recipes: nil context: %w", ErrBadArgument)
 	// ErrNoAuth: the server refused a request because the node's ACL does
 	// not grant the permission to the Session's principals (see
 	// WithDigestAuth, WithACL). It errors.Is zk.ErrNoAuth too. The answer

@@ -77,7 +77,7 @@ func ExampleAcquire() {
 
 // Code that only needs to know whether it still holds, to fence its writes
 // and to give the holding up can take a recipes.Held: a *recipes.Holding,
-// a *lock.Lease, a *leader.Term or a *queue.Claim. Needs a ZooKeeper server.
+// a *lock.Permit, a *leader.Term or a *queue.Claim. Needs a ZooKeeper server.
 func ExampleHeld() {
 	ctx := context.Background()
 	s, err := recipes.Connect(ctx, []string{"127.0.0.1:2181"})
@@ -106,7 +106,7 @@ func publish(ctx context.Context, h recipes.Held, data []byte) error {
 }
 
 // A Stream carries the values a recipe produces on its own goroutines
-// (leader.Election.Observe, twophase.Participant.Transactions); Err says why
+// (leader.Election.Watch, twophase.Site.Run); Err says why
 // C closed.
 func ExampleStartStream() {
 	ctx := context.Background()

@@ -7,7 +7,7 @@ import (
 )
 
 // Held is the shape every holding in zkrecipes shares: the core's Holding,
-// a semaphore lease (lock.Lease), a leadership term (leader.Term), a queue
+// a semaphore permit (lock.Permit), a leadership term (leader.Term), a queue
 // claim (queue.Claim). Code that only needs to know whether it still holds,
 // to fence its writes and to give the holding up can take a Held.
 //

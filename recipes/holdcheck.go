@@ -27,6 +27,9 @@ func (h *Holding) Check(ctx context.Context) (bool, error) {
 	if h == nil {
 		return false, fmt.Errorf("%w: Check on a nil Holding", ErrBadArgument)
 	}
+	if ctx == nil {
+		return false, ErrNilContext
+	}
 	if err := ContextError(ctx); err != nil {
 		return false, err
 	}

@@ -31,6 +31,15 @@ var RevokeMessage = []byte("__REVOKE__")
 // ZooKeeper enforces the rest, a fenced write (FencedMulti) checks our
 // node's version in the same transaction.
 //
+// Orderings, in the terms of the Go memory model: the closing of
+// Context().Done() is synchronized before a receive from Revoked() that
+// returns because the channel is closed, so a holder that sees Revoked
+// closed sees Context done (with cause ErrRevoked, unless the holding had
+// ended for another cause first); every OnLoss callback is called after
+// Context().Done() is closed, in the same cancellation; and Release
+// closes Context().Done() before it sends the delete of our node, so no
+// other client can hold before this one's Context is done.
+//
 // A Holding is safe for concurrent use.
 type Holding struct {
 	s       *Session
@@ -120,7 +129,8 @@ func (h *Holding) Context() context.Context {
 // Revoked returns a channel closed when someone asked the holder to release
 // by writing RevokeMessage into its node. The node is watched from
 // acquisition with Spec.Revocable, otherwise only once Context() was
-// called.
+// called. Context is done before Revoked is closed (see Holding's
+// orderings).
 func (h *Holding) Revoked() <-chan struct{} { return h.revoked }
 
 // Fence returns the fencing token of the holding.
@@ -133,6 +143,9 @@ func (h *Holding) Fence() Fence { return h.fence }
 func (h *Holding) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
 	if h == nil {
 		return nil, fmt.Errorf("%w: %w: nil holding", ErrFenced, ErrBadArgument)
+	}
+	if ctx == nil {
+		return nil, ErrNilContext
 	}
 	return FencedMulti(ctx, h.s, h.fence, ops...)
 }
@@ -273,6 +286,9 @@ func (h *Holding) dataChanged(data []byte, version int32) {
 func (h *Holding) Release(ctx context.Context) error {
 	if h == nil {
 		return fmt.Errorf("%w: %w: nil holding", ErrReleased, ErrBadArgument)
+	}
+	if ctx == nil {
+		return ErrNilContext
 	}
 	h.mu.Lock()
 	if h.released {

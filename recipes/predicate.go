@@ -31,12 +31,13 @@ func Exclusive() Predicate {
 	}
 }
 
-// Semaphore holds at index < n and otherwise watches the node n places
-// ahead, so each release wakes at most one waiter. n < 1 is treated as 1.
+// FirstN (a semaphore of n) holds at index < n and otherwise watches the
+// node n places ahead, so each release wakes at most one waiter. n < 1 is
+// treated as 1.
 // A waiter is woken only when the node it watches goes: if another holder
 // releases first, the waiter holds later than it could (a liveness delay,
 // never a safety issue). lock.Semaphore uses Curator's layout instead.
-func Semaphore(n int) Predicate {
+func FirstN(n int) Predicate {
 	n = max(n, 1)
 	return func(_ []Contender, self int) (bool, int) {
 		if self < n {

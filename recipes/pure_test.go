@@ -346,10 +346,10 @@ func TestPredicates(t *testing.T) {
 		{"exclusive first", Exclusive(), contenders(L, L), 0, true, -1},
 		{"exclusive second", Exclusive(), contenders(L, L), 1, false, 0},
 		{"exclusive fifth", Exclusive(), contenders(L, L, L, L, L), 4, false, 3},
-		{"semaphore(3) index 2", Semaphore(3), contenders(L, L, L, L), 2, true, -1},
-		{"semaphore(3) index 3", Semaphore(3), contenders(L, L, L, L), 3, false, 0},
-		{"semaphore(3) index 5", Semaphore(3), contenders(L, L, L, L, L, L), 5, false, 2},
-		{"semaphore(0) is 1", Semaphore(0), contenders(L, L), 1, false, 0},
+		{"semaphore(3) index 2", FirstN(3), contenders(L, L, L, L), 2, true, -1},
+		{"semaphore(3) index 3", FirstN(3), contenders(L, L, L, L), 3, false, 0},
+		{"semaphore(3) index 5", FirstN(3), contenders(L, L, L, L, L, L), 5, false, 2},
+		{"semaphore(0) is 1", FirstN(0), contenders(L, L), 1, false, 0},
 		{"read after reads", Read(), contenders(R, R, R), 2, true, -1},
 		{"read after writer", Read(), contenders(W, R, R), 2, false, 0},
 		{"read nearest writer", Read(), contenders(W, R, W, R, R), 4, false, 2},
@@ -382,7 +382,7 @@ func FuzzPredicateMonotone(f *testing.F) {
 		}
 		cs := contenders(roles...)
 		self := int(selfB) % n
-		for _, p := range []Predicate{Exclusive(), Semaphore(int(bits%4) + 1), Read()} {
+		for _, p := range []Predicate{Exclusive(), FirstN(int(bits%4) + 1), Read()} {
 			held, watch := p(cs, self)
 			if !held && (watch < 0 || watch >= self) {
 				t.Fatalf("watch %d not ahead of self %d", watch, self)

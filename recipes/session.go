@@ -364,6 +364,17 @@ func (s *Session) addHook(f func(StateChange)) (State, int64, func()) {
 }
 
 // check returns ErrNilSession or ErrClosed when the session cannot be used.
+// checkCtx is check, then the nil-ctx rule (ErrNilContext).
+func (s *Session) checkCtx(ctx context.Context) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	if ctx == nil {
+		return ErrNilContext
+	}
+	return nil
+}
+
 func (s *Session) check() error {
 	if s == nil || s.conn == nil {
 		return ErrNilSession
@@ -482,10 +493,14 @@ func (s *Session) Close() error {
 // then it returns ctx's error (ContextError) while the teardown finishes in
 // the background. Everything but that wait happens whatever ctx says: an
 // already-done ctx still closes the session, and returns ctx's error at
-// once. Closing again returns nil; a nil Session returns ErrNilSession.
+// once. Closing again returns nil; a nil Session returns ErrNilSession, a
+// nil ctx ErrNilContext (and the Session stays open).
 func (s *Session) CloseContext(ctx context.Context) error {
 	if s == nil || s.conn == nil {
 		return ErrNilSession
+	}
+	if ctx == nil {
+		return ErrNilContext
 	}
 	s.mu.Lock()
 	if s.closing {

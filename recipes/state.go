@@ -119,6 +119,9 @@ func (sub *Subscription) Next(ctx context.Context) (StateChange, error) {
 	if sub == nil {
 		return StateChange{}, ErrNilSession
 	}
+	if ctx == nil {
+		return StateChange{}, ErrNilContext
+	}
 	for {
 		sub.mu.Lock()
 		if len(sub.queue) > 0 {

@@ -8,7 +8,7 @@ import (
 )
 
 // Stream is a channel of values that a recipe produces on its own
-// goroutines (leader.Election.Observe, twophase.Participant.Transactions),
+// goroutines (leader.Election.Watch, twophase.Site.Run),
 // with the two things a bare channel lacks: the reader can learn why it
 // closed (Err), and can stop reading early without leaving the producer
 // behind (Stop).
@@ -37,18 +37,19 @@ var errStopped = errors.New("recipes: stream stopped")
 // produce returns. produce sends on out and must give up a send once its
 // context is done (select on its Done channel). It returns nil when it
 // stops because its context ended, or the error that ended it; that error
-// becomes Err. A nil ctx or a nil produce yields a Stream whose C is
-// already closed and whose Err wraps ErrBadArgument; nothing runs.
+// becomes Err. A nil ctx (ErrNilContext) or a nil produce yields a Stream
+// whose C is already closed and whose Err wraps ErrBadArgument; nothing
+// runs.
 func StartStream[T any](ctx context.Context, produce func(ctx context.Context, out chan<- T) error) *Stream[T] {
 	out := make(chan T)
 	s := &Stream[T]{C: out, done: make(chan struct{})}
 	if ctx == nil || produce == nil {
-		what := "context"
+		err := ErrNilContext
 		if ctx != nil {
-			what = "produce function"
+			err = fmt.Errorf("%w: nil produce function", ErrBadArgument)
 		}
 		s.stop = func(error) {}
-		s.finish(fmt.Errorf("%w: nil %s", ErrBadArgument, what), out)
+		s.finish(err, out)
 		return s
 	}
 	pctx, stop := context.WithCancelCause(ctx)

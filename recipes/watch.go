@@ -269,7 +269,7 @@ func cloneStat(st *zk.Stat) *zk.Stat {
 // watch subscribes to the armed entry for key, arming it first if there is
 // none (or only one set under an older session); sent says it did.
 func (s *Session) watch(ctx context.Context, key watchKey) (w *Watch, sent bool, err error) {
-	if err := s.check(); err != nil {
+	if err := s.checkCtx(ctx); err != nil {
 		return nil, false, err
 	}
 	if err := ValidatePath(key.path); err != nil {

@@ -293,7 +293,7 @@ func (w *WatchSet) start(ctx context.Context, path string) error {
 	if w == nil {
 		return fmt.Errorf("%w: nil watch set", ErrBadArgument)
 	}
-	if err := w.s.check(); err != nil {
+	if err := w.s.checkCtx(ctx); err != nil {
 		return err
 	}
 	if err := ValidatePath(path); err != nil {

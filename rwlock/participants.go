@@ -26,7 +26,7 @@ type Participant struct {
 // getChildren + 1 getData per contender; contenders that leave meanwhile are
 // skipped.
 func (m *RWMutex) Participants(ctx context.Context) ([]Participant, error) {
-	if err := m.check(); err != nil {
+	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
 	d := m.cfg.Dialect

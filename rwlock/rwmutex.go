@@ -155,9 +155,13 @@ func spec(c lockopt.Config, path string, role recipes.Role, policy recipes.LossP
 	}
 }
 
-func (m *RWMutex) check() error {
+// check reports a nil receiver or a nil ctx.
+func (m *RWMutex) check(ctx context.Context) error {
 	if m == nil {
 		return ErrNilReceiver
+	}
+	if ctx == nil {
+		return recipes.ErrNilContext
 	}
 	return nil
 }
@@ -195,7 +199,7 @@ func (m *RWMutex) TryLock(ctx context.Context) error {
 }
 
 func (m *RWMutex) lockWrite(ctx context.Context, try bool) error {
-	if err := m.check(); err != nil {
+	if err := m.check(ctx); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -241,7 +245,7 @@ func (m *RWMutex) wrapAcquireErr(err error, try bool, op string) error {
 }
 
 func (m *RWMutex) lockRead(ctx context.Context, try bool) error {
-	if err := m.check(); err != nil {
+	if err := m.check(ctx); err != nil {
 		return err
 	}
 	m.op.Lock()
@@ -342,7 +346,7 @@ func (m *RWMutex) downgrade(ctx context.Context, w *holding) (*holding, error) {
 // node).
 // Readers queued behind it then wait for our RUnlock too.
 func (m *RWMutex) Unlock(ctx context.Context) error {
-	if err := m.check(); err != nil {
+	if err := m.check(ctx); err != nil {
 		return err
 	}
 	m.op.Lock()
@@ -409,7 +413,7 @@ func writerBetween(cs []recipes.Contender, from, to int32) bool {
 }
 
 func (m *RWMutex) unlockRead(ctx context.Context) error {
-	if err := m.check(); err != nil {
+	if err := m.check(ctx); err != nil {
 		return err
 	}
 	m.op.Lock()
@@ -517,7 +521,7 @@ func (m *RWMutex) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiRespon
 }
 
 func (m *RWMutex) fencedMulti(ctx context.Context, write bool, ops []any) ([]zk.MultiResponse, error) {
-	if err := m.check(); err != nil {
+	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
 	h := m.recipesHolding(write)

@@ -216,7 +216,7 @@ func (v *Value) set(ctx context.Context, version int32, cas bool, next []byte) (
 }
 
 // Fencer is what a fenced write needs of a holding: a multi guarded by the
-// holding's fence. Every recipes.Held (lock.Lease, leader.Term, queue.Claim,
+// holding's fence. Every recipes.Held (lock.Permit, leader.Term, queue.Claim,
 // recipes.Holding) has it, and so do lock.Mutex and rwlock.RWMutex while
 // they hold.
 type Fencer interface {

@@ -70,10 +70,13 @@ func (c *Coordinator) check(ctx context.Context) error {
 	if c == nil {
 		return ErrNilReceiver
 	}
+	if err := recipes.ContextError(ctx); err != nil {
+		return err
+	}
 	if c.s.State() == recipes.StateClosed {
 		return fmt.Errorf("twophase: %w", recipes.ErrClosed)
 	}
-	return recipes.ContextError(ctx)
+	return nil
 }
 
 // Tx is one transaction as its coordinator sees it. Its fields are fixed
@@ -143,7 +146,7 @@ func (t *Tx) Deadline() time.Time {
 // getChildren. An authenticated Session's first Begin under the root: +1
 // getACL (recipes.Session.CheckParent; 2 when the root was missing), and an
 // error wrapping recipes.ErrOpenParent when the root lets anyone create or
-// delete children. Watchers woken: every participant streaming Transactions on
+// delete children. Watchers woken: every participant whose Run follows
 // the root (one child notification each).
 //
 // Bad input (invalid id, no sites, duplicate or invalid site names, the

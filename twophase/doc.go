@@ -1,13 +1,13 @@
 // Package twophase is a two-phase commit on ZooKeeper: a Coordinator begins
-// a transaction among named sites, each site's Participant votes commit or
-// abort, and one durable decision node says what happened. It tolerates the
+// a transaction among named sites, each Site (a participant of the
+// protocol) votes commit or abort, and one durable decision node says what happened. It tolerates the
 // failure of the coordinator and of participants: whoever comes back
 // resumes from what is in ZooKeeper alone.
 //
 // # Usage
 //
-//	p, err := twophase.NewParticipant(s, "/app/transfers", "bank-a", twophase.WithDeadline(time.Minute))
-//	for prop := range p.Transactions(ctx).C { // each site: every transaction that names it
+//	p, err := twophase.NewSite(s, "/app/transfers", "bank-a", twophase.WithDeadline(time.Minute))
+//	for prop := range p.Run(ctx).C { // each site: every transaction that names it
 //		err = prop.Vote(ctx, twophase.Commit)  // after preparing prop.Payload()
 //		d, err := prop.Await(ctx)              // the one decision: apply it, then
 //		err = prop.Finish(ctx)                 // so that it is not delivered again
@@ -35,7 +35,7 @@
 // # Protocol
 //
 //  1. Begin creates the transaction and its site nodes in one multi.
-//  2. Each site's Participant learns it (a child watch on the root), creates
+//  2. Each Site learns it (a child watch on the root), creates
 //     its liveness node, and delivers a Proposal; the application prepares
 //     and votes (Proposal.Vote), then waits (Proposal.Await, a watch on the
 //     decision node); once it has applied the decision it calls
@@ -67,7 +67,7 @@
 //     undecided transaction at any time.
 //   - Every participant ends with the decision: it is persistent until
 //     collected, Await watches it again after a reconnection or a new
-//     session, and Transactions delivers a transaction (decided or not)
+//     session, and Run delivers a transaction (decided or not)
 //     until its site calls Finish.
 //
 // # Cost and notifications
@@ -81,7 +81,7 @@
 // n watchers; the votes wake the coordinator's n watches. Notifications are
 // O(n): no site watches another site, and the coordinator stops watching a
 // site once it voted. (Discovery is the exception: each Begin wakes every
-// participant streaming Transactions on the root, once.) Each method's doc
+// participant whose Run follows the root, once.) Each method's doc
 // lists its requests.
 //
 // Calls take a context. go-zookeeper cannot abandon a request once sent, so
@@ -91,7 +91,7 @@
 // unknown (connection lost) are sent again once connected, and every write
 // is idempotent under that retry.
 //
-// Coordinator, Tx, Participant and Proposal are safe for concurrent use.
+// Coordinator, Tx, Site and Proposal are safe for concurrent use.
 // Bad input, nil receivers and nil contexts follow the conventions of
 // every zkrecipes package (see "Conventions" in package recipes). Here: a
 // write larger than the session's request limit is refused before it is
@@ -102,7 +102,7 @@
 // # Permissions
 //
 // Coordinator.Begin needs CREATE on the root and under <root>/<tx> (one
-// multi); a Participant needs CREATE under <root>/<tx>/<site> (alive, vote,
+// multi); a Site needs CREATE under <root>/<tx>/<site> (alive, vote,
 // done) and DELETE there (its alive node), and may CREATE the decision (an
 // abort at its deadline); Collect needs DELETE on every level of a
 // finished transaction. Begin's site nodes carry the coordinator's ACL, so

@@ -32,7 +32,7 @@ var (
 	ErrBadTxID = errors.New("twophase: invalid transaction id")
 	// ErrBadSite: a site name is not a single valid ZooKeeper path segment,
 	// is the reserved name "decision", is repeated, or no site was given.
-	// From NewParticipant it also wraps recipes.ErrBadArgument.
+	// From NewSite it also wraps recipes.ErrBadArgument.
 	ErrBadSite = errors.New("twophase: invalid site")
 	// ErrBadDecision: a vote or decision other than Commit or Abort.
 	ErrBadDecision = errors.New("twophase: invalid vote or decision")
@@ -40,6 +40,6 @@ var (
 	// write.
 	ErrCorrupt = errors.New("twophase: unrecognised node data")
 	// ErrNilReceiver: a method was called on a nil *Coordinator, *Tx,
-	// *Participant or *Proposal.
+	// *Site or *Proposal.
 	ErrNilReceiver = fmt.Errorf("twophase: nil receiver: %w", recipes.ErrBadArgument)
 )

@@ -23,12 +23,12 @@ func Example() {
 
 	const root = "/app/transfers"
 	for _, site := range []string{"bank-a", "bank-b"} {
-		p, err := twophase.NewParticipant(s, root, site, twophase.WithDeadline(time.Minute))
+		p, err := twophase.NewSite(s, root, site, twophase.WithDeadline(time.Minute))
 		if err != nil {
 			log.Fatal(err) // a nil session, a bad root or site
 		}
 		go func() {
-			stream := p.Transactions(ctx)
+			stream := p.Run(ctx)
 			for prop := range stream.C {
 				// Prepare the local change described by prop.Payload(), then:
 				if err := prop.Vote(ctx, twophase.Commit); err != nil {
@@ -41,7 +41,7 @@ func Example() {
 					continue
 				}
 				fmt.Println(site, "applies", d) // commit or roll back the prepared change
-				// Applied: Finish, so that Transactions does not deliver it again.
+				// Applied: Finish, so that Run does not deliver it again.
 				if err := prop.Finish(ctx); err != nil {
 					log.Print(err)
 				}
@@ -99,7 +99,7 @@ func ExampleCoordinator() {
 // A site's side: every transaction that names it and that it has not
 // finished, including those begun while it was away; vote once prepared,
 // await the decision, apply it, Finish.
-func ExampleParticipant() {
+func ExampleSite() {
 	ctx := context.Background()
 	s, err := recipes.Connect(ctx, []string{"127.0.0.1:2181"})
 	if err != nil {
@@ -107,11 +107,11 @@ func ExampleParticipant() {
 	}
 	defer s.Close()
 
-	p, err := twophase.NewParticipant(s, "/app/transfers", "bank-a", twophase.WithDeadline(time.Minute))
+	p, err := twophase.NewSite(s, "/app/transfers", "bank-a", twophase.WithDeadline(time.Minute))
 	if err != nil {
 		log.Fatal(err)
 	}
-	txs := p.Transactions(ctx)
+	txs := p.Run(ctx)
 	defer txs.Stop()
 	for prop := range txs.C {
 		if prop.Voted() == 0 && prop.Decision() == 0 {
@@ -190,9 +190,9 @@ func ExampleDecision_String() {
 }
 
 // Invalid arguments are reported by the constructor, which sends nothing
-// and returns no Participant.
-func ExampleNewParticipant_invalid() {
-	p, err := twophase.NewParticipant(nil, "/app/transfers", "bank-a")
+// and returns no Site.
+func ExampleNewSite_invalid() {
+	p, err := twophase.NewSite(nil, "/app/transfers", "bank-a")
 	fmt.Println(p == nil, err)
 	// Output: true twophase: recipes: nil session: recipes: bad argument
 }

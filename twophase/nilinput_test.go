@@ -13,7 +13,7 @@ func TestNilReceivers(t *testing.T) {
 	ctx := context.Background()
 	var nc *twophase.Coordinator
 	var ntx *twophase.Tx
-	var np *twophase.Participant
+	var np *twophase.Site
 	var nprop *twophase.Proposal
 	for name, err := range map[string]error{
 		"Coordinator.Begin":   second(nc.Begin(ctx, "t", []string{"a"}, nil)),
@@ -22,7 +22,7 @@ func TestNilReceivers(t *testing.T) {
 		"Coordinator.Collect": second(nc.Collect(ctx)),
 		"Tx.Decide":           second(ntx.Decide(ctx)),
 		"Tx.Abort":            second(ntx.Abort(ctx)),
-		"Participant.Lookup":  second(np.Lookup(ctx, "t")),
+		"Site.Lookup":         second(np.Lookup(ctx, "t")),
 		"Proposal.Vote":       nprop.Vote(ctx, twophase.Commit),
 		"Proposal.Await":      second(nprop.Await(ctx)),
 	} {
@@ -30,9 +30,9 @@ func TestNilReceivers(t *testing.T) {
 			t.Errorf("%s on nil: %v", name, err)
 		}
 	}
-	nstream := np.Transactions(ctx)
+	nstream := np.Run(ctx)
 	if _, ok := <-nstream.C; ok || !errors.Is(nstream.Err(), twophase.ErrNilReceiver) {
-		t.Fatalf("nil Participant: delivered, or Err %v", nstream.Err())
+		t.Fatalf("nil Site: delivered, or Err %v", nstream.Err())
 	}
 	_, _, err := ntx.Decision(ctx)
 	if !errors.Is(err, twophase.ErrNilReceiver) {

@@ -20,9 +20,9 @@ const (
 // WithVoteTimeout, WithRetention.
 type CoordinatorOption func(*coordinatorConfig)
 
-// ParticipantOption configures a Participant (NewParticipant):
+// SiteOption configures a Site (NewSite):
 // WithDeadline.
-type ParticipantOption func(*participantConfig)
+type SiteOption func(*participantConfig)
 
 // The two option types are distinct, so an option given to the wrong
 // constructor does not compile.
@@ -46,7 +46,7 @@ func newCoordinatorConfig(opts []CoordinatorOption) coordinatorConfig {
 	return c
 }
 
-func newParticipantConfig(opts []ParticipantOption) participantConfig {
+func newParticipantConfig(opts []SiteOption) participantConfig {
 	c := participantConfig{deadline: DefaultDeadline}
 	for _, o := range opts {
 		if o != nil {
@@ -71,7 +71,7 @@ func WithVoteTimeout(d time.Duration) CoordinatorOption {
 // (safe: nobody commits before the decision node says commit, and the
 // decision is written once). d <= 0 disables it: Await then waits for the
 // coordinator as long as ctx allows (classic, blocking 2PC).
-func WithDeadline(d time.Duration) ParticipantOption {
+func WithDeadline(d time.Duration) SiteOption {
 	return func(c *participantConfig) { c.deadline = max(d, 0) }
 }
 

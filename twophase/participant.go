@@ -14,59 +14,62 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
-// Participant is one site of the transactions under a root: it learns the
+// Site is one site of the transactions under a root: it learns the
 // transactions that name it, marks itself alive in each, votes, and awaits
 // the decision.
 //
-// A Participant keeps no state of its own beyond its configuration: a
-// restarted participant (a new Participant for the same site, on any
-// session) finds its open transactions again with Transactions or Lookup,
+// A Site keeps no state of its own beyond its configuration: a
+// restarted participant (a new Site for the same site, on any
+// session) finds its open transactions again with Run or Lookup,
 // including its earlier votes.
 //
-// A Participant is safe for concurrent use; so is a Proposal.
-type Participant struct {
+// A Site is safe for concurrent use; so is a Proposal.
+type Site struct {
 	s    *recipes.Session
 	root string
 	site string
 	cfg  participantConfig
 }
 
-// NewParticipant returns the Participant of site for transactions under
+// NewSite returns the Site of site for transactions under
 // root. It sends nothing. It fails, wrapping a sentinel, on a nil session
 // (recipes.ErrNilSession), a root NewCoordinator refuses
 // (recipes.ErrInvalidPath, recipes.ErrDataTooLarge), or a site that is not
 // a single valid path segment or is the reserved name "decision"
 // (ErrBadSite and recipes.ErrBadArgument).
 // Option: WithDeadline.
-func NewParticipant(s *recipes.Session, root, site string, opts ...ParticipantOption) (*Participant, error) {
+func NewSite(s *recipes.Session, root, site string, opts ...SiteOption) (*Site, error) {
 	if err := checkSessionRoot(s, root); err != nil {
 		return nil, err
 	}
 	if err := validateSite(site); err != nil {
 		return nil, fmt.Errorf("%w (%w)", err, recipes.ErrBadArgument)
 	}
-	return &Participant{s: s, root: root, site: site, cfg: newParticipantConfig(opts)}, nil
+	return &Site{s: s, root: root, site: site, cfg: newParticipantConfig(opts)}, nil
 }
 
 // Site returns the participant's site name.
-func (p *Participant) Site() string {
+func (p *Site) Site() string {
 	if p == nil {
 		return ""
 	}
 	return p.site
 }
 
-func (p *Participant) check(ctx context.Context) error {
+func (p *Site) check(ctx context.Context) error {
 	if p == nil {
 		return ErrNilReceiver
+	}
+	if err := recipes.ContextError(ctx); err != nil {
+		return err
 	}
 	if p.s.State() == recipes.StateClosed {
 		return fmt.Errorf("twophase: %w", recipes.ErrClosed)
 	}
-	return recipes.ContextError(ctx)
+	return nil
 }
 
-// Transactions streams the transactions that name this site and that this
+// Run streams the transactions that name this site and that this
 // site has not finished (Proposal.Finish), on the returned Stream's C: every
 // undecided one, including those begun while this site was away and those
 // it already voted in (see Proposal.Voted), and every decided one not
@@ -79,7 +82,7 @@ func (p *Participant) check(ctx context.Context) error {
 //
 // C is closed when ctx is done, when the reader calls Stop, when the
 // session is closed, or on an error that is not retried (the root cannot
-// be listed or created); at once on a nil Participant. Then the Stream's
+// be listed or created); at once on a nil Site. Then the Stream's
 // Err says why: nil after Stop, ctx's error, an error wrapping
 // recipes.ErrClosed, or the error met. Transient connection errors are
 // retried; a transaction that cannot be read (corrupt data, a refused
@@ -94,7 +97,7 @@ func (p *Participant) check(ctx context.Context) error {
 // does: 1 getChildren of our site node, 1 getData of the payload, 1 create
 // of the liveness node, and a getData for a vote or decision already
 // there. The root is created if missing (1 create per missing level).
-func (p *Participant) Transactions(ctx context.Context) *recipes.Stream[*Proposal] {
+func (p *Site) Run(ctx context.Context) *recipes.Stream[*Proposal] {
 	return recipes.StartStream(ctx, func(ctx context.Context, out chan<- *Proposal) error {
 		if err := p.check(ctx); err != nil {
 			return err
@@ -103,9 +106,9 @@ func (p *Participant) Transactions(ctx context.Context) *recipes.Stream[*Proposa
 	})
 }
 
-// stream runs Transactions: it returns nil once ctx is done, or the error
-// that ended it.
-func (p *Participant) stream(ctx context.Context, out chan<- *Proposal) error {
+// stream is Run's producer: it returns nil once ctx is done, or the
+// error that ended it.
+func (p *Site) stream(ctx context.Context, out chan<- *Proposal) error {
 	log := p.s.Logger()
 	seen := map[string]bool{}
 	for {
@@ -170,11 +173,11 @@ func (p *Participant) stream(ctx context.Context, out chan<- *Proposal) error {
 
 // Lookup returns the proposal of transaction txID for this site, decided
 // or not: ErrUnknownTx if there is no such transaction, ErrNotInTx if it
-// does not name this site. Like Transactions, it creates the liveness node
+// does not name this site. Like Run, it creates the liveness node
 // when the transaction is undecided and this site has not voted. Cost: 2
 // getChildren + 1 getData (+1 create, + a getData per vote or decision
 // found).
-func (p *Participant) Lookup(ctx context.Context, txID string) (*Proposal, error) {
+func (p *Site) Lookup(ctx context.Context, txID string) (*Proposal, error) {
 	if err := p.check(ctx); err != nil {
 		return nil, err
 	}
@@ -186,7 +189,7 @@ func (p *Participant) Lookup(ctx context.Context, txID string) (*Proposal, error
 
 // examine reads transaction tx for this site. Unless all is set it returns
 // nil for a decided transaction this site did not vote commit in.
-func (p *Participant) examine(ctx context.Context, tx string, all bool) (*Proposal, error) {
+func (p *Site) examine(ctx context.Context, tx string, all bool) (*Proposal, error) {
 	txPath := zkpath.Join(p.root, tx)
 	kids, _, err := children(ctx, p.s, txPath)
 	if errors.Is(err, zk.ErrNoNode) {
@@ -259,7 +262,7 @@ var aliveData = []byte(recipes.ProcessID())
 // replaced in one multi (delete + create), so the coordinator never sees
 // the site without one. Cost: 1 create; if one exists: +1 exists (+1
 // multi).
-func (p *Participant) markAlive(ctx context.Context, sitePath string) error {
+func (p *Site) markAlive(ctx context.Context, sitePath string) error {
 	path := zkpath.Join(sitePath, aliveNode)
 	replace := []any{
 		&zk.DeleteRequest{Path: path, Version: -1},
@@ -320,7 +323,7 @@ func (p *Participant) markAlive(ctx context.Context, sitePath string) error {
 // Proposal is one transaction as a site sees it. Its fields are fixed when
 // it is read; votes and the decision are in ZooKeeper.
 type Proposal struct {
-	p        *Participant
+	p        *Site
 	tx       string
 	path     string
 	sitePath string
@@ -393,7 +396,7 @@ func (pr *Proposal) Deadline() time.Time {
 //
 // Voting Commit means this site is prepared: it must be able to commit
 // whatever happens to it, until it learns the decision (Await, possibly
-// after a restart: Transactions delivers again a decided transaction whose
+// after a restart: Run delivers again a decided transaction whose
 // site has not finished, until it is collected).
 //
 // Cost: 1 create (+1 getData when a vote exists). Wakes the coordinator's
@@ -522,10 +525,10 @@ func (pr *Proposal) Await(ctx context.Context) (Decision, error) {
 // Finish records that this site has applied the decision: it creates
 // <root>/<tx>/<site>/done (only if the decision exists, in the same multi)
 // and deletes the site's liveness node if it is our session's (a node
-// another process of this site took over is left to that process). Transactions does not deliver a
+// another process of this site took over is left to that process). Run does not deliver a
 // finished transaction again. Call it once the decision is applied
 // durably; a site that stops before it gets the transaction again from its
-// next Transactions (so applying a decision must be idempotent). Finishing
+// next Run (so applying a decision must be idempotent). Finishing
 // twice is fine. An undecided transaction is ErrNotDecided; a missing one,
 // ErrUnknownTx.
 //

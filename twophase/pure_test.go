@@ -196,20 +196,20 @@ func TestOptions(t *testing.T) {
 		t.Fatalf("defaults: %+v %+v", c, p)
 	}
 	c = newCoordinatorConfig([]CoordinatorOption{WithVoteTimeout(time.Second), WithRetention(time.Minute), nil})
-	p = newParticipantConfig([]ParticipantOption{nil, WithDeadline(2 * time.Second)})
+	p = newParticipantConfig([]SiteOption{nil, WithDeadline(2 * time.Second)})
 	if c.voteTimeout != time.Second || p.deadline != 2*time.Second || c.retention != time.Minute {
 		t.Fatalf("set: %+v %+v", c, p)
 	}
 	c = newCoordinatorConfig([]CoordinatorOption{WithVoteTimeout(-1), WithRetention(0)})
-	p = newParticipantConfig([]ParticipantOption{WithDeadline(-1)})
+	p = newParticipantConfig([]SiteOption{WithDeadline(-1)})
 	if c.voteTimeout != DefaultVoteTimeout || p.deadline != 0 || c.retention != DefaultRetention {
 		t.Fatalf("non-positive: %+v %+v", c, p)
 	}
 	// An option of one kind cannot be given to the other constructor.
-	co, po := reflect.TypeOf(CoordinatorOption(nil)), reflect.TypeOf(ParticipantOption(nil))
+	co, po := reflect.TypeOf(CoordinatorOption(nil)), reflect.TypeOf(SiteOption(nil))
 	for _, o := range []any{WithVoteTimeout(1), WithRetention(1)} {
 		if reflect.TypeOf(o).AssignableTo(po) {
-			t.Errorf("%T is a ParticipantOption", o)
+			t.Errorf("%T is a SiteOption", o)
 		}
 	}
 	if reflect.TypeOf(WithDeadline(1)).AssignableTo(co) {
@@ -227,7 +227,7 @@ func TestNewValidates(t *testing.T) {
 		s           *recipes.Session
 		root, site  string
 		coordinator []error // NewCoordinator's; nil: success
-		participant []error // NewParticipant's; nil: success
+		participant []error // NewSite's; nil: success
 	}{
 		{"valid", s, "/app/tx", "bank-a", nil, nil},
 		{"nil session", nil, "/app/tx", "bank-a", []error{recipes.ErrNilSession}, []error{recipes.ErrNilSession}},
@@ -250,8 +250,8 @@ func TestNewValidates(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := NewCoordinator(tc.s, tc.root, WithVoteTimeout(time.Second), nil)
 			checkNew(t, "NewCoordinator", c != nil, err, tc.coordinator)
-			p, err := NewParticipant(tc.s, tc.root, tc.site, WithDeadline(time.Second), nil)
-			checkNew(t, "NewParticipant", p != nil, err, tc.participant)
+			p, err := NewSite(tc.s, tc.root, tc.site, WithDeadline(time.Second), nil)
+			checkNew(t, "NewSite", p != nil, err, tc.participant)
 		})
 	}
 }

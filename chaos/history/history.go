@@ -92,7 +92,7 @@ const (
 	// KindResume: the new session of a crashed Client took up transaction
 	// Key. A coordinator: found it by Pending (Detail "pending") or resumed
 	// the one it had decided before its crash (Detail "decided"), then
-	// decides it (a decide operation follows). A participant: Transactions
+	// decides it (a decide operation follows). A participant: Run
 	// delivered again a transaction it had not finished when it crashed
 	// (Detail "voted commit", "voted abort" or "not voted"), which it
 	// then votes in if it has not and learns (a learn operation follows).

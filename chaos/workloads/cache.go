@@ -276,7 +276,7 @@ func startReader(ctx context.Context, c *cluster.Client, s *recipes.Session, tre
 	if err != nil {
 		return nil, err
 	}
-	r := &treeReader{c: c, s: s, tc: tc, stream: tc.Start(context.WithoutCancel(ctx)), done: make(chan struct{})}
+	r := &treeReader{c: c, s: s, tc: tc, stream: tc.Watch(context.WithoutCancel(ctx)), done: make(chan struct{})}
 	go func() {
 		defer close(r.done)
 		for ev := range r.stream.C {

@@ -212,8 +212,10 @@ func discProviderClient(ctx context.Context, env *cluster.Env, c *cluster.Client
 			p, err = newForgetful(lctx, s, base+"/"+discoveryService)
 		} else {
 			var dp *discovery.Provider
-			if dp, err = d.NewProvider(lctx, discoveryService); err == nil {
-				p = dp
+			if dp, err = d.NewProvider(discoveryService); err == nil {
+				if err = dp.Start(lctx); err == nil {
+					p = dp
+				}
 			}
 		}
 		cancel()
@@ -357,7 +359,7 @@ type discSlot struct {
 	id         string
 	version    int64
 	reg        *discovery.Registration
-	unregister bool // the last Unregister failed: try again
+	unregister bool // the last Leave failed: try again
 }
 
 // discRegistrantClient runs a registrant's lives (one unless mortal) until
@@ -456,7 +458,7 @@ func discLive(ctx context.Context, c *cluster.Client, d *discovery.Discovery, pr
 			}
 		case sl.unregister || rand.IntN(5) == 0:
 			op := c.Log.Invoke(history.FnUnregister, sl.id, 0)
-			err := sl.reg.Unregister(octx)
+			err := sl.reg.Leave(octx)
 			switch {
 			case err == nil:
 				op.OK(0)

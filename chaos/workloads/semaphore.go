@@ -12,19 +12,19 @@ import (
 
 // Semaphore is the workload of lock.Semaphore: every client, with its own
 // recipes.Session on its own link, loops Acquire, a short pause inside the
-// lease, and Release, on a semaphore of N leases. It records each lease as
-// a holding from Acquire's return to the moment Lease.Context is done (lost)
-// or Release is called (released). Leases do not write: with n > 1
+// permit, and Release, on a semaphore of N permits. It records each permit as
+// a holding from Acquire's return to the moment Permit.Context is done (lost)
+// or Release is called (released). Permits do not write: with n > 1
 // concurrent holders, fencing order is not an invariant.
 //
 // Checked by: at most N holders at any instant, liveness after every heal,
 // and no nodes left once the clients quiesced and after every session
 // closed.
 type Semaphore struct {
-	// N is the number of leases. Default: one less than the clients (at
+	// N is the number of permits. Default: one less than the clients (at
 	// least 1), so that clients contend.
 	N int
-	// Hold is the time a lease is held. Default 20 ms.
+	// Hold is the time a permit is held. Default 20 ms.
 	Hold time.Duration
 }
 

@@ -19,7 +19,7 @@ import (
 )
 
 // TwoPhase is the workload of package twophase: the first client is the
-// coordinator, every other client a site (a Participant), each with its own
+// coordinator, every other client a twophase.Site, each with its own
 // recipes.Session on its own link. The coordinator begins transactions
 // "tx-<n>" among all sites one after another, recorded as begin
 // operations, and records Decide as a decide operation (Key = tx, ok
@@ -40,7 +40,7 @@ import (
 // reach it) takes over: the coordinator resumes every transaction Pending
 // lists and decides it, and after its crash past a decision resumes that
 // transaction and decides it again (it must read the decision written);
-// the site streams Transactions again and gets back the transactions it
+// the site runs Site.Run again and gets back the transactions it
 // had not finished, votes in them if it had not, learns their decision
 // and finishes them (recorded as resume events). A crash waits until no
 // fault window is open and a session timeout has passed since the last
@@ -454,7 +454,7 @@ func decisionValue(d twophase.Decision) int64 {
 }
 
 // site runs one participant. After a crash (see crashes) it streams
-// Transactions again with a new session and a new Participant, and keeps
+// Site.Run again with a new session and a new Site, and keeps
 // going until it got back every transaction it had not finished, even
 // when ctx is done meanwhile.
 func (w *TwoPhase) site(ctx, finish context.Context, env *cluster.Env, c *cluster.Client, root string, i int, plan *crashes) error {
@@ -475,7 +475,7 @@ func (w *TwoPhase) site(ctx, finish context.Context, env *cluster.Env, c *cluste
 	)
 	seen := 0
 	for {
-		p, perr := twophase.NewParticipant(s, root, c.Name, twophase.WithDeadline(5*st))
+		p, perr := twophase.NewSite(s, root, c.Name, twophase.WithDeadline(5*st))
 		if perr != nil {
 			return fmt.Errorf("chaos: %s: %w", c.Log.Name(), perr)
 		}
@@ -489,7 +489,7 @@ func (w *TwoPhase) site(ctx, finish context.Context, env *cluster.Env, c *cluste
 				scancel()
 			}
 		})
-		props := p.Transactions(sctx).C
+		props := p.Run(sctx).C
 		crashed, where, at := false, "", ""
 		for pr := range props {
 			seen++

@@ -228,7 +228,7 @@ func (in *inspector) semaphore(rep *Report, path string, l Layout) error {
 	}
 	leases := zkpath.Join(path, leasesChild)
 	var err error
-	if rep.Leases, err = in.nodes(rep, leases, lock.LeaseOrder(in.sub[leasesChild]), "lease"); err != nil {
+	if rep.Leases, err = in.nodes(rep, leases, lock.PermitOrder(in.sub[leasesChild]), "lease"); err != nil {
 		return err
 	}
 	if data, _, err := in.r.Get(leases); err == nil {

@@ -1,5 +1,5 @@
 // Package latest is the latest-value mailbox behind the recipes' coalescing
-// streams (group.Watch, leader.Election.Observe): a follower puts each new
+// streams (group.Watch, leader.Election.Watch): a follower puts each new
 // value and never waits; the reader receives the newest value not yet
 // received, never an older one after a newer one.
 package latest

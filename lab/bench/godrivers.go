@@ -380,7 +380,7 @@ func (d *zkrecipesDriver) WatchTree(ctx context.Context, root string) (int, erro
 	if err != nil {
 		return 0, err
 	}
-	events := tc.Start(context.WithoutCancel(ctx))
+	events := tc.Watch(context.WithoutCancel(ctx))
 	w := newTreeWatch(events.Stop)
 	go func() {
 		defer close(w.done)

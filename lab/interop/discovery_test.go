@@ -151,11 +151,11 @@ func TestDiscoveryGoSeenByCurator(t *testing.T) {
 			t.Fatalf("after the expiry Curator reads go-1 as %s (session 0x%x, was 0x%x)", v.Raw, s.ID(), old)
 		}
 
-		if err := r2.Unregister(ctx); err != nil {
+		if err := r2.Leave(ctx); err != nil {
 			t.Fatal(err)
 		}
 		waitPeer(t, ctx, p, "provider-all", "go-1")
-		if err := r1.Unregister(ctx); err != nil {
+		if err := r1.Leave(ctx); err != nil {
 			t.Fatal(err)
 		}
 		waitPeer(t, ctx, p, "provider-all", "")
@@ -245,11 +245,14 @@ func TestDiscoveryCuratorSeenByGo(t *testing.T) {
 		}
 
 		// Go's Provider follows Curator's changes.
-		prov, err := d.NewProvider(ctx, "api")
+		prov, err := d.NewProvider("api")
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer prov.Close()
+		if err := prov.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
 		waitGo := func(want string) []discovery.Instance {
 			t.Helper()
 			for {

@@ -176,10 +176,10 @@ func TestSemaphoreCountWithCurator(t *testing.T) {
 			return s, sem
 		}
 		// acquire takes a lease for client name, recording the acquisition.
-		acquire := func(name string, sem *lock.Semaphore, try bool) (*lock.Lease, error) {
+		acquire := func(name string, sem *lock.Semaphore, try bool) (*lock.Permit, error) {
 			log := h.rec.Client(name)
 			op := log.Invoke(history.FnAcquire, path, 0)
-			var l *lock.Lease
+			var l *lock.Permit
 			var err error
 			if try {
 				l, err = sem.TryAcquire(ctx)
@@ -194,7 +194,7 @@ func TestSemaphoreCountWithCurator(t *testing.T) {
 			log.Acquired(path, l.Fence().Token, "")
 			return l, nil
 		}
-		release := func(name string, l *lock.Lease) {
+		release := func(name string, l *lock.Permit) {
 			t.Helper()
 			h.rec.Client(name).Released(path, l.Fence().Token)
 			if err := l.Release(ctx); err != nil {
@@ -213,7 +213,7 @@ func TestSemaphoreCountWithCurator(t *testing.T) {
 			t.Fatalf("Curator's try at 1 held of 1 = %q, %v; want none", out, err)
 		}
 		// Raised by Curator: the Go waiter gets in.
-		wDone := make(chan *lock.Lease, 1)
+		wDone := make(chan *lock.Permit, 1)
 		go func() {
 			l, err := acquire("go-w", semW, false)
 			if err != nil {
@@ -247,8 +247,8 @@ func TestSemaphoreCountWithCurator(t *testing.T) {
 		// Lowered by Curator, 2 held: Go finds no lease.
 		set("curator", 2)
 		_, semT := newSem()
-		if _, err := acquire("go-t", semT, true); !errors.Is(err, lock.ErrNoLease) {
-			t.Fatalf("Go's try at 2 held of 2 = %v, want ErrNoLease", err)
+		if _, err := acquire("go-t", semT, true); !errors.Is(err, lock.ErrNoPermit) {
+			t.Fatalf("Go's try at 2 held of 2 = %v, want ErrNoPermit", err)
 		}
 		release("go-a", a)
 		release("go-w", w)

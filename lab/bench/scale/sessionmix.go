@@ -287,7 +287,7 @@ func mixOnce(ctx context.Context, env *Env, admin *zk.Conn, n int) (mixPoint, er
 			if err != nil {
 				return err
 			}
-			st := c.Start(cacheCtx)
+			st := c.Watch(cacheCtx)
 			readers.Add(1)
 			go func() {
 				defer readers.Done()

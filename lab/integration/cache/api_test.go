@@ -55,31 +55,31 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// TestStartTwice: a cache runs once; a second Start fails with ErrStarted
+// TestStartTwice: a cache runs once; a second Watch fails with ErrStarted
 // and sends nothing, and a nil ctx does not count as a start.
 func TestStartTwice(t *testing.T) {
 	e := ensemble(t)
 	s, counter := testutil.CountedSession(t, e.Addrs())
 	c := newNode(t, s, testPath(t))
 	//lint:ignore SA1012 a nil ctx is the bad input under test
-	nilStream := c.Start(nil) //nolint:staticcheck
+	nilStream := c.Watch(nil) //nolint:staticcheck
 	for range nilStream.C {
 	}
 	if err := nilStream.Err(); !errors.Is(err, recipes.ErrBadArgument) {
-		t.Fatalf("Start(nil): %v, want ErrBadArgument", err)
+		t.Fatalf("Watch(nil): %v, want ErrBadArgument", err)
 	}
-	r := record(t, c.Start(ctxT(t, time.Minute)))
+	r := record(t, c.Watch(ctxT(t, time.Minute)))
 	r.waitCount(t, 10*time.Second, cache.EventInitialized, 1)
 	before := settled(t, counter)
-	again := c.Start(ctxT(t, time.Minute))
+	again := c.Watch(ctxT(t, time.Minute))
 	for range again.C {
-		t.Fatal("the second Start sent an event")
+		t.Fatal("the second Watch sent an event")
 	}
 	if err := again.Err(); !errors.Is(err, cache.ErrStarted) {
-		t.Fatalf("second Start: %v, want ErrStarted", err)
+		t.Fatalf("second Watch: %v, want ErrStarted", err)
 	}
 	if d := counter.Snapshot().Sub(before); d.Total() != 0 {
-		t.Fatalf("the second Start sent %v", d.Requests)
+		t.Fatalf("the second Watch sent %v", d.Requests)
 	}
 }
 
@@ -99,7 +99,7 @@ func TestDoneCtxSendsNothing(t *testing.T) {
 	cancel(cause)
 	before := settled(t, counter)
 	for _, st := range []*recipes.Stream[cache.Event]{
-		newNode(t, s, root).Start(done), newChildren(t, s, root).Start(done), newTree(t, s, root).Start(done),
+		newNode(t, s, root).Watch(done), newChildren(t, s, root).Watch(done), newTree(t, s, root).Watch(done),
 	} {
 		for ev := range st.C {
 			t.Fatalf("event %v from a done ctx", ev)
@@ -115,7 +115,7 @@ func TestDoneCtxSendsNothing(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	c := newTree(t, s, root)
-	st := c.Start(ctx)
+	st := c.Watch(ctx)
 	for ev := range st.C {
 		if ev.Type == cache.EventInitialized {
 			break
@@ -150,7 +150,7 @@ func TestSessionClosed(t *testing.T) {
 	s := connect(t, e.Addrs())
 	root := testPath(t)
 	c := newTree(t, s, root)
-	st := c.Start(ctxT(t, time.Minute))
+	st := c.Watch(ctxT(t, time.Minute))
 	for ev := range st.C {
 		if ev.Type == cache.EventInitialized {
 			break
@@ -162,7 +162,7 @@ func TestSessionClosed(t *testing.T) {
 	if err := st.Err(); !errors.Is(err, recipes.ErrClosed) {
 		t.Fatalf("stream error %v, want ErrClosed", err)
 	}
-	late := newNode(t, s, root).Start(ctxT(t, time.Minute))
+	late := newNode(t, s, root).Watch(ctxT(t, time.Minute))
 	for range late.C {
 	}
 	if err := late.Err(); !errors.Is(err, recipes.ErrClosed) {
@@ -181,7 +181,7 @@ func TestDepthAndFilter(t *testing.T) {
 	skip := func(p string) bool { return !strings.HasSuffix(p, "/c2") }
 	c := newTree(t, s, root, cache.WithMaxDepth(2), cache.WithFilter(skip))
 	sh := shape{rootData: true, maxDepth: 2, filter: skip}
-	r := record(t, c.Start(ctxT(t, time.Minute)))
+	r := record(t, c.Watch(ctxT(t, time.Minute)))
 	r.waitCount(t, 10*time.Second, cache.EventInitialized, 1)
 	converge(t, 10*time.Second, w, root, sh, c.Nodes)
 	// root + 2 children + 4 grandchildren; child watches on root and the 2.
@@ -214,7 +214,7 @@ func TestSlowReader(t *testing.T) {
 	mkdirs(t, w, root)
 	create(t, w, root+"/hot", "0")
 	c := newTree(t, s, root)
-	st := c.Start(ctxT(t, time.Minute))
+	st := c.Watch(ctxT(t, time.Minute))
 	for ev := range st.C {
 		if ev.Type == cache.EventInitialized {
 			break
@@ -262,7 +262,7 @@ func TestUnreadableNodeEndsStream(t *testing.T) {
 	if _, err := w.Conn().Create(root+"/secret", []byte("s"), 0, zk.DigestACL(zk.PermAll, "someone", "pw")); err != nil {
 		t.Fatal(err)
 	}
-	st := newTree(t, s, root).Start(ctxT(t, time.Minute))
+	st := newTree(t, s, root).Watch(ctxT(t, time.Minute))
 	for ev := range st.C {
 		if ev.Type == cache.EventInitialized {
 			t.Fatal("initialized without the unreadable node")
@@ -280,7 +280,7 @@ func TestWholeTree(t *testing.T) {
 	s, w := connect(t, e.Addrs()), connect(t, e.Addrs())
 	p := testPath(t) // deletes what an earlier run left
 	c := newTree(t, s, "/", cache.WithMaxDepth(2))
-	r := record(t, c.Start(ctxT(t, time.Minute)))
+	r := record(t, c.Watch(ctxT(t, time.Minute)))
 	r.waitCount(t, 10*time.Second, cache.EventInitialized, 1)
 	sh := shape{rootData: true, maxDepth: 2}
 	converge(t, 10*time.Second, w, "/", sh, c.Nodes)

@@ -26,7 +26,7 @@ func BenchmarkTreeCacheLoad(b *testing.B) {
 	start := time.Now()
 	for range b.N {
 		c := newTree(b, s, root)
-		st := c.Start(ctxT(b, time.Minute))
+		st := c.Watch(ctxT(b, time.Minute))
 		for ev := range st.C {
 			if ev.Type == cache.EventInitialized {
 				break
@@ -55,7 +55,7 @@ func BenchmarkTreeCacheChanges(b *testing.B) {
 	root := testPath(b)
 	buildTree(b, w, root, 10, 2)
 	c := newTree(b, s, root)
-	r := record(b, c.Start(ctxT(b, 10*time.Minute)))
+	r := record(b, c.Watch(ctxT(b, 10*time.Minute)))
 	r.waitCount(b, 10*time.Second, cache.EventInitialized, 1)
 	leaves := make([]string, 0, 100)
 	for i := range 10 {

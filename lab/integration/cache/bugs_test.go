@@ -61,11 +61,11 @@ func TestReopenKeepsOneWatchPerNode(t *testing.T) {
 	for round := range 10 {
 		before := counter.Snapshot()
 		c := newTree(t, s, root)
-		r := record(t, c.Start(ctxT(t, time.Minute)))
+		r := record(t, c.Watch(ctxT(t, time.Minute)))
 		r.waitCount(t, 10*time.Second, cache.EventInitialized, 1)
 		if round == 1 { // two caches at once share the watches
 			other := newTree(t, s, root)
-			ro := record(t, other.Start(ctxT(t, time.Minute)))
+			ro := record(t, other.Watch(ctxT(t, time.Minute)))
 			ro.waitCount(t, 10*time.Second, cache.EventInitialized, 1)
 			converge(t, 10*time.Second, w, root, treeShape, other.Nodes)
 			if got := zkWatchers(t, s.Conn()); got != want {
@@ -111,7 +111,7 @@ func TestMissingRootBounded(t *testing.T) {
 	mkdirs(t, w, parent)
 	root := parent + "/root"
 	c := newTree(t, s, root)
-	r := record(t, c.Start(ctxT(t, 2*time.Minute)))
+	r := record(t, c.Watch(ctxT(t, 2*time.Minute)))
 	r.waitCount(t, 10*time.Second, cache.EventInitialized, 1)
 	start := counter.Snapshot()
 	for range 30 {
@@ -154,8 +154,8 @@ func TestRecreatedWhileCut(t *testing.T) {
 	create(t, w, x, "same")
 	kids := newChildren(t, s, parent)
 	one := newNode(t, s, x)
-	rk := record(t, kids.Start(ctxT(t, time.Minute)))
-	rn := record(t, one.Start(ctxT(t, time.Minute)))
+	rk := record(t, kids.Watch(ctxT(t, time.Minute)))
+	rn := record(t, one.Watch(ctxT(t, time.Minute)))
 	rk.waitCount(t, 10*time.Second, cache.EventInitialized, 1)
 	rn.waitCount(t, 10*time.Second, cache.EventInitialized, 1)
 	if err := link.Cut(); err != nil {
@@ -190,7 +190,7 @@ func TestRootAddedAndRemovedAgain(t *testing.T) {
 	root := parent + "/root"
 	for _, depth := range []int{0, 3} {
 		c := newTree(t, s, root, cache.WithMaxDepth(depth))
-		r := record(t, c.Start(ctxT(t, time.Minute)))
+		r := record(t, c.Watch(ctxT(t, time.Minute)))
 		r.waitCount(t, 10*time.Second, cache.EventInitialized, 1)
 		for i := range 5 {
 			create(t, w, root, fmt.Sprint(i))
@@ -218,7 +218,7 @@ func TestChangeThenDelete(t *testing.T) {
 	root := testPath(t)
 	mkdirs(t, w, root)
 	c := newTree(t, s, root)
-	r := record(t, c.Start(ctxT(t, 2*time.Minute)))
+	r := record(t, c.Watch(ctxT(t, 2*time.Minute)))
 	r.waitCount(t, 10*time.Second, cache.EventInitialized, 1)
 	var wg sync.WaitGroup
 	for g := range 4 {
@@ -271,7 +271,7 @@ func TestChildGoneDuringLoad(t *testing.T) {
 			_ = w.Conn().Delete(fmt.Sprintf("%s/c%03d", parent, i), -1)
 		}
 	}()
-	r := record(t, c.Start(ctxT(t, time.Minute)))
+	r := record(t, c.Watch(ctxT(t, time.Minute)))
 	r.waitCount(t, 20*time.Second, cache.EventInitialized, 1)
 	<-deleted
 	converge(t, 20*time.Second, w, parent, childrenShape, c.Current)
@@ -299,7 +299,7 @@ func TestStartWhileDisconnected(t *testing.T) {
 	}
 	waitState(t, 10*time.Second, s, recipes.StateSuspended)
 	c := newTree(t, s, root)
-	r := record(t, c.Start(ctxT(t, time.Minute)))
+	r := record(t, c.Watch(ctxT(t, time.Minute)))
 	set(t, w, root+"/c1", "changed while cut")
 	if err := link.Restore(); err != nil {
 		t.Fatal(err)
@@ -328,9 +328,9 @@ func TestCacheNeverWrites(t *testing.T) {
 	mkdirs(t, w, base)
 	tree, kids, one := newTree(t, s, root), newChildren(t, s, root), newNode(t, s, root)
 	rs := []*recorder{
-		recordNamed(t, "tree", tree.Start(ctxT(t, time.Minute))),
-		recordNamed(t, "children", kids.Start(ctxT(t, time.Minute))),
-		recordNamed(t, "node", one.Start(ctxT(t, time.Minute))),
+		recordNamed(t, "tree", tree.Watch(ctxT(t, time.Minute))),
+		recordNamed(t, "children", kids.Watch(ctxT(t, time.Minute))),
+		recordNamed(t, "node", one.Watch(ctxT(t, time.Minute))),
 	}
 	for _, r := range rs {
 		r.waitCount(t, 10*time.Second, cache.EventInitialized, 1)
@@ -385,9 +385,9 @@ func TestChurn(t *testing.T) {
 	mkdirs(t, w, root)
 	tree, kids, one := newTree(t, s, root), newChildren(t, s, root), newNode(t, s, root+"/g0")
 	rs := []*recorder{
-		recordNamed(t, "tree", tree.Start(ctxT(t, 2*time.Minute))),
-		recordNamed(t, "children", kids.Start(ctxT(t, 2*time.Minute))),
-		recordNamed(t, "node", one.Start(ctxT(t, 2*time.Minute))),
+		recordNamed(t, "tree", tree.Watch(ctxT(t, 2*time.Minute))),
+		recordNamed(t, "children", kids.Watch(ctxT(t, 2*time.Minute))),
+		recordNamed(t, "node", one.Watch(ctxT(t, 2*time.Minute))),
 	}
 	for _, r := range rs {
 		r.waitCount(t, 10*time.Second, cache.EventInitialized, 1)
@@ -436,7 +436,7 @@ func TestReplacedParentChildAddedOnce(t *testing.T) {
 	mkdirs(t, w, root+"/g")
 	create(t, w, root+"/g/a", "a")
 	tree := newTree(t, s, root)
-	r := record(t, tree.Start(ctxT(t, time.Minute)))
+	r := record(t, tree.Watch(ctxT(t, time.Minute)))
 	r.waitCount(t, 10*time.Second, cache.EventInitialized, 1)
 	for i := range 10 {
 		if _, err := w.Conn().Multi(

@@ -23,7 +23,7 @@ func TestNodeCache(t *testing.T) {
 	mkdirs(t, w, root)
 	p := root + "/n"
 	c := newNode(t, s, p)
-	r := record(t, c.Start(ctxT(t, time.Minute)))
+	r := record(t, c.Watch(ctxT(t, time.Minute)))
 	r.waitCount(t, 10*time.Second, cache.EventInitialized, 1)
 	if _, ok := c.Current(); ok {
 		t.Fatal("a missing node is cached")
@@ -53,7 +53,7 @@ func TestChildrenCache(t *testing.T) {
 	create(t, w, p, "parent data")
 	create(t, w, p+"/a", "a1")
 	c := newChildren(t, s, p)
-	r := record(t, c.Start(ctxT(t, time.Minute)))
+	r := record(t, c.Watch(ctxT(t, time.Minute)))
 	r.waitCount(t, 10*time.Second, cache.EventInitialized, 1)
 	converge(t, 10*time.Second, w, p, childrenShape, c.Current)
 	create(t, w, p+"/b", "b1")
@@ -82,7 +82,7 @@ func TestTreeCacheConverges(t *testing.T) {
 	root := testPath(t)
 	mkdirs(t, w, root)
 	c := newTree(t, s, root)
-	r := record(t, c.Start(ctxT(t, 2*time.Minute)))
+	r := record(t, c.Watch(ctxT(t, 2*time.Minute)))
 	r.waitCount(t, 10*time.Second, cache.EventInitialized, 1)
 	rng := rand.New(rand.NewSource(1))
 	paths := []string{root}

@@ -58,7 +58,7 @@ func TestTreeCacheCosts(t *testing.T) {
 	sentinel := root + "/c0"
 	before := settled(t, counter)
 	c := newTree(t, s, root)
-	r := record(t, c.Start(ctxT(t, time.Minute)))
+	r := record(t, c.Watch(ctxT(t, time.Minute)))
 	r.waitCount(t, 10*time.Second, cache.EventInitialized, 1)
 	testutil.WantOps(t, "start", settled(t, counter).Sub(before), map[zkcount.Op]int64{getData: int64(n), children: int64(n)})
 	barrier(t, w, r, sentinel)
@@ -94,7 +94,7 @@ func TestChildrenCacheCosts(t *testing.T) {
 	sentinel := root + "/c0"
 	before := settled(t, counter)
 	c := newChildren(t, s, root)
-	r := record(t, c.Start(ctxT(t, time.Minute)))
+	r := record(t, c.Watch(ctxT(t, time.Minute)))
 	r.waitCount(t, 10*time.Second, cache.EventInitialized, 1)
 	testutil.WantOps(t, "start", settled(t, counter).Sub(before), map[zkcount.Op]int64{getData: 3, children: 1})
 	barrier(t, w, r, sentinel)
@@ -114,7 +114,7 @@ func TestChildrenCacheCosts(t *testing.T) {
 }
 
 // TestRootCosts: a root deleted costs 1 exists (which watches for its
-// creation), and its creation the reads of Start, for each kind of cache.
+// creation), and its creation the reads of Watch, for each kind of cache.
 func TestRootCosts(t *testing.T) {
 	e := ensemble(t)
 	w := connect(t, e.Addrs())
@@ -129,15 +129,15 @@ func TestRootCosts(t *testing.T) {
 	}{
 		{"node", func(root string) (*recorder, func() []cache.Node) {
 			c := newNode(t, s, root)
-			return record(t, c.Start(ctxT(t, time.Minute))), nodeList(c)
+			return record(t, c.Watch(ctxT(t, time.Minute))), nodeList(c)
 		}, nodeShape, map[zkcount.Op]int64{getData: 1}},
 		{"children", func(root string) (*recorder, func() []cache.Node) {
 			c := newChildren(t, s, root)
-			return record(t, c.Start(ctxT(t, time.Minute))), c.Current
+			return record(t, c.Watch(ctxT(t, time.Minute))), c.Current
 		}, childrenShape, map[zkcount.Op]int64{children: 1}},
 		{"tree", func(root string) (*recorder, func() []cache.Node) {
 			c := newTree(t, s, root)
-			return record(t, c.Start(ctxT(t, time.Minute))), c.Nodes
+			return record(t, c.Watch(ctxT(t, time.Minute))), c.Nodes
 		}, treeShape, map[zkcount.Op]int64{getData: 1, children: 1}},
 	} {
 		root := base + "/" + tc.kind

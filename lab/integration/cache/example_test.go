@@ -46,7 +46,7 @@ func ExampleNodeCache() {
 		fmt.Println(err)
 		return
 	}
-	events := c.Start(ctx) // 1 getData (+ 1 exists: the node is missing)
+	events := c.Watch(ctx) // 1 getData (+ 1 exists: the node is missing)
 	defer events.Stop()
 	show := func() {
 		ev := <-events.C
@@ -94,7 +94,7 @@ func ExampleChildrenCache() {
 		fmt.Println(err)
 		return
 	}
-	events := c.Start(ctx) // 1 getChildren + 1 getData per child
+	events := c.Watch(ctx) // 1 getChildren + 1 getData per child
 	defer events.Stop()
 	for ev := range events.C {
 		if ev.Type == cache.EventInitialized {
@@ -145,7 +145,7 @@ func ExampleTreeCache() {
 		fmt.Println(err)
 		return
 	}
-	events := c.Start(ctx) // 1 getData per node + 1 getChildren per node above the limit
+	events := c.Watch(ctx) // 1 getData per node + 1 getChildren per node above the limit
 	defer events.Stop()
 	for ev := range events.C {
 		if ev.Type == cache.EventInitialized {

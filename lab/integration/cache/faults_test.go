@@ -46,7 +46,7 @@ func TestCutConverges(t *testing.T) {
 		randomOp(t, w, rng, &paths)
 	}
 	c := newTree(t, s, root)
-	r := record(t, c.Start(ctxT(t, 2*time.Minute)))
+	r := record(t, c.Watch(ctxT(t, 2*time.Minute)))
 	r.waitCount(t, 10*time.Second, cache.EventInitialized, 1)
 	converge(t, 10*time.Second, w, root, treeShape, c.Nodes)
 
@@ -106,7 +106,7 @@ func TestExpiryConverges(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := newTree(t, s, root)
-	r := record(t, c.Start(ctxT(t, 2*time.Minute)))
+	r := record(t, c.Watch(ctxT(t, 2*time.Minute)))
 	r.waitCount(t, 10*time.Second, cache.EventInitialized, 1)
 	converge(t, 10*time.Second, w, root, treeShape, c.Nodes)
 
@@ -165,7 +165,7 @@ func TestLostReadIsReadAgain(t *testing.T) {
 			create(t, w, y, "y1")
 			defer hooks.SetCacheSkipReread(mutant)()
 			c := newTree(t, s, root)
-			r := record(t, c.Start(ctxT(t, time.Minute)))
+			r := record(t, c.Watch(ctxT(t, time.Minute)))
 			r.waitCount(t, 10*time.Second, cache.EventInitialized, 1)
 			waitFor(t, 10*time.Second, "the watches", func() bool { return zkWatchers(t, s.Conn()) == 6 })
 

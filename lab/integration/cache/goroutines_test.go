@@ -31,10 +31,10 @@ func TestNoGoroutinePerNode(t *testing.T) {
 		name  string
 		start func() *recipes.Stream[cache.Event]
 	}{
-		{"a tree of 1 node", func() *recipes.Stream[cache.Event] { return newTree(t, s, small).Start(ctxT(t, time.Minute)) }},
-		{fmt.Sprintf("a tree of %d nodes", n), func() *recipes.Stream[cache.Event] { return newTree(t, s, big).Start(ctxT(t, time.Minute)) }},
-		{"the 4 children of the root", func() *recipes.Stream[cache.Event] { return newChildren(t, s, big).Start(ctxT(t, time.Minute)) }},
-		{"one node", func() *recipes.Stream[cache.Event] { return newNode(t, s, big).Start(ctxT(t, time.Minute)) }},
+		{"a tree of 1 node", func() *recipes.Stream[cache.Event] { return newTree(t, s, small).Watch(ctxT(t, time.Minute)) }},
+		{fmt.Sprintf("a tree of %d nodes", n), func() *recipes.Stream[cache.Event] { return newTree(t, s, big).Watch(ctxT(t, time.Minute)) }},
+		{"the 4 children of the root", func() *recipes.Stream[cache.Event] { return newChildren(t, s, big).Watch(ctxT(t, time.Minute)) }},
+		{"one node", func() *recipes.Stream[cache.Event] { return newNode(t, s, big).Watch(ctxT(t, time.Minute)) }},
 	} {
 		r := record(t, tc.start())
 		r.waitCount(t, 10*time.Second, cache.EventInitialized, 1)

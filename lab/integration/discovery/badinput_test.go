@@ -59,11 +59,11 @@ func TestBadInputSendsNothing(t *testing.T) {
 		t.Errorf("Update too large = %v", err)
 	}
 	for _, opt := range []discovery.ProviderOption{discovery.WithStrategy(nil), discovery.WithFilter(nil), discovery.WithDownPolicy(-time.Second, 1)} {
-		if _, err := d.NewProvider(ctx, "api", opt); !errors.Is(err, recipes.ErrBadArgument) {
+		if _, err := d.NewProvider("api", opt); !errors.Is(err, recipes.ErrBadArgument) {
 			t.Errorf("NewProvider with a bad option = %v", err)
 		}
 	}
-	if _, err := d.NewProvider(ctx, ""); !errors.Is(err, discovery.ErrInvalidInstance) {
+	if _, err := d.NewProvider(""); !errors.Is(err, discovery.ErrInvalidInstance) {
 		t.Errorf("NewProvider of no name = %v", err)
 	}
 	if _, err := d.Instances(ctx, "a/b"); !errors.Is(err, discovery.ErrInvalidInstance) {
@@ -72,7 +72,7 @@ func TestBadInputSendsNothing(t *testing.T) {
 	if sent := c.Snapshot().Sub(before); sent.Total() != 0 {
 		t.Fatalf("bad input sent %v", sent.Requests)
 	}
-	if err := r.Unregister(ctx); err != nil {
+	if err := r.Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -63,7 +63,7 @@ func TestCost(t *testing.T) {
 	r3 := register(t, d, discovery.Instance{Name: "api", ID: "c"})
 	want("Register over another node", c.Snapshot().Sub(before),
 		map[zkcount.Op]int64{zkcount.OpExists: 2, zkcount.OpMulti: 1, zkcount.OpCreate: 1, zkcount.OpGetData: 1})
-	_ = theirs.Unregister(ctx) // not its node any more: sends, deletes nothing
+	_ = theirs.Leave(ctx) // not its node any more: sends, deletes nothing
 
 	// Update: 1 setData; the persistent.Node's watch fires on the change
 	// and is set again (1 exists).
@@ -99,9 +99,18 @@ func TestCost(t *testing.T) {
 	}
 	want("Instance", c.Snapshot().Sub(before), map[zkcount.Op]int64{zkcount.OpGetData: 1})
 
-	// A provider: the load is 1 getChildren + 1 getData per instance, with
-	// watches; reading it sends nothing.
+	// A provider: NewProvider sends nothing (a constructor; it sent the
+	// load before Start existed); Start's load is 1 getChildren + 1 getData per instance,
+	// with watches; reading it sends nothing.
 	before = c.Snapshot()
+	unstarted, err := d.NewProvider("api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want("NewProvider", c.Snapshot().Sub(before), map[zkcount.Op]int64{})
+	if err := unstarted.Close(); err != nil {
+		t.Fatal(err)
+	}
 	p := newProvider(t, d, "api")
 	for range 10 {
 		if _, err := p.Pick(); err != nil {
@@ -109,7 +118,7 @@ func TestCost(t *testing.T) {
 		}
 	}
 	_ = p.Instances()
-	want("NewProvider of 3, 10 Picks", c.Snapshot().Sub(before), map[zkcount.Op]int64{zkcount.OpGetChildren2: 1, zkcount.OpGetData: 3})
+	want("Start of 3, 10 Picks", c.Snapshot().Sub(before), map[zkcount.Op]int64{zkcount.OpGetChildren2: 1, zkcount.OpGetData: 3})
 	// Another client's changes: an instance added is 1 getChildren + 1
 	// getData, a data change 1 getData, a removal 1 getChildren.
 	dOther := newDiscovery(t, other, base)
@@ -127,7 +136,7 @@ func TestCost(t *testing.T) {
 	<-ch
 	want("provider: one changed", c.Snapshot().Sub(before), map[zkcount.Op]int64{zkcount.OpGetData: 1})
 	before = c.Snapshot()
-	if err := added.Unregister(ctx); err != nil {
+	if err := added.Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
 	waitInstances(t, p, "a,b,c")
@@ -141,7 +150,7 @@ func TestCost(t *testing.T) {
 	delete(removed.Requests, zkcount.OpGetData)
 	want("provider: one removed", removed, map[zkcount.Op]int64{zkcount.OpGetChildren2: 1})
 
-	// Unregister: 1 exists + 1 delete. (The provider's watch on the node
+	// Leave: 1 exists + 1 delete. (The provider's watch on the node
 	// fires; it reads nothing for a deletion but lists the service: 1
 	// getChildren.)
 	if err := p.Close(); err != nil {
@@ -149,12 +158,12 @@ func TestCost(t *testing.T) {
 	}
 	for _, r := range []*discovery.Registration{r, r2, r3} {
 		before = c.Snapshot()
-		if err := r.Unregister(ctx); err != nil {
+		if err := r.Leave(ctx); err != nil {
 			t.Fatal(err)
 		}
-		want("Unregister", c.Snapshot().Sub(before), map[zkcount.Op]int64{zkcount.OpExists: 1, zkcount.OpDelete: 1})
+		want("Leave", c.Snapshot().Sub(before), map[zkcount.Op]int64{zkcount.OpExists: 1, zkcount.OpDelete: 1})
 	}
-	if err := setup.Unregister(ctx); err != nil {
+	if err := setup.Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -183,11 +192,14 @@ func TestDoneCtxSendsNothing(t *testing.T) {
 			_, err := d.Instance(done, "api", "a")
 			return err
 		},
-		"Update":     func() error { return r.Update(done, r.Instance()) },
-		"Unregister": func() error { return r.Unregister(done) },
-		"NewProvider": func() error {
-			_, err := d.NewProvider(done, "api")
-			return err
+		"Update": func() error { return r.Update(done, r.Instance()) },
+		"Leave":  func() error { return r.Leave(done) },
+		"Provider.Start": func() error {
+			p, err := d.NewProvider("api")
+			if err != nil {
+				return err
+			}
+			return p.Start(done)
 		},
 	}
 	for name, call := range calls {
@@ -198,8 +210,8 @@ func TestDoneCtxSendsNothing(t *testing.T) {
 	if sent := c.Snapshot().Sub(before); sent.Total() != 0 {
 		t.Fatalf("a done ctx sent %v", sent.Requests)
 	}
-	// Unregister with a done ctx changed nothing: it works afterwards.
-	if err := r.Unregister(ctx); err != nil {
+	// Leave with a done ctx changed nothing: it works afterwards.
+	if err := r.Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
 }

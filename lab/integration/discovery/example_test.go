@@ -33,21 +33,21 @@ func ExampleProvider() {
 		return
 	}
 	b, _ := reg.Register(ctx, discovery.Instance{Name: "orders", ID: "b", Address: "10.0.0.2", Port: 8080})
-	defer a.Unregister(ctx)
+	defer a.Leave(ctx)
 
 	d, _ := discovery.New(client, "/examples/services")
-	p, err := d.NewProvider(ctx, "orders") // round robin
-	if err != nil {
+	p, _ := d.NewProvider("orders") // round robin; sends nothing
+	defer p.Close()
+	if err := p.Start(ctx); err != nil { // loads the instances
 		fmt.Println(err)
 		return
 	}
-	defer p.Close()
 	for range 3 {
 		inst, _ := p.Pick()
 		fmt.Println("picked", inst.ID, inst.Address)
 	}
 	changed := p.Changed()
-	_ = b.Unregister(ctx)
+	_ = b.Leave(ctx)
 	<-changed // the provider has read the change
 	fmt.Println(len(p.Instances()), "left")
 	// Output:
@@ -72,7 +72,7 @@ func ExampleDiscovery_Instance() {
 		fmt.Println(err)
 		return
 	}
-	defer r.Unregister(ctx)
+	defer r.Leave(ctx)
 
 	names, _ := d.Names(ctx)
 	inst, _ := d.Instance(ctx, "billing", "b-1")

@@ -11,15 +11,18 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
-// newProvider is Discovery.NewProvider for arguments the test knows to be
-// valid; the Provider is closed at cleanup.
+// newProvider is Discovery.NewProvider and Provider.Start for arguments
+// the test knows to be valid; the Provider is closed at cleanup.
 func newProvider(tb testing.TB, d *discovery.Discovery, name string, opts ...discovery.ProviderOption) *discovery.Provider {
 	tb.Helper()
-	p, err := d.NewProvider(ctxT(tb, time.Minute), name, opts...)
+	p, err := d.NewProvider(name, opts...)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = p.Close() })
+	if err := p.Start(ctxT(tb, time.Minute)); err != nil {
+		tb.Fatal(err)
+	}
 	return p
 }
 
@@ -71,7 +74,7 @@ func TestProviderFollows(t *testing.T) {
 	}
 	waitInstances(t, p, "i-0,i-1,i-2")
 	// Gone.
-	if err := regs[0].Unregister(ctx); err != nil {
+	if err := regs[0].Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
 	waitInstances(t, p, "i-1,i-2")
@@ -90,7 +93,7 @@ func TestProviderFollows(t *testing.T) {
 	// Every instance gone, then the service node itself: the provider
 	// waits for it to come back.
 	for _, r := range regs[1:] {
-		if err := r.Unregister(ctx); err != nil {
+		if err := r.Leave(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -100,7 +103,7 @@ func TestProviderFollows(t *testing.T) {
 	}
 	r := register(t, d, discovery.Instance{Name: "api", ID: "back"})
 	waitInstances(t, p, "back")
-	if err := r.Unregister(ctx); err != nil {
+	if err := r.Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
 	waitInstances(t, p, "")
@@ -116,12 +119,9 @@ func TestProviderClose(t *testing.T) {
 	s := connect(t, e.Addrs())
 	d := newDiscovery(t, s, basePath(t))
 	register(t, d, discovery.Instance{Name: "api", ID: "i"})
-	p, err := d.NewProvider(ctxT(t, time.Minute), "api")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := newProvider(t, d, "api")
 	if ids(p.Instances()) != "i" {
-		t.Fatalf("NewProvider returned before the load: [%s]", ids(p.Instances()))
+		t.Fatalf("Start returned before the load: [%s]", ids(p.Instances()))
 	}
 	ch := p.Changed()
 	if err := p.Close(); err != nil {
@@ -208,7 +208,7 @@ func TestProviderStrategies(t *testing.T) {
 		}
 	}
 	// Its instance gone: it moves, and sticks again.
-	if err := regs[first].Unregister(ctx); err != nil {
+	if err := regs[first].Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "the sticky provider to see it gone", func() bool { return len(sticky.Instances()) == 2 })
@@ -276,11 +276,11 @@ func TestProviderAfterExpiry(t *testing.T) {
 		t.Fatal("the session did not change")
 	}
 	// And it still follows on the new session.
-	if err := r2.Unregister(ctx); err != nil {
+	if err := r2.Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
 	waitInstances(t, p, "a")
-	if err := r1.Unregister(ctx); err != nil {
+	if err := r1.Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
 	waitInstances(t, p, "")

@@ -14,7 +14,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
-// Register, query, Update and Unregister, with the node layout Curator
+// Register, query, Update and Leave, with the node layout Curator
 // uses: "<base>/<name>/<id>", EPHEMERAL for Dynamic and PERSISTENT for
 // Static and Permanent, the parents container nodes (see TestCost: the
 // server does not show a container in its stat), the data the instance's
@@ -127,31 +127,31 @@ func TestRegisterQueryUnregister(t *testing.T) {
 		t.Fatalf("second Register of dyn-1 = %v", err)
 	}
 
-	// Unregister deletes; the Registration is then spent.
+	// Leave deletes; the Registration is then spent.
 	for _, r := range []*discovery.Registration{r, static, perm} {
-		if err := r.Unregister(ctx); err != nil {
+		if err := r.Leave(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if _, st := node(t, s, r.Path()); st != nil {
-			t.Fatalf("%s still there after Unregister", r.Path())
+			t.Fatalf("%s still there after Leave", r.Path())
 		}
 	}
-	if err := r.Unregister(ctx); !errors.Is(err, discovery.ErrUnregistered) {
-		t.Fatalf("second Unregister = %v", err)
+	if err := r.Leave(ctx); !errors.Is(err, discovery.ErrUnregistered) {
+		t.Fatalf("second Leave = %v", err)
 	}
 	if err := r.Update(ctx, got); !errors.Is(err, discovery.ErrUnregistered) {
-		t.Fatalf("Update after Unregister = %v", err)
+		t.Fatalf("Update after Leave = %v", err)
 	}
 	// The id can be registered again.
 	r2 := register(t, d, dyn)
-	if err := r2.Unregister(ctx); err != nil {
+	if err := r2.Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // A node already at the path (a previous run of the instance whose session
 // has not expired, or another registrant) is replaced by Register, as
-// Curator does; Unregister then deletes only our own node.
+// Curator does; Leave then deletes only our own node.
 func TestRegisterReplaces(t *testing.T) {
 	e := ensemble(t)
 	ctx := ctxT(t, time.Minute)
@@ -174,11 +174,11 @@ func TestRegisterReplaces(t *testing.T) {
 		t.Fatalf("node holds %s", data)
 	}
 	// The displaced registration neither deletes nor re-creates ours.
-	if err := rOld.Unregister(ctx); err != nil {
+	if err := rOld.Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, st2 := node(t, s, r.Path()); st2 == nil || st2.Czxid != st.Czxid {
-		t.Fatalf("the displaced registration's Unregister touched our node: %+v", st2)
+		t.Fatalf("the displaced registration's Leave touched our node: %+v", st2)
 	}
 	// A persistent node at the path is replaced too.
 	if _, err := s.Conn().Create(base+"/api/i-2", []byte("{}"), 0, testutil.ACL()); err != nil {
@@ -189,7 +189,7 @@ func TestRegisterReplaces(t *testing.T) {
 		t.Fatalf("persistent node not replaced: %+v", st)
 	}
 	for _, r := range []*discovery.Registration{r, r2} {
-		if err := r.Unregister(ctx); err != nil {
+		if err := r.Leave(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -260,15 +260,15 @@ func TestReRegisterAfterExpiry(t *testing.T) {
 		}
 	}
 	for _, r := range []*discovery.Registration{r, static} {
-		if err := r.Unregister(ctx); err != nil {
+		if err := r.Leave(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if cause := context.Cause(r.Present()); !errors.Is(cause, recipes.ErrReleased) {
-			t.Fatalf("Present after Unregister: %v, want ErrReleased", cause)
+			t.Fatalf("Present after Leave: %v, want ErrReleased", cause)
 		}
 	}
 	if _, st := node(t, watcher, r.Path()); st != nil {
-		t.Fatal("node left after Unregister")
+		t.Fatal("node left after Leave")
 	}
 }
 
@@ -311,7 +311,7 @@ func TestUpdateWhileExpired(t *testing.T) {
 		got, _ := discovery.Unmarshal(data)
 		return st != nil && st.EphemeralOwner != old && got.Port == 7
 	})
-	if err := r.Unregister(ctx); err != nil {
+	if err := r.Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -362,7 +362,7 @@ func TestReCreateAfterDeletion(t *testing.T) {
 		t.Fatalf("the other registrant's node was replaced: %+v", st2)
 	}
 	// Once the other one leaves, ours is back.
-	if err := rOther.Unregister(ctx); err != nil {
+	if err := rOther.Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "our node again", func() bool {
@@ -370,7 +370,7 @@ func TestReCreateAfterDeletion(t *testing.T) {
 		got, _ := discovery.Unmarshal(data)
 		return st != nil && st.EphemeralOwner == s.ID() && got.Port == 1 && r.Present().Err() == nil
 	})
-	if err := r.Unregister(ctx); err != nil {
+	if err := r.Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -390,13 +390,17 @@ func TestRegistrationEndsWithSession(t *testing.T) {
 	if _, st := node(t, watcher, r.Path()); st != nil {
 		t.Fatal("node left after the session closed")
 	}
-	if err := r.Unregister(ctx); !errors.Is(err, recipes.ErrClosed) {
-		t.Fatalf("Unregister on a closed session = %v, want ErrClosed", err)
+	if err := r.Leave(ctx); !errors.Is(err, recipes.ErrClosed) {
+		t.Fatalf("Leave on a closed session = %v, want ErrClosed", err)
 	}
 	if _, err := d.Register(ctx, discovery.Instance{Name: "api", ID: "i-2"}); !errors.Is(err, recipes.ErrClosed) {
 		t.Fatalf("Register on a closed session = %v", err)
 	}
-	if _, err := d.NewProvider(ctx, "api"); !errors.Is(err, recipes.ErrClosed) || !errors.Is(err, discovery.ErrProviderClosed) {
-		t.Fatalf("NewProvider on a closed session = %v", err)
+	p, err := d.NewProvider("api")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(ctx); !errors.Is(err, recipes.ErrClosed) || !errors.Is(err, discovery.ErrProviderClosed) {
+		t.Fatalf("Provider.Start on a closed session = %v", err)
 	}
 }

@@ -35,16 +35,12 @@ func TestProviderFollowsReplacedNode(t *testing.T) {
 	}
 	path := base + "/svc/x"
 	r := register(t, d, discovery.Instance{Name: "svc", ID: "y", ServiceType: discovery.Static})
-	defer r.Unregister(ctx)
+	defer r.Leave(ctx)
 	if _, err := raw.Create(path, inst(0), 0, testutil.ACL()); err != nil {
 		t.Fatal(err)
 	}
 	defer raw.Delete(path, -1)
-	p, err := d.NewProvider(ctx, "svc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := newProvider(t, d, "svc")
 	has := func(v int) bool {
 		for _, in := range p.Instances() {
 			if in.ID == "x" && string(in.Payload) == fmt.Sprint(v) {

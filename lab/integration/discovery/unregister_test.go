@@ -15,9 +15,9 @@ import (
 )
 
 // TestUnregisterLeavesReplacement: a second process registers the same
-// Static id between our Register and our Unregister, replacing our node.
-// Our Unregister deletes only the node it created: the replacement
-// survives, whether the delete is sent by Unregister itself or, after its
+// Static id between our Register and our Leave, replacing our node.
+// Our Leave deletes only the node it created: the replacement
+// survives, whether the delete is sent by Leave itself or, after its
 // ctx ended on a suspended connection, by the background delete once the
 // connection is back. (Both deleted the replacement before: by version
 // read just before, and by path.)
@@ -55,23 +55,23 @@ func TestUnregisterLeavesReplacement(t *testing.T) {
 		if stOurs == nil || stTheirs == nil || stTheirs.Czxid == stOurs.Czxid {
 			t.Fatalf("the second Register did not replace our node: %+v, %+v", stOurs, stTheirs)
 		}
-		if err := ours.Unregister(ctx); err != nil {
-			t.Fatalf("Unregister = %v", err)
+		if err := ours.Leave(ctx); err != nil {
+			t.Fatalf("Leave = %v", err)
 		}
 		if !errors.Is(context.Cause(ours.Present()), recipes.ErrReleased) {
-			t.Fatalf("our Present after Unregister: %v", context.Cause(ours.Present()))
+			t.Fatalf("our Present after Leave: %v", context.Cause(ours.Present()))
 		}
-		survives(t, "foreground Unregister", theirs, stTheirs.Czxid)
-		if err := theirs.Unregister(ctx); err != nil {
+		survives(t, "foreground Leave", theirs, stTheirs.Czxid)
+		if err := theirs.Leave(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if _, st := node(t, other, theirs.Path()); st != nil {
-			t.Fatalf("the replacement's own Unregister left its node: %+v", st)
+			t.Fatalf("the replacement's own Leave left its node: %+v", st)
 		}
 
 	})
 
-	// Background: our Unregister gives up on a suspended connection and
+	// Background: our Leave gives up on a suspended connection and
 	// hands the delete to the background; the replacement comes meanwhile.
 	t.Run("background", func(t *testing.T) {
 		inst := discovery.Instance{Name: "api", ID: "bg", Port: 1, ServiceType: discovery.Static}
@@ -82,10 +82,10 @@ func TestUnregisterLeavesReplacement(t *testing.T) {
 		}
 		waitFor(t, 20*time.Second, "our connection suspended", func() bool { return s.State() == recipes.StateSuspended })
 		short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-		err := ours.Unregister(short)
+		err := ours.Leave(short)
 		cancel()
 		if !errors.Is(err, context.DeadlineExceeded) {
-			t.Fatalf("Unregister on a suspended connection = %v, want its ctx's error", err)
+			t.Fatalf("Leave on a suspended connection = %v, want its ctx's error", err)
 		}
 		inst.Port = 2
 		theirs := register(t, dOther, inst)
@@ -107,7 +107,7 @@ func TestUnregisterLeavesReplacement(t *testing.T) {
 			t.Fatal(err)
 		}
 		survives(t, "background delete", theirs, stTheirs.Czxid)
-		if err := theirs.Unregister(ctx); err != nil {
+		if err := theirs.Leave(ctx); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -149,7 +149,7 @@ func TestUpdateLeavesReplacement(t *testing.T) {
 	}
 
 	// Gone: Update creates it again, as ours.
-	if err := theirs.Unregister(ctx); err != nil {
+	if err := theirs.Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
 	inst.Port = 5
@@ -159,10 +159,10 @@ func TestUpdateLeavesReplacement(t *testing.T) {
 	if data, _ := node(t, other, ours.Path()); !strings.Contains(string(data), `"port":5`) {
 		t.Fatalf("our node after Update: %s", data)
 	}
-	if err := ours.Unregister(ctx); err != nil {
+	if err := ours.Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, st := node(t, other, ours.Path()); st != nil {
-		t.Fatalf("Unregister after the re-creating Update left the node: %+v", st)
+		t.Fatalf("Leave after the re-creating Update left the node: %+v", st)
 	}
 }

@@ -191,7 +191,7 @@ func TestShowTwoPhase(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, site := range []string{"a", "b"} {
-		p, err := twophase.NewParticipant(connect(t, e.Addrs()), root, site)
+		p, err := twophase.NewSite(connect(t, e.Addrs()), root, site)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -234,7 +234,7 @@ func TestShowSemaphore(t *testing.T) {
 	path := testPath(t)
 	ctx := ctxFor(t, 2*time.Minute)
 	var sids []string
-	var leases []*lock.Lease
+	var leases []*lock.Permit
 	for i := 0; i < 2; i++ {
 		s := connect(t, e.Addrs())
 		sem, err := lock.NewSemaphore(s, path, 2)

@@ -219,7 +219,7 @@ func TestObserve(t *testing.T) {
 	ps := newParticipants(t, 4, e.Addrs(), path)
 	ctx := ctxT(t, 2*time.Minute)
 	octx, ocancel := context.WithCancelCause(ctx)
-	stream := newElection(t, obs, path).Observe(octx)
+	stream := newElection(t, obs, path).Watch(octx)
 	ch := stream.C
 
 	next := func() leader.Participant {
@@ -227,11 +227,11 @@ func TestObserve(t *testing.T) {
 		select {
 		case p, ok := <-ch:
 			if !ok {
-				t.Fatal("Observe closed early")
+				t.Fatal("Watch closed early")
 			}
 			return p
 		case <-ctx.Done():
-			t.Fatal("no value from Observe")
+			t.Fatal("no value from Watch")
 		}
 		return leader.Participant{}
 	}
@@ -286,7 +286,7 @@ func TestObserve(t *testing.T) {
 		t.Fatalf("Err while observing = %v, want nil", err)
 	}
 	ocancel(errObserverDone)
-	waitFor(t, 10*time.Second, "Observe's channel to close", func() bool {
+	waitFor(t, 10*time.Second, "Watch's channel to close", func() bool {
 		select {
 		case _, ok := <-ch:
 			return !ok
@@ -701,9 +701,9 @@ func TestBadInput(t *testing.T) {
 		t.Errorf("nil ctx: %v", err)
 	}
 	//lint:ignore SA1012 checking that a nil context does not panic
-	nilObs := newElection(t, s, "/x").Observe(nil) //nolint:staticcheck
+	nilObs := newElection(t, s, "/x").Watch(nil) //nolint:staticcheck
 	if _, ok := <-nilObs.C; ok || !errors.Is(nilObs.Err(), recipes.ErrBadArgument) {
-		t.Errorf("Observe(nil ctx): delivered, or Err %v", nilObs.Err())
+		t.Errorf("Watch(nil ctx): delivered, or Err %v", nilObs.Err())
 	}
 	path := testPath(t)
 	el := newElection(t, s, path)
@@ -742,9 +742,9 @@ func TestBadInput(t *testing.T) {
 	if _, err := cel.Campaign(ctx); !errors.Is(err, recipes.ErrClosed) {
 		t.Errorf("Campaign on a closed session: %v", err)
 	}
-	cobs := cel.Observe(ctx)
+	cobs := cel.Watch(ctx)
 	if _, ok := <-cobs.C; ok || !errors.Is(cobs.Err(), recipes.ErrClosed) {
-		t.Errorf("Observe on a closed session delivered (or Err %v)", cobs.Err())
+		t.Errorf("Watch on a closed session delivered (or Err %v)", cobs.Err())
 	}
 	if err := leader.Run(ctx, cel, func(context.Context) error { return nil }); !errors.Is(err, recipes.ErrClosed) {
 		t.Errorf("Run on a closed session: %v", err)
@@ -764,7 +764,7 @@ func TestObserveWatchesOnlyHead(t *testing.T) {
 	}
 	octx, ocancel := context.WithCancel(ctx)
 	defer ocancel()
-	ch := newElection(t, obs, path).Observe(octx).C
+	ch := newElection(t, obs, path).Watch(octx).C
 	if p := <-ch; p.Node != head.Fence().Path {
 		t.Fatalf("first value %+v, want the head", p)
 	}

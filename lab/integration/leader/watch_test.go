@@ -82,9 +82,9 @@ func TestAbandonedCampaignsKeepOneWatch(t *testing.T) {
 	}
 }
 
-// TestAbandonedObservesKeepOneWatch: Observe calls given up while the leader
+// TestAbandonedObservesKeepOneWatch: Watch calls given up while the leader
 // stays leave at most one go-zookeeper watcher on the leader's node, and
-// Observe calls on an empty election at most one on the path.
+// Watch calls on an empty election at most one on the path.
 func TestAbandonedObservesKeepOneWatch(t *testing.T) {
 	e := shared(t)
 	path := testPath(t)
@@ -93,17 +93,17 @@ func TestAbandonedObservesKeepOneWatch(t *testing.T) {
 	observe := func(want func(leader.Participant) bool) {
 		t.Helper()
 		octx, cancel := context.WithCancel(ctx)
-		ch := ps[1].el.Observe(octx).C
+		ch := ps[1].el.Watch(octx).C
 		select {
 		case p := <-ch:
 			if !want(p) {
-				t.Fatalf("Observe's first value: %+v", p)
+				t.Fatalf("Watch's first value: %+v", p)
 			}
 		case <-ctx.Done():
-			t.Fatal("Observe sent nothing")
+			t.Fatal("Watch sent nothing")
 		}
 		cancel()
-		for range ch { // closed once Observe's goroutines end
+		for range ch { // closed once Watch's goroutines end
 		}
 	}
 	const n = 50
@@ -126,7 +126,7 @@ func TestAbandonedObservesKeepOneWatch(t *testing.T) {
 	}
 }
 
-// TestObserveClosesWithSession: Observe's channel is closed when the session
+// TestObserveClosesWithSession: Watch's channel is closed when the session
 // is closed while it waits on the leader's node, and Err says so (as its doc
 // says).
 func TestObserveClosesWithSession(t *testing.T) {
@@ -139,7 +139,7 @@ func TestObserveClosesWithSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer term.Release(ctx) //nolint:errcheck
-	obs := ps[1].el.Observe(ctx)
+	obs := ps[1].el.Watch(ctx)
 	ch := obs.C
 	if p := <-ch; p.Node != term.Fence().Path {
 		t.Fatalf("first value %+v", p)
@@ -147,7 +147,7 @@ func TestObserveClosesWithSession(t *testing.T) {
 	if err := ps[1].s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "Observe's channel to close", func() bool {
+	waitFor(t, 10*time.Second, "Watch's channel to close", func() bool {
 		select {
 		case _, ok := <-ch:
 			return !ok
@@ -160,7 +160,7 @@ func TestObserveClosesWithSession(t *testing.T) {
 	}
 }
 
-// observeGoroutine matches the goroutines an Observe runs: the stream's
+// observeGoroutine matches the goroutines an Watch runs: the stream's
 // (delivering to the reader) and the one following the head of the line.
 func observeGoroutine(stack string) bool {
 	return strings.Contains(stack, "zkrecipes/leader.(*Election).watchHead") ||
@@ -170,7 +170,7 @@ func observeGoroutine(stack string) bool {
 
 // TestObserveStopWhileBlocked: a reader that stops reading while a change
 // is waiting to be delivered (the producer blocked on its send) calls Stop:
-// both of Observe's goroutines end, nothing more is delivered, C is closed
+// both of Watch's goroutines end, nothing more is delivered, C is closed
 // and Err is nil (the reader stopped).
 func TestObserveStopWhileBlocked(t *testing.T) {
 	e := shared(t)
@@ -181,7 +181,7 @@ func TestObserveStopWhileBlocked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obs := ps[1].el.Observe(ctx)
+	obs := ps[1].el.Watch(ctx)
 	if p := <-obs.C; p.Node != term.Fence().Path {
 		t.Fatalf("first value %+v", p)
 	}
@@ -196,11 +196,11 @@ func TestObserveStopWhileBlocked(t *testing.T) {
 		return ps[1].c.Snapshot().Sub(before).Req(zkcount.OpGetChildren2) >= 2
 	})
 	if n := len(testutil.Goroutines(observeGoroutine)); n != 2 {
-		t.Fatalf("%d Observe goroutines before Stop, want 2", n)
+		t.Fatalf("%d Watch goroutines before Stop, want 2", n)
 	}
 	obs.Stop()
 	if left := testutil.Settle(10*time.Second, observeGoroutine); len(left) > 0 {
-		t.Fatalf("%d Observe goroutines left after Stop:\n%s", len(left), strings.Join(left, "\n\n"))
+		t.Fatalf("%d Watch goroutines left after Stop:\n%s", len(left), strings.Join(left, "\n\n"))
 	}
 	if p, ok := <-obs.C; ok {
 		t.Fatalf("delivered %+v after Stop", p)

@@ -65,7 +65,7 @@ func TestFencedMultiTypedNilOp(t *testing.T) {
 }
 
 // TestSemaphoreQtyNeverGranted: an AcquireN or TryAcquireN that cannot be
-// granted fails at once with ErrLeases (and recipes.ErrBadArgument) and
+// granted fails at once with ErrPermits (and recipes.ErrBadArgument) and
 // writes nothing. A qty above math.MaxInt32 (and, fixed n, above n) sends
 // nothing at all: count-based it panicked before ("makeslice: cap out of
 // range"). Count-based, a qty above the count costs the one getData of the
@@ -95,13 +95,13 @@ func TestSemaphoreQtyNeverGranted(t *testing.T) {
 		t.Fatal(err)
 	}
 	fixed := newSemaphore(t, s, path+"-fixed", 2)
-	refused := func(what string, call func() (lock.Leases, error), want map[zkcount.Op]int64) {
+	refused := func(what string, call func() (lock.Permits, error), want map[zkcount.Op]int64) {
 		t.Helper()
 		before := counter.Snapshot()
-		var ls lock.Leases
+		var ls lock.Permits
 		err := noPanic(func() (err error) { ls, err = call(); return err })
-		if !errors.Is(err, lock.ErrLeases) || !errors.Is(err, recipes.ErrBadArgument) || ls != nil {
-			t.Errorf("%s = %v, %v; want ErrLeases", what, ls, err)
+		if !errors.Is(err, lock.ErrPermits) || !errors.Is(err, recipes.ErrBadArgument) || ls != nil {
+			t.Errorf("%s = %v, %v; want ErrPermits", what, ls, err)
 		}
 		total := int64(0)
 		for _, n := range want {
@@ -119,15 +119,15 @@ func TestSemaphoreQtyNeverGranted(t *testing.T) {
 		}
 	}
 	for _, qty := range []int{math.MaxInt32 + 1, math.MaxInt} {
-		refused(fmt.Sprintf("count-based AcquireN(%d)", qty), func() (lock.Leases, error) { return csem.AcquireN(ctx, qty) }, nil)
-		refused(fmt.Sprintf("count-based TryAcquireN(%d)", qty), func() (lock.Leases, error) { return csem.TryAcquireN(ctx, qty) }, nil)
-		refused(fmt.Sprintf("fixed AcquireN(%d)", qty), func() (lock.Leases, error) { return fixed.AcquireN(ctx, qty) }, nil)
+		refused(fmt.Sprintf("count-based AcquireN(%d)", qty), func() (lock.Permits, error) { return csem.AcquireN(ctx, qty) }, nil)
+		refused(fmt.Sprintf("count-based TryAcquireN(%d)", qty), func() (lock.Permits, error) { return csem.TryAcquireN(ctx, qty) }, nil)
+		refused(fmt.Sprintf("fixed AcquireN(%d)", qty), func() (lock.Permits, error) { return fixed.AcquireN(ctx, qty) }, nil)
 	}
 	getData := map[zkcount.Op]int64{zkcount.OpGetData: 1}
 	for _, qty := range []int{3, 100000} {
-		refused(fmt.Sprintf("AcquireN(%d) with a count of 2", qty), func() (lock.Leases, error) { return csem.AcquireN(ctx, qty) }, getData)
+		refused(fmt.Sprintf("AcquireN(%d) with a count of 2", qty), func() (lock.Permits, error) { return csem.AcquireN(ctx, qty) }, getData)
 	}
-	refused("TryAcquireN(3) with a count of 2", func() (lock.Leases, error) { return csem.TryAcquireN(ctx, 3) },
+	refused("TryAcquireN(3) with a count of 2", func() (lock.Permits, error) { return csem.TryAcquireN(ctx, 3) },
 		map[zkcount.Op]int64{zkcount.OpGetChildren2: 1, zkcount.OpGetData: 1})
 	if n := len(rawChildren(t, admin, path+"/leases")) + len(rawChildren(t, admin, path+"/locks")); n != 0 {
 		t.Fatalf("refused acquisitions left %d nodes", n)
@@ -138,7 +138,7 @@ func TestSemaphoreQtyNeverGranted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := acquired(func() (lock.Leases, error) { return csem.AcquireN(ctx, 2) })
+	done := acquired(func() (lock.Permits, error) { return csem.AcquireN(ctx, 2) })
 	waitFor(t, 10*time.Second, "AcquireN(2) waiting", func() bool { return len(leaseNodes(t, admin, path)) == 3 })
 	pending(t, "AcquireN(2) with 1 of 2 held", done)
 	if _, err := setter.Set(ctx, 1); err != nil {
@@ -146,8 +146,8 @@ func TestSemaphoreQtyNeverGranted(t *testing.T) {
 	}
 	select {
 	case r := <-done:
-		if !errors.Is(r.err, lock.ErrLeases) || r.v != nil {
-			t.Fatalf("AcquireN(2) after the count went to 1 = %v, %v; want ErrLeases", r.v, r.err)
+		if !errors.Is(r.err, lock.ErrPermits) || r.v != nil {
+			t.Fatalf("AcquireN(2) after the count went to 1 = %v, %v; want ErrPermits", r.v, r.err)
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("AcquireN(2) still waiting 30 s after the count went to 1")

@@ -178,7 +178,7 @@ func TestSemaphoreLeaseSuspendedAtBirth(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	fault := faultAtBirth(t, path+"/leases", cutUntilSuspended(link, s))
-	done := make(chan *lock.Lease, 1)
+	done := make(chan *lock.Permit, 1)
 	go func() {
 		l, err := sem.Acquire(ctx)
 		if err != nil {
@@ -221,7 +221,7 @@ func TestSemaphoreWaitEndsWithItsHoldings(t *testing.T) {
 	}
 	s := connect(t, link.Addrs())
 	sem := newSemaphore(t, s, path, 1)
-	done := make(chan *lock.Lease, 1)
+	done := make(chan *lock.Permit, 1)
 	go func() {
 		l, err := sem.Acquire(ctx)
 		if err != nil {
@@ -268,7 +268,7 @@ func TestSemaphoreSessionReplacedAtLeaseBirth(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	fault := faultAtBirth(t, path+"/leases", expireUntilReplaced(ctx, link, s))
-	done := make(chan *lock.Lease, 1)
+	done := make(chan *lock.Permit, 1)
 	go func() {
 		l, err := sem.Acquire(ctx)
 		if err != nil {

@@ -129,7 +129,7 @@ func TestSemaphoreCost(t *testing.T) {
 		m[op]++
 		return m
 	}
-	acquire := func(what string, sem *lock.Semaphore, c *zkcount.Counter, want map[zkcount.Op]int64) *lock.Lease {
+	acquire := func(what string, sem *lock.Semaphore, c *zkcount.Counter, want map[zkcount.Op]int64) *lock.Permit {
 		t.Helper()
 		before := c.Snapshot()
 		l, err := sem.Acquire(ctx)
@@ -139,7 +139,7 @@ func TestSemaphoreCost(t *testing.T) {
 		wantOps(t, what, c.Snapshot().Sub(before), want)
 		return l
 	}
-	release := func(l *lock.Lease, c *zkcount.Counter) {
+	release := func(l *lock.Permit, c *zkcount.Counter) {
 		t.Helper()
 		before := c.Snapshot()
 		if err := l.Release(ctx); err != nil {
@@ -167,7 +167,7 @@ func TestSemaphoreCost(t *testing.T) {
 	if err := ls.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	wantOps(t, "Leases.Release of 3", cs.Snapshot().Sub(before), map[zkcount.Op]int64{zkcount.OpDelete: 3})
+	wantOps(t, "Permits.Release of 3", cs.Snapshot().Sub(before), map[zkcount.Op]int64{zkcount.OpDelete: 3})
 
 	cpath := path + "-max"
 	ensurePath(t, admin, cpath, sharedrecipe.EncodeCount(2))
@@ -202,8 +202,8 @@ func TestSemaphoreTryAcquireCost(t *testing.T) {
 		t.Helper()
 		before := c.Snapshot()
 		ls, err := sem.TryAcquireN(ctx, qty)
-		if !errors.Is(err, lock.ErrNoLease) || !errors.Is(err, recipes.ErrWouldBlock) || ls != nil {
-			t.Fatalf("%s: TryAcquireN(%d) = %v, %v; want ErrNoLease", what, qty, ls, err)
+		if !errors.Is(err, lock.ErrNoPermit) || !errors.Is(err, recipes.ErrWouldBlock) || ls != nil {
+			t.Fatalf("%s: TryAcquireN(%d) = %v, %v; want ErrNoPermit", what, qty, ls, err)
 		}
 		wantOps(t, what, c.Snapshot().Sub(before), want)
 	}
@@ -228,7 +228,7 @@ func TestSemaphoreTryAcquireCost(t *testing.T) {
 		t.Fatal(err)
 	}
 	try("full", sem, 1, map[zkcount.Op]int64{zkcount.OpGetChildren2: 1})
-	for _, l := range []*lock.Lease{held, full} {
+	for _, l := range []*lock.Permit{held, full} {
 		if err := l.Release(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -310,7 +310,7 @@ func TestSemaphoreCountWaitCost(t *testing.T) {
 	s, c := countedSession(t, e.Addrs())
 	done := make(chan error, 1)
 	before := c.Snapshot()
-	var l *lock.Lease
+	var l *lock.Permit
 	go func() {
 		var err error
 		l, err = semOn(s).Acquire(ctx)

@@ -80,7 +80,7 @@ func ExampleSemaphore() {
 		fmt.Println(err)
 		return
 	}
-	var leases []*lock.Lease
+	var leases []*lock.Permit
 	for range 2 {
 		l, err := sem.Acquire(ctx)
 		if err != nil {
@@ -122,7 +122,7 @@ func ExampleSemaphore_TryAcquire() {
 	l, err := sem.TryAcquire(ctx) // a free lease
 	fmt.Println("first:", err)
 	_, err = sem.TryAcquire(ctx) // full: 1 getChildren, nothing written
-	fmt.Println("second:", errors.Is(err, lock.ErrNoLease))
+	fmt.Println("second:", errors.Is(err, lock.ErrNoPermit))
 	_ = l.Release(ctx)
 	// Output:
 	// first: <nil>
@@ -146,7 +146,7 @@ func ExampleSemaphore_AcquireN() {
 	}
 	fmt.Println("leases:", len(ls))
 	_, err = sem.TryAcquireN(ctx, 2) // 2 held of 3: not 2 more
-	fmt.Println("2 more:", errors.Is(err, lock.ErrNoLease))
+	fmt.Println("2 more:", errors.Is(err, lock.ErrNoPermit))
 	_ = ls[0].Release(ctx)  // one by one...
 	_ = ls[1:].Release(ctx) // ...or together
 	ps, _ := sem.Participants(ctx)
@@ -184,7 +184,7 @@ func ExampleNewSemaphoreCount() {
 		return
 	}
 	_, err = sem.TryAcquire(ctx)
-	fmt.Println("second at max 1:", errors.Is(err, lock.ErrNoLease))
+	fmt.Println("second at max 1:", errors.Is(err, lock.ErrNoPermit))
 
 	if _, err := max.Set(ctx, 2); err != nil { // honoured by the next decision
 		fmt.Println(err)
@@ -198,7 +198,7 @@ func ExampleNewSemaphoreCount() {
 	}
 	fmt.Println("still held:", first.Context().Err() == nil && second.Context().Err() == nil)
 	_, err = sem.TryAcquire(ctx) // ...but nobody gets in
-	fmt.Println("third at max 1:", errors.Is(err, lock.ErrNoLease))
+	fmt.Println("third at max 1:", errors.Is(err, lock.ErrNoPermit))
 	_ = first.Release(ctx)
 	_ = second.Release(ctx)
 	// Output:

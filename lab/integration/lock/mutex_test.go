@@ -463,7 +463,7 @@ func TestMutexBadInput(t *testing.T) {
 		t.Errorf("Context() unheld cause = %v", cause)
 	}
 	for _, n := range []int{0, -3} {
-		if _, err := lock.NewSemaphore(s, testPath(t), n); !errors.Is(err, lock.ErrLeases) {
+		if _, err := lock.NewSemaphore(s, testPath(t), n); !errors.Is(err, lock.ErrPermits) {
 			t.Errorf("NewSemaphore(%d) = %v", n, err)
 		}
 	}

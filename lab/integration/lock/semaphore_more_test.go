@@ -74,8 +74,8 @@ func TestSemaphoreAcquireN(t *testing.T) {
 	a, b, c := newSemaphore(t, sa, path, 3), newSemaphore(t, connect(t, e.Addrs()), path, 3), newSemaphore(t, connect(t, e.Addrs()), path, 3)
 
 	for _, qty := range []int{0, -1, 4} {
-		if ls, err := a.AcquireN(ctx, qty); !errors.Is(err, lock.ErrLeases) || !errors.Is(err, recipes.ErrBadArgument) || ls != nil {
-			t.Fatalf("AcquireN(%d) = %v, %v; want ErrLeases", qty, ls, err)
+		if ls, err := a.AcquireN(ctx, qty); !errors.Is(err, lock.ErrPermits) || !errors.Is(err, recipes.ErrBadArgument) || ls != nil {
+			t.Fatalf("AcquireN(%d) = %v, %v; want ErrPermits", qty, ls, err)
 		}
 	}
 	if ok, _, _ := admin.Conn().Exists(path); ok {
@@ -89,9 +89,9 @@ func TestSemaphoreAcquireN(t *testing.T) {
 	for _, l := range as {
 		alive(t, "AcquireN", l.Context(), l.Fence(), sa)
 	}
-	bDone := acquired(func() (lock.Leases, error) { return b.AcquireN(ctx, 2) })
+	bDone := acquired(func() (lock.Permits, error) { return b.AcquireN(ctx, 2) })
 	waitFor(t, 10*time.Second, "b's 2 leases pending", func() bool { return len(leaseNodes(t, admin, path)) == 4 })
-	cDone := acquired(func() (*lock.Lease, error) { return c.Acquire(ctx) })
+	cDone := acquired(func() (*lock.Permit, error) { return c.Acquire(ctx) })
 	waitFor(t, 10*time.Second, "c queued on the mutex", func() bool { return len(rawChildren(t, admin, path+"/locks")) == 2 })
 	// One lease is free, but c is behind b in line.
 	if n := len(leaseNodes(t, admin, path)); n != 4 {
@@ -112,16 +112,16 @@ func TestSemaphoreAcquireN(t *testing.T) {
 	waitFor(t, 10*time.Second, "c's lease pending", func() bool { return len(leaseNodes(t, admin, path)) == 4 })
 	pending(t, "c.Acquire", cDone)
 	if err := as.Release(ctx); !errors.Is(err, recipes.ErrReleased) || !errors.Is(err, lock.ErrNotHeld) {
-		t.Fatalf("Leases.Release with one released before = %v, want ErrNotHeld", err)
+		t.Fatalf("Permits.Release with one released before = %v, want ErrNotHeld", err)
 	}
 	cl := get(t, "c.Acquire", cDone)
 	if err := bs.Release(ctx); err != nil {
-		t.Fatalf("Leases.Release = %v", err)
+		t.Fatalf("Permits.Release = %v", err)
 	}
 
 	// c holds 1: a waiter for 3 gives up all of its nodes when cancelled.
 	wctx, wcancel := context.WithCancel(ctx)
-	wDone := acquired(func() (lock.Leases, error) { return a.AcquireN(wctx, 3) })
+	wDone := acquired(func() (lock.Permits, error) { return a.AcquireN(wctx, 3) })
 	waitFor(t, 10*time.Second, "3 leases pending", func() bool { return len(leaseNodes(t, admin, path)) == 4 })
 	wcancel()
 	if r := <-wDone; !errors.Is(r.err, context.Canceled) || r.v != nil {
@@ -153,7 +153,7 @@ func TestSemaphoreParticipants(t *testing.T) {
 	if ps, err := sems[0].Participants(ctx); err != nil || len(ps) != 0 {
 		t.Fatalf("Participants before any lease = %v, %v", ps, err)
 	}
-	var leases []*lock.Lease
+	var leases []*lock.Permit
 	for _, sem := range sems[:2] {
 		l, err := sem.Acquire(ctx)
 		if err != nil {
@@ -161,7 +161,7 @@ func TestSemaphoreParticipants(t *testing.T) {
 		}
 		leases = append(leases, l)
 	}
-	waiting := acquired(func() (*lock.Lease, error) { return sems[2].Acquire(ctx) })
+	waiting := acquired(func() (*lock.Permit, error) { return sems[2].Acquire(ctx) })
 	var ps []lock.Participant
 	waitFor(t, 10*time.Second, "3 participants", func() bool {
 		var err error
@@ -183,7 +183,7 @@ func TestSemaphoreParticipants(t *testing.T) {
 	if ps, err := sems[1].Participants(ctx); err != nil || len(ps) != 2 || ps[1].Node != l.Node() {
 		t.Fatalf("Participants after a release = %v, %v", ps, err)
 	}
-	for _, l := range []*lock.Lease{leases[1], l} {
+	for _, l := range []*lock.Permit{leases[1], l} {
 		if err := l.Release(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -240,7 +240,7 @@ func TestSemaphoreRecordedMax(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range []*lock.Lease{l2, other} {
+	for _, l := range []*lock.Permit{l2, other} {
 		if err := l.Release(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -273,7 +273,7 @@ func TestSemaphoreRecordedMax(t *testing.T) {
 	if got := record(); got != "3" {
 		t.Fatalf("record %q after a count-based lease, want \"3\"", got)
 	}
-	for _, l := range []*lock.Lease{l3, cl} {
+	for _, l := range []*lock.Permit{l3, cl} {
 		if err := l.Release(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -317,7 +317,7 @@ func TestSemaphoreCount(t *testing.T) {
 	if v, err := setter.Get(ctx); err != nil || v.Value != 1 {
 		t.Fatalf("count = %+v, %v; want the seed 1", v, err)
 	}
-	bDone := acquired(func() (*lock.Lease, error) { return b.Acquire(ctx) })
+	bDone := acquired(func() (*lock.Permit, error) { return b.Acquire(ctx) })
 	waitFor(t, 10*time.Second, "b pending", func() bool { return len(leaseNodes(t, admin, path)) == 2 })
 	pending(t, "b.Acquire", bDone)
 	if _, err := setter.Set(ctx, 2); err != nil {
@@ -329,12 +329,12 @@ func TestSemaphoreCount(t *testing.T) {
 	if _, err := setter.Set(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.TryAcquire(ctx); !errors.Is(err, lock.ErrNoLease) {
-		t.Fatalf("TryAcquire with 2 held of 1 = %v, want ErrNoLease", err)
+	if _, err := c.TryAcquire(ctx); !errors.Is(err, lock.ErrNoPermit) {
+		t.Fatalf("TryAcquire with 2 held of 1 = %v, want ErrNoPermit", err)
 	}
-	cDone := acquired(func() (*lock.Lease, error) { return c.Acquire(ctx) })
+	cDone := acquired(func() (*lock.Permit, error) { return c.Acquire(ctx) })
 	waitFor(t, 10*time.Second, "c pending", func() bool { return len(leaseNodes(t, admin, path)) == 3 })
-	for _, l := range []*lock.Lease{la, lb} {
+	for _, l := range []*lock.Permit{la, lb} {
 		if err := l.Context().Err(); err != nil {
 			t.Fatalf("a holder lost its lease when the count was lowered: %v", context.Cause(l.Context()))
 		}
@@ -430,10 +430,10 @@ func TestSemaphoreCountChangedWhileDisconnected(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 20*time.Second, "reconnected", func() bool { return s.State() == recipes.StateReconnected })
-	if _, err := sem.TryAcquire(ctx); !errors.Is(err, lock.ErrNoLease) {
-		t.Fatalf("TryAcquire after the count was lowered to 1 while cut off = %v, want ErrNoLease", err)
+	if _, err := sem.TryAcquire(ctx); !errors.Is(err, lock.ErrNoPermit) {
+		t.Fatalf("TryAcquire after the count was lowered to 1 while cut off = %v, want ErrNoPermit", err)
 	}
-	done := acquired(func() (*lock.Lease, error) { return sem.Acquire(ctx) })
+	done := acquired(func() (*lock.Permit, error) { return sem.Acquire(ctx) })
 	waitFor(t, 10*time.Second, "pending", func() bool { return len(leaseNodes(t, admin, path)) == 2 })
 	pending(t, "Acquire with 1 held of 1", done)
 	if _, err := setter.Set(ctx, 2); err != nil {
@@ -441,7 +441,7 @@ func TestSemaphoreCountChangedWhileDisconnected(t *testing.T) {
 	}
 	l := get(t, "Acquire after the count went back to 2", done)
 	alive(t, "Acquire", l.Context(), l.Fence(), s)
-	for _, l := range []*lock.Lease{held, l} {
+	for _, l := range []*lock.Permit{held, l} {
 		if err := l.Release(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -88,10 +88,10 @@ func TestHoldingsOfEveryRecipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var lease *lock.Lease
+	var lease *lock.Permit
 	expectHoldings(t, s, r, "Semaphore.Acquire", func() (err error) { lease, err = sem.Acquire(ctx); return err },
 		acquired("lock"), acquired("lease"), released("lock"))
-	expectHoldings(t, s, r, "Lease.Release", func() error { return lease.Release(ctx) }, released("lease"))
+	expectHoldings(t, s, r, "Permit.Release", func() error { return lease.Release(ctx) }, released("lease"))
 
 	el, err := leader.New(s, path+"/leader")
 	if err != nil {

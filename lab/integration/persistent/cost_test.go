@@ -85,8 +85,8 @@ func TestCost(t *testing.T) {
 				t.Fatal("SetData with a done ctx succeeded")
 			}
 		})
-		measure(name+" Close", deletes, func() {
-			if err := n.Close(ctx); err != nil {
+		measure(name+" Leave", deletes, func() {
+			if err := n.Leave(ctx); err != nil {
 				t.Fatal(err)
 			}
 		})

@@ -51,13 +51,13 @@ func ExampleNode() {
 	data, _, _ := other.Conn().Get(n.Path())
 	fmt.Println("back with:", string(data))
 
-	if err := n.Close(ctx); err != nil { // deletes it; Present is done
+	if err := n.Leave(ctx); err != nil { // deletes it; Present is done
 		fmt.Println(err)
 	}
-	fmt.Println("after Close:", context.Cause(n.Present()))
+	fmt.Println("after Leave:", context.Cause(n.Present()))
 	// Output:
 	// present: true /examples/persistent/worker-1
 	// cause: true
 	// back with: 10.0.0.7:8080
-	// after Close: recipes: released: /examples/persistent/worker-1
+	// after Leave: recipes: released: /examples/persistent/worker-1
 }

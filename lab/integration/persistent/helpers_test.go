@@ -57,14 +57,14 @@ func newNode(tb testing.TB, s *recipes.Session, path string, opts ...persistent.
 	return n
 }
 
-// started is newNode + Start, with Close at cleanup.
+// started is newNode + Start, with Leave at cleanup.
 func started(tb testing.TB, ctx context.Context, s *recipes.Session, path string, opts ...persistent.Option) *persistent.Node {
 	tb.Helper()
 	n := newNode(tb, s, path, opts...)
 	if err := n.Start(ctx); err != nil {
 		tb.Fatalf("Start %s: %v", path, err)
 	}
-	tb.Cleanup(func() { _ = n.Close(context.Background()) })
+	tb.Cleanup(func() { _ = n.Leave(context.Background()) })
 	return n
 }
 

@@ -59,7 +59,7 @@ func TestBadInput(t *testing.T) {
 }
 
 // TestLifecycle: Start creates an ephemeral node of our session with the
-// data, under container parents; Close deletes it, ends Present with
+// data, under container parents; Leave deletes it, ends Present with
 // ErrReleased, and the Node stays closed.
 func TestLifecycle(t *testing.T) {
 	e := ensemble(t)
@@ -93,27 +93,27 @@ func TestLifecycle(t *testing.T) {
 	if present.Err() != nil || n.Path() != path {
 		t.Fatalf("Present %v, Path %q", context.Cause(present), n.Path())
 	}
-	if err := n.Close(ctx); err != nil {
+	if err := n.Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, ok := stat(t, s, path); ok {
-		t.Error("node left after Close")
+		t.Error("node left after Leave")
 	}
 	if c := context.Cause(present); !errors.Is(c, recipes.ErrReleased) {
-		t.Errorf("Present after Close: %v", c)
+		t.Errorf("Present after Leave: %v", c)
 	}
-	// The Node's goroutine is gone with Close, the session still open.
+	// The Node's goroutine is gone with Leave, the session still open.
 	if left := testutil.Settle(5*time.Second, func(g string) bool { return strings.Contains(g, "zkrecipes/persistent.") }); len(left) > 0 {
-		t.Errorf("goroutines left after Close:\n%s", strings.Join(left, "\n\n"))
+		t.Errorf("goroutines left after Leave:\n%s", strings.Join(left, "\n\n"))
 	}
-	if err := n.Close(ctx); err != nil {
-		t.Errorf("Close again: %v", err)
+	if err := n.Leave(ctx); err != nil {
+		t.Errorf("Leave again: %v", err)
 	}
 	if err := n.Start(ctx); !errors.Is(err, persistent.ErrClosed) {
-		t.Errorf("Start after Close: %v", err)
+		t.Errorf("Start after Leave: %v", err)
 	}
 	if err := n.SetData(ctx, nil); !errors.Is(err, persistent.ErrClosed) {
-		t.Errorf("SetData after Close: %v", err)
+		t.Errorf("SetData after Leave: %v", err)
 	}
 }
 
@@ -270,11 +270,11 @@ func TestTakenPath(t *testing.T) {
 	if data, st, ok := stat(t, s, path); !ok || string(data) != "new" || st.EphemeralOwner != s.ID() {
 		t.Fatalf("node after Start: found %v, data %q", ok, data)
 	}
-	if err := n.Close(ctx); err != nil {
+	if err := n.Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, ok := stat(t, s, path); ok {
-		t.Fatal("node left after Close")
+		t.Fatal("node left after Leave")
 	}
 }
 
@@ -360,8 +360,8 @@ func TestSessionClosed(t *testing.T) {
 	if err := n.SetData(ctx, []byte("x")); !errors.Is(err, recipes.ErrClosed) {
 		t.Errorf("SetData on a closed session: %v", err)
 	}
-	if err := n.Close(ctx); err != nil {
-		t.Errorf("Close: %v", err)
+	if err := n.Leave(ctx); err != nil {
+		t.Errorf("Leave: %v", err)
 	}
 	// A Node started on a closed session fails at once.
 	m := newNode(t, s, path)
@@ -371,7 +371,7 @@ func TestSessionClosed(t *testing.T) {
 }
 
 // TestStartCancelled: a Start whose ctx ends while the path is held leaves
-// nothing; a Start that succeeded and a Close with a done ctx still delete
+// nothing; a Start that succeeded and a Leave with a done ctx still delete
 // the node (in the background).
 func TestStartCancelled(t *testing.T) {
 	e := ensemble(t)
@@ -381,8 +381,8 @@ func TestStartCancelled(t *testing.T) {
 	n := started(t, ctx, s, path)
 	done, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := n.Close(done); err != nil {
-		t.Fatalf("Close with a done ctx: %v", err)
+	if err := n.Leave(done); err != nil {
+		t.Fatalf("Leave with a done ctx: %v", err)
 	}
 	waitFor(t, 10*time.Second, "the node deleted in the background", func() bool {
 		_, _, ok := stat(t, s, path)
@@ -512,7 +512,7 @@ func TestLostThenSameSessionBack(t *testing.T) {
 
 // TestWritesWhileSuspended: while the connection is lost, SetData with a
 // short ctx returns ctx's error but its data is recorded and written once
-// the connection is back; Close returns at once and the node is deleted in
+// the connection is back; Leave returns at once and the node is deleted in
 // the background once it can be.
 func TestWritesWhileSuspended(t *testing.T) {
 	e := ensemble(t)
@@ -558,11 +558,11 @@ func TestWritesWhileSuspended(t *testing.T) {
 		}
 	}
 	begin := time.Now()
-	if err := n.Close(ctx); err != nil {
-		t.Fatalf("Close while suspended: %v", err)
+	if err := n.Leave(ctx); err != nil {
+		t.Fatalf("Leave while suspended: %v", err)
 	}
 	if took := time.Since(begin); took > time.Second {
-		t.Errorf("Close while suspended took %v", took)
+		t.Errorf("Leave while suspended took %v", took)
 	}
 	if _, _, ok := stat(t, watcher, path); !ok {
 		t.Fatal("node gone while the link was cut")

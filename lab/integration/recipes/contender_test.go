@@ -158,7 +158,7 @@ func TestSemaphorePredicate(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	s := connect(t, e.Addrs())
-	spec := recipes.Spec{Path: testPath(t), Role: recipes.RoleLease, Predicate: recipes.Semaphore(2)}
+	spec := recipes.Spec{Path: testPath(t), Role: recipes.RoleLease, Predicate: recipes.FirstN(2)}
 	var hs []*recipes.Holding
 	for range 2 {
 		h, err := recipes.TryAcquire(ctx, s, spec)

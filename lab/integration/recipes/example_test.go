@@ -38,7 +38,7 @@ func ExampleAcquire() {
 	defer s.Close()
 
 	// Two of three contenders may hold at once.
-	spec := recipes.Spec{Path: "/examples/pool", Role: recipes.RoleLease, Predicate: recipes.Semaphore(2)}
+	spec := recipes.Spec{Path: "/examples/pool", Role: recipes.RoleLease, Predicate: recipes.FirstN(2)}
 	a, _ := recipes.Acquire(ctx, s, spec)
 	b, _ := recipes.Acquire(ctx, s, spec)
 	_, err = recipes.TryAcquire(ctx, s, spec)

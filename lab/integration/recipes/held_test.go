@@ -46,7 +46,7 @@ func TestHeldShape(t *testing.T) {
 			}
 			return h
 		}},
-		{"lock.Lease", func(t *testing.T, s *recipes.Session) recipes.Held {
+		{"lock.Permit", func(t *testing.T, s *recipes.Session) recipes.Held {
 			sem, err := lock.NewSemaphore(s, base+"/semaphore", 1)
 			if err != nil {
 				t.Fatal(err)
@@ -160,7 +160,7 @@ func releasables(ctx context.Context) []releasable {
 			}
 			return held(h)
 		}},
-		{"lock.Lease", lock.ErrNotHeld, true, func(t *testing.T, s *recipes.Session, path string) (string, func() context.Context, func(context.Context) error) {
+		{"lock.Permit", lock.ErrNotHeld, true, func(t *testing.T, s *recipes.Session, path string) (string, func() context.Context, func(context.Context) error) {
 			sem, err := lock.NewSemaphore(s, path, 1)
 			if err != nil {
 				t.Fatal(err)

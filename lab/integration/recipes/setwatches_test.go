@@ -221,7 +221,7 @@ func TestSetWatchesZxid(t *testing.T) {
 		if err := n.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
-		defer n.Close(context.Background())
+		defer n.Leave(context.Background())
 		c := &wakeCase{name: "persistent.Node", watched: p}
 		var czxid int64
 		c.start = func() {

@@ -10,7 +10,7 @@ package security_test
 //     write on a holder's node to revoke it. Outsiders with read only can
 //     see the holder and get ErrLocked from TryLock.
 //   - leader.Election: create and delete under the election's path for
-//     campaigners; read for Leader, Participants and Observe (an observer
+//     campaigners; read for Leader, Participants and Watch (an observer
 //     needs nothing else).
 //   - rwlock.RWMutex: as lock.Mutex, readers and writers alike (one queue).
 //   - lock.Semaphore (NewSemaphore): create and delete under <path>/locks
@@ -282,12 +282,12 @@ func TestSemaphoreOutsiders(t *testing.T) {
 			)
 			refused(t, lease.Context(), attempts)
 			// TryAcquire reads the leases first and creates nothing when
-			// none is free: it answers ErrNoLease.
-			if l, err := osem.TryAcquire(ctx); !errors.Is(err, lock.ErrNoLease) {
+			// none is free: it answers ErrNoPermit.
+			if l, err := osem.TryAcquire(ctx); !errors.Is(err, lock.ErrNoPermit) {
 				if err == nil {
 					l.Release(ctx)
 				}
-				t.Fatalf("outsider's TryAcquire = %v, want lock.ErrNoLease", err)
+				t.Fatalf("outsider's TryAcquire = %v, want lock.ErrNoPermit", err)
 			}
 			ps, err := osem.Participants(ctx)
 			if err != nil || len(ps) != 1 || ps[0].Node != node || ps[0].SessionID != a.ID() {
@@ -308,7 +308,7 @@ func TestSemaphoreOutsiders(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := make(chan error, 1)
-	var lease2 *lock.Lease
+	var lease2 *lock.Permit
 	go func() {
 		var err error
 		lease2, err = sem2.Acquire(ctx)
@@ -482,7 +482,7 @@ func TestTwoPhaseOutsiders(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			op, err := twophase.NewParticipant(o, root, "s1")
+			op, err := twophase.NewSite(o, root, "s1")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -535,7 +535,7 @@ func TestTwoPhaseOutsiders(t *testing.T) {
 	// The real participants (digest a, own Sessions) vote commit.
 	for _, site := range sites {
 		s := connect(t, addrs, recipes.WithDigestAuth(userA, passA))
-		p, err := twophase.NewParticipant(s, root, site)
+		p, err := twophase.NewSite(s, root, site)
 		if err != nil {
 			t.Fatal(err)
 		}

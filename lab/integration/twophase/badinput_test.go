@@ -25,12 +25,12 @@ func TestBadInput(t *testing.T) {
 		if c, err := twophase.NewCoordinator(s, bad); c != nil || !errors.Is(err, recipes.ErrInvalidPath) {
 			t.Errorf("coordinator root %q: %v", bad, err)
 		}
-		if p, err := twophase.NewParticipant(s, bad, "a"); p != nil || !errors.Is(err, recipes.ErrInvalidPath) {
+		if p, err := twophase.NewSite(s, bad, "a"); p != nil || !errors.Is(err, recipes.ErrInvalidPath) {
 			t.Errorf("participant root %q: %v", bad, err)
 		}
 	}
 	for _, bad := range []string{"", "a/b", ".", "..", "decision", "x\x01"} {
-		if p, err := twophase.NewParticipant(s, root, bad); p != nil || !errors.Is(err, twophase.ErrBadSite) {
+		if p, err := twophase.NewSite(s, root, bad); p != nil || !errors.Is(err, twophase.ErrBadSite) {
 			t.Errorf("participant site %q: %v", bad, err)
 		}
 	}
@@ -120,9 +120,9 @@ func TestBadInput(t *testing.T) {
 	if _, err := prop.Await(ctx); !errors.Is(err, recipes.ErrClosed) {
 		t.Errorf("Await on a closed session: %v", err)
 	}
-	stream := p.Transactions(ctx)
+	stream := p.Run(ctx)
 	if _, ok := <-stream.C; ok || !errors.Is(stream.Err(), recipes.ErrClosed) {
-		t.Errorf("Transactions on a closed session: delivered, or Err %v", stream.Err())
+		t.Errorf("Run on a closed session: delivered, or Err %v", stream.Err())
 	}
 }
 

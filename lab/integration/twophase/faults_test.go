@@ -179,7 +179,7 @@ func TestVotesAndLookup(t *testing.T) {
 	sctx, stop := context.WithCancel(ctx)
 	var got []string
 	var prop *twophase.Proposal
-	for p := range a.Transactions(sctx).C {
+	for p := range a.Run(sctx).C {
 		got = append(got, p.TxID())
 		prop = p
 		stop() // only t1 names a
@@ -237,12 +237,12 @@ func TestVotesAndLookup(t *testing.T) {
 	// A decided transaction is still delivered to its sites until they
 	// finish it.
 	for _, c := range []struct {
-		p    *twophase.Participant
+		p    *twophase.Site
 		want string
 	}{{a2, "[t1]"}, {b, "[t1 t2]"}} {
 		sctx, stop := context.WithCancel(ctx)
 		var got []string
-		for p := range c.p.Transactions(sctx).C {
+		for p := range c.p.Run(sctx).C {
 			got = append(got, p.TxID())
 			if p.TxID() == "t1" && p.Decision() != twophase.Abort {
 				t.Errorf("t1 delivered with decision %v", p.Decision())
@@ -274,7 +274,7 @@ func TestVotesAndLookup(t *testing.T) {
 	}
 	// Only t2 is left for b; Finish before its decision is refused.
 	sctx, stop = context.WithCancel(ctx)
-	for p := range b.Transactions(sctx).C {
+	for p := range b.Run(sctx).C {
 		if p.TxID() != "t2" {
 			t.Errorf("b got %s again after finishing it", p.TxID())
 		}

@@ -76,7 +76,7 @@ func exists(t *testing.T, s *recipes.Session, path string) bool {
 type site struct {
 	name string
 	s    *recipes.Session
-	p    *twophase.Participant
+	p    *twophase.Site
 
 	mu        sync.Mutex
 	proposals map[string]*twophase.Proposal
@@ -91,9 +91,9 @@ type site struct {
 
 // startSite runs a participant for name on session s until the test ends
 // (or stop).
-func startSite(t *testing.T, s *recipes.Session, root, name string, vote func(*twophase.Proposal) twophase.Decision, opts ...twophase.ParticipantOption) *site {
+func startSite(t *testing.T, s *recipes.Session, root, name string, vote func(*twophase.Proposal) twophase.Decision, opts ...twophase.SiteOption) *site {
 	t.Helper()
-	p, err := twophase.NewParticipant(s, root, name, opts...)
+	p, err := twophase.NewSite(s, root, name, opts...)
 	if err != nil {
 		t.Fatalf("participant %s: %v", name, err)
 	}
@@ -106,7 +106,7 @@ func startSite(t *testing.T, s *recipes.Session, root, name string, vote func(*t
 	st.cancel = cancel
 	t.Cleanup(st.stop)
 	st.wg.Go(func() {
-		for prop := range st.p.Transactions(ctx).C {
+		for prop := range st.p.Run(ctx).C {
 			st.record(func() { st.proposals[prop.TxID()] = prop })
 			st.wg.Go(func() {
 				if v := vote(prop); v != 0 {
@@ -262,11 +262,11 @@ func newCoordinator(tb testing.TB, s *recipes.Session, root string, opts ...twop
 	return c
 }
 
-// newParticipant is twophase.NewParticipant for arguments the test knows
+// newParticipant is twophase.NewSite for arguments the test knows
 // to be valid.
-func newParticipant(tb testing.TB, s *recipes.Session, root, site string, opts ...twophase.ParticipantOption) *twophase.Participant {
+func newParticipant(tb testing.TB, s *recipes.Session, root, site string, opts ...twophase.SiteOption) *twophase.Site {
 	tb.Helper()
-	p, err := twophase.NewParticipant(s, root, site, opts...)
+	p, err := twophase.NewSite(s, root, site, opts...)
 	if err != nil {
 		tb.Fatal(err)
 	}

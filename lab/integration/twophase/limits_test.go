@@ -52,8 +52,8 @@ func TestDoneCtxSendsNothingCounted(t *testing.T) {
 			t.Errorf("%s with a done ctx: %v", name, err)
 		}
 	}
-	if stream := p.Transactions(done); func() bool { _, ok := <-stream.C; return ok }() || !errors.Is(stream.Err(), context.Canceled) {
-		t.Errorf("Transactions with a done ctx: delivered, or Err %v", stream.Err())
+	if stream := p.Run(done); func() bool { _, ok := <-stream.C; return ok }() || !errors.Is(stream.Err(), context.Canceled) {
+		t.Errorf("Run with a done ctx: delivered, or Err %v", stream.Err())
 	}
 	if d := counter.Snapshot().Sub(before); d.Total() != 0 {
 		t.Errorf("calls with a done ctx sent %v", d.Requests)
@@ -122,8 +122,8 @@ func TestLongRootSendsNothing(t *testing.T) {
 		if _, err := twophase.NewCoordinator(s, root); !errors.Is(err, recipes.ErrDataTooLarge) {
 			t.Errorf("NewCoordinator under a root of %d bytes: %.200v", len(root), err)
 		}
-		if _, err := twophase.NewParticipant(s, root, "a"); !errors.Is(err, recipes.ErrDataTooLarge) {
-			t.Errorf("NewParticipant under a root of %d bytes: %.200v", len(root), err)
+		if _, err := twophase.NewSite(s, root, "a"); !errors.Is(err, recipes.ErrDataTooLarge) {
+			t.Errorf("NewSite under a root of %d bytes: %.200v", len(root), err)
 		}
 		if d := counter.Snapshot().Sub(before); d.Total() != 0 || d.Connects != 0 {
 			t.Errorf("root of %d bytes: sent %v, %d reconnections", len(root), d.Requests, d.Connects)

@@ -12,9 +12,9 @@ import (
 	"github.com/zkrecipes/zkrecipes/twophase"
 )
 
-// streamGoroutine matches the goroutine a Transactions stream runs.
+// streamGoroutine matches the goroutine a Run stream runs.
 func streamGoroutine(stack string) bool {
-	return strings.Contains(stack, "zkrecipes/twophase.(*Participant).stream") ||
+	return strings.Contains(stack, "zkrecipes/twophase.(*Site).stream") ||
 		strings.Contains(stack, "zkrecipes/recipes.StartStream")
 }
 
@@ -37,7 +37,7 @@ func TestTransactionsStopWhileBlocked(t *testing.T) {
 		}
 	}
 	p := newParticipant(t, connect(t, e.Addrs()), root, "a")
-	stream := p.Transactions(ctx)
+	stream := p.Run(ctx)
 	if prop := <-stream.C; prop == nil || prop.TxID() != "t1" {
 		t.Fatalf("first proposal %v", prop)
 	}
@@ -82,7 +82,7 @@ func TestTransactionsReason(t *testing.T) {
 
 	admin := connect(t, e.Addrs())
 	cctx, cancel := context.WithCancelCause(ctx)
-	byCtx := newParticipant(t, connect(t, e.Addrs()), root, "a").Transactions(cctx)
+	byCtx := newParticipant(t, connect(t, e.Addrs()), root, "a").Run(cctx)
 	waitFor(t, 10*time.Second, "the root created", func() bool { return exists(t, admin, root) })
 	if err := byCtx.Err(); err != nil {
 		t.Fatalf("Err while streaming = %v", err)
@@ -94,7 +94,7 @@ func TestTransactionsReason(t *testing.T) {
 	}
 
 	bs := connect(t, e.Addrs())
-	byClose := newParticipant(t, bs, root, "b").Transactions(ctx)
+	byClose := newParticipant(t, bs, root, "b").Run(ctx)
 	waitFor(t, 10*time.Second, "the stream waiting on the root", func() bool {
 		gs := testutil.Goroutines(streamGoroutine)
 		return len(gs) == 1 && strings.Contains(gs[0], " [select")

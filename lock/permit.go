@@ -13,29 +13,32 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
-// Lease is one acquired lease, a recipes.Held. It is safe for concurrent
+// Permit is one acquired permit, a recipes.Held. It is safe for concurrent
 // use.
-type Lease struct {
+type Permit struct {
 	sem      *Semaphore
 	h        *recipes.Holding
 	released atomic.Bool
 }
 
-var _ recipes.Held = (*Lease)(nil)
+var _ recipes.Held = (*Permit)(nil)
 
-// Release returns the lease: Context() is cancelled, then the lease node is
-// deleted, which wakes at most the one acquirer waiting for a lease. Cost:
+// Release returns the permit: Context() is cancelled, then the permit node is
+// deleted, which wakes at most the one acquirer waiting for a permit. Cost:
 // 1 delete (retried in the background if ambiguous).
 //
-// It returns nil when it released a live lease; otherwise, as every
+// It returns nil when it released a live permit; otherwise, as every
 // Release does (see recipes.Held), an error that errors.Is
-// recipes.ErrReleased: ErrNotHeld for a lease released before (nothing is
-// sent); after the lease was lost (Context() done), an error that also
-// wraps the loss's cause, the lease being given up all the same (the
+// recipes.ErrReleased: ErrNotHeld for a permit released before (nothing is
+// sent); after the permit was lost (Context() done), an error that also
+// wraps the loss's cause, the permit being given up all the same (the
 // delete is sent only while its node may still be there).
-func (l *Lease) Release(ctx context.Context) error {
+func (l *Permit) Release(ctx context.Context) error {
 	if l == nil {
 		return ErrNilReceiver
+	}
+	if ctx == nil {
+		return recipes.ErrNilContext
 	}
 	if l.released.Swap(true) {
 		return ErrNotHeld
@@ -46,12 +49,12 @@ func (l *Lease) Release(ctx context.Context) error {
 	return nil
 }
 
-// Context returns the lease's lifetime context, cancelled with a cause that
-// errors.Is a recipes sentinel the moment the lease may be lost (see
-// recipes.Held). The first call arms a data watch on the lease node (1
-// getData, in the background) unless one is set. On a nil Lease it returns
+// Context returns the permit's lifetime context, cancelled with a cause that
+// errors.Is a recipes sentinel the moment the permit may be lost (see
+// recipes.Held). The first call arms a data watch on the permit node (1
+// getData, in the background) unless one is set. On a nil Permit it returns
 // a context already cancelled with ErrNotHeld.
-func (l *Lease) Context() context.Context {
+func (l *Permit) Context() context.Context {
 	if l == nil {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		cancel(ErrNotHeld)
@@ -60,24 +63,24 @@ func (l *Lease) Context() context.Context {
 	return l.h.Context()
 }
 
-// Revoked is closed when someone revoked this lease (WithRevocation).
-func (l *Lease) Revoked() <-chan struct{} {
+// Revoked is closed when someone revoked this permit (WithRevocation).
+func (l *Permit) Revoked() <-chan struct{} {
 	if l == nil {
 		return nil
 	}
 	return l.h.Revoked()
 }
 
-// Fence returns the lease's fencing token.
-func (l *Lease) Fence() recipes.Fence {
+// Fence returns the permit's fencing token.
+func (l *Permit) Fence() recipes.Fence {
 	if l == nil {
 		return recipes.Fence{}
 	}
 	return l.h.Fence()
 }
 
-// Node returns the full path of the lease node.
-func (l *Lease) Node() string {
+// Node returns the full path of the permit node.
+func (l *Permit) Node() string {
 	if l == nil {
 		return ""
 	}
@@ -85,11 +88,14 @@ func (l *Lease) Node() string {
 }
 
 // FencedMulti runs ops in one multi together with a version check of the
-// lease node, so ZooKeeper rejects them (error wrapping recipes.ErrFenced)
-// once the lease is gone. Cost: 1 multi.
-func (l *Lease) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
+// permit node, so ZooKeeper rejects them (error wrapping recipes.ErrFenced)
+// once the permit is gone. Cost: 1 multi.
+func (l *Permit) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
 	if l == nil {
 		return nil, ErrNilReceiver
+	}
+	if ctx == nil {
+		return nil, recipes.ErrNilContext
 	}
 	res, err := recipes.FencedMulti(ctx, l.sem.s, l.h.Fence(), ops...)
 	if err != nil {
@@ -98,16 +104,16 @@ func (l *Lease) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse
 	return res, nil
 }
 
-// Leases are leases acquired together (AcquireN, TryAcquireN). Each is a
-// Lease of its own, to release one by one if need be; Release gives back
+// Permits are permits acquired together (AcquireN, TryAcquireN). Each is a
+// Permit of its own, to release one by one if need be; Release gives back
 // every one.
-type Leases []*Lease
+type Permits []*Permit
 
-// Release releases every lease, the last first (cost: 1 delete each). It
-// returns nil when each was a live lease it released; otherwise the
+// Release releases every permit, the last first (cost: 1 delete each). It
+// returns nil when each was a live permit it released; otherwise the
 // errors of those that were not (each errors.Is recipes.ErrReleased, as
-// Lease.Release answers), joined.
-func (ls Leases) Release(ctx context.Context) error {
+// Permit.Release answers), joined.
+func (ls Permits) Release(ctx context.Context) error {
 	var errs []error
 	for i := len(ls) - 1; i >= 0; i-- {
 		if err := ls[i].Release(ctx); err != nil {
@@ -117,13 +123,13 @@ func (ls Leases) Release(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Participants lists the leases (every child of "<path>/leases", each
-// counting as a lease, as in Curator) with their data, which is each
+// Participants lists the permits (every child of "<path>/leases", each
+// counting as a permit, as in Curator) with their data, which is each
 // holder's identity (WithData; Curator's setNodeData), and their owner's
-// session. Lease nodes in Curator's names come first, in creation order,
-// then any other child by name. They are the leases held and, if an
-// acquirer is waiting for leases, its own (the newest). Cost: 1
-// getChildren + 1 getData per lease; leases released meanwhile are left
+// session. Permit nodes in Curator's names come first, in creation order,
+// then any other child by name. They are the permits held and, if an
+// acquirer is waiting for permits, its own (the newest). Cost: 1
+// getChildren + 1 getData per permit; permits released meanwhile are left
 // out. Curator's getParticipantNodes returns the same names, without data.
 func (sem *Semaphore) Participants(ctx context.Context) ([]Participant, error) {
 	if sem == nil {
@@ -141,7 +147,7 @@ func (sem *Semaphore) Participants(ctx context.Context) ([]Participant, error) {
 		return nil, fmt.Errorf("lock: participants %s: %w", leases, err)
 	}
 	out := make([]Participant, 0, len(children))
-	for _, name := range LeaseOrder(children) {
+	for _, name := range PermitOrder(children) {
 		p := zkpath.Join(leases, name)
 		r, err := recipes.Do(ctx, sem.s, func(conn *zk.Conn, _ int64) (countRead, error) {
 			data, st, err := conn.Get(p)
@@ -158,13 +164,13 @@ func (sem *Semaphore) Participants(ctx context.Context) ([]Participant, error) {
 	return out, nil
 }
 
-// LeaseOrder returns the names of a semaphore's lease nodes (the children
-// of its leases node) in the order the semaphore counts them: Curator's
+// PermitOrder returns the names of a semaphore's permit nodes (the children
+// of its permits node) in the order the semaphore counts them: Curator's
 // names ("_c_<uuid36>-lease-<seq>") first, by sequence (serial
 // arithmetic, as contenders are ordered), then the others by name (every
-// child counts as a lease, as in Curator). The inspection command shows
-// leases in this order. Pure.
-func LeaseOrder(children []string) []string {
+// child counts as a permit, as in Curator). The inspection command shows
+// permits in this order. Pure.
+func PermitOrder(children []string) []string {
 	var cs []recipes.Contender
 	var others []string
 	for _, c := range children {
