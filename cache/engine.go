@@ -75,6 +75,11 @@ type entry struct {
 	// was created before that read, so under this incarnation: see
 	// apply.
 	pzxid int64
+	// deleted: a deletion event of the path was taken since its last
+	// data read (run goroutine only). Only the CURATOR-391 mutant reads
+	// it (hooks.SetCacheCompareVersion): as Curator's cache, it knows a
+	// node is gone when it is told, and by its version otherwise.
+	deleted bool
 }
 
 // stateIn is what the state hook leaves for the run goroutine.
@@ -378,6 +383,9 @@ func (e *engine) takeEvents(evs []zk.Event) {
 		case zk.EventNodeDeleted:
 			switch {
 			case p == e.root:
+				if cached {
+					e.get(p).deleted = true
+				}
 				e.enqueue(kExists, p, false, false)
 			case cached:
 				// The deletion also fires the parent's child watch: its
@@ -389,7 +397,8 @@ func (e *engine) takeEvents(evs []zk.Event) {
 				// it (the event, which came before that answer, is taken
 				// after the batch): that listing may have named a new
 				// incarnation, and no event will come: list it again.
-				e.get(p).suspect = true
+				en := e.get(p)
+				en.suspect, en.deleted = true, true
 				if parent, _ := zkpath.Split(p); e.wasListed(parent) {
 					e.enqueue(kKids, parent, false, false)
 				}
@@ -672,6 +681,16 @@ func (e *engine) applyData(ctx context.Context, it *item, r result) error {
 // apply puts a node's data read into the view.
 func (e *engine) apply(ctx context.Context, p string, data []byte, stat *zk.Stat, init bool) error {
 	cur := e.get(p)
+	if cur != nil {
+		deleted := cur.deleted
+		cur.deleted = false
+		if hooks.CacheCompareVersion() && !deleted && stat.Version == cur.node.Stat.Version {
+			// The mutant (CURATOR-391): the same version is taken for the
+			// same node, though a node deleted and created again meanwhile
+			// starts again at version 0; only its Czxid tells.
+			return nil
+		}
+	}
 	switch {
 	case cur != nil && stat.Czxid == cur.node.Stat.Czxid:
 		cur.pzxid = max(cur.pzxid, stat.Pzxid)
