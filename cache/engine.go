@@ -75,10 +75,11 @@ type entry struct {
 	// was created before that read, so under this incarnation: see
 	// apply.
 	pzxid int64
-	// deleted: a deletion event of the path was taken since its last
-	// data read (run goroutine only). Only the CURATOR-391 mutant reads
-	// it (hooks.SetCacheCompareVersion): as Curator's cache, it knows a
-	// node is gone when it is told, and by its version otherwise.
+	// deleted: a deletion event of the path was taken, and no read has
+	// shown this incarnation since (run goroutine only). Only the
+	// CURATOR-391 mutant reads it (hooks.SetCacheCompareVersion): as
+	// Curator's cache, it knows a node is gone when it is told, and by
+	// its version otherwise.
 	deleted bool
 }
 
@@ -681,19 +682,16 @@ func (e *engine) applyData(ctx context.Context, it *item, r result) error {
 // apply puts a node's data read into the view.
 func (e *engine) apply(ctx context.Context, p string, data []byte, stat *zk.Stat, init bool) error {
 	cur := e.get(p)
-	if cur != nil {
-		deleted := cur.deleted
-		cur.deleted = false
-		if hooks.CacheCompareVersion() && !deleted && stat.Version == cur.node.Stat.Version {
-			// The mutant (CURATOR-391): the same version is taken for the
-			// same node, though a node deleted and created again meanwhile
-			// starts again at version 0; only its Czxid tells.
-			return nil
-		}
+	if cur != nil && !cur.deleted && hooks.CacheCompareVersion() && stat.Version == cur.node.Stat.Version {
+		// The mutant (CURATOR-391): the same version is taken for the same
+		// node, though a node deleted and created again meanwhile starts
+		// again at version 0; only its Czxid tells.
+		return nil
 	}
 	switch {
 	case cur != nil && stat.Czxid == cur.node.Stat.Czxid:
 		cur.pzxid = max(cur.pzxid, stat.Pzxid)
+		cur.deleted = false // the deletion reported was an older incarnation's
 		if stat.Mzxid <= cur.node.Stat.Mzxid {
 			return nil // nothing new (never older: a read never goes back)
 		}
