@@ -75,6 +75,12 @@ type entry struct {
 	// was created before that read, so under this incarnation: see
 	// apply.
 	pzxid int64
+	// deleted: a deletion event of the path was taken, and no read has
+	// shown this incarnation since (run goroutine only). Only the
+	// CURATOR-391 mutant reads it (hooks.SetCacheCompareVersion): as
+	// Curator's cache, it knows a node is gone when it is told, and by
+	// its version otherwise.
+	deleted bool
 }
 
 // stateIn is what the state hook leaves for the run goroutine.
@@ -396,6 +402,9 @@ func (e *engine) takeEvents(evs []zk.Event) {
 		case zk.EventNodeDeleted:
 			switch {
 			case p == e.root:
+				if cached {
+					e.get(p).deleted = true
+				}
 				e.enqueue(kExists, p, change, readAnyway)
 			case cached:
 				// The deletion also fires the parent's child watch: its
@@ -407,7 +416,8 @@ func (e *engine) takeEvents(evs []zk.Event) {
 				// it (the event, which came before that answer, is taken
 				// after the batch): that listing may have named a new
 				// incarnation, and no event will come: list it again.
-				e.get(p).suspect = true
+				en := e.get(p)
+				en.suspect, en.deleted = true, true
 				if parent, _ := zkpath.Split(p); e.wasListed(parent) {
 					e.enqueue(kKids, parent, change, readAnyway)
 				}
@@ -690,9 +700,16 @@ func (e *engine) applyData(ctx context.Context, it *item, r result) error {
 // apply puts a node's data read into the view.
 func (e *engine) apply(ctx context.Context, p string, data []byte, stat *zk.Stat, init load) error {
 	cur := e.get(p)
+	if cur != nil && !cur.deleted && hooks.CacheCompareVersion() && stat.Version == cur.node.Stat.Version {
+		// The mutant (CURATOR-391): the same version is taken for the same
+		// node, though a node deleted and created again meanwhile starts
+		// again at version 0; only its Czxid tells.
+		return nil
+	}
 	switch {
 	case cur != nil && stat.Czxid == cur.node.Stat.Czxid:
 		cur.pzxid = max(cur.pzxid, stat.Pzxid)
+		cur.deleted = false // the deletion reported was an older incarnation's
 		if stat.Mzxid <= cur.node.Stat.Mzxid {
 			return nil // nothing new (never older: a read never goes back)
 		}

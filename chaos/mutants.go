@@ -61,7 +61,8 @@ type MutantVerdict struct {
 	Caught bool
 	// Fired lists every checker that found violations, as "name:count".
 	Fired []string
-	// Why is the scenario's error, or its not-applicable reason.
+	// Why is the scenario's error, or its not-applicable reason, or, for
+	// a miss, why the scenario was not exercised (its window not hit).
 	Why string
 }
 
@@ -81,7 +82,9 @@ func (v MutantVerdict) String() string {
 // JudgeMutants returns the verdict of every mutant scenario of cases on
 // sum's seed: caught when one of its case's Catch checkers found a
 // violation in it. A scenario of cases missing from sum (the run stopped
-// early) is a miss, as is one that was not applicable. Pure.
+// early) is a miss, as is one that was not applicable; a miss in a
+// scenario that was not exercised says so (report.StatusNotExercised).
+// Pure.
 func JudgeMutants(sum report.Summary, cases []workloads.MutantCase) []MutantVerdict {
 	var out []MutantVerdict
 	for _, mc := range cases {
@@ -104,6 +107,11 @@ func JudgeMutants(sum report.Summary, cases []workloads.MutantCase) []MutantVerd
 				for _, want := range mc.Catch {
 					if c, ok := sc.Result(want); ok && len(c.Violations) > 0 {
 						v.Caught = true
+					}
+				}
+				for _, c := range sc.Results {
+					if !v.Caught && v.Why == "" && report.StatusOf(c) == report.StatusNotExercised {
+						v.Why = report.Reason(c)
 					}
 				}
 			}

@@ -3,6 +3,7 @@ package chaos
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/zkrecipes/zkrecipes/chaos/checkers"
@@ -39,6 +40,12 @@ func TestJudgeMutants(t *testing.T) {
 			{Scenario: "lock-stepdown-mutant/partition-expire", NotApplicable: "external"},
 			{Scenario: "counter-blind-mutant/half-open", Err: "workload: boom", Results: []checkers.Result{fired("counter-linearizable", 1)}},
 		}, []bool{false, true}, [][]string{nil, {"counter-linearizable:1"}}},
+		{"not exercised: missed, and says why", []report.ScenarioResult{
+			{Scenario: "lock-stepdown-mutant/partition-expire", Results: []checkers.Result{fired("mutual-exclusion", 0),
+				{Checker: "exercised", Checked: 1, Inconclusive: true, Note: "not exercised: partition-expire at 1s: the workload's aimed step (x) did not happen inside it"}}},
+			{Scenario: "counter-blind-mutant/half-open", Results: []checkers.Result{fired("counter-linearizable", 1),
+				{Checker: "exercised", Checked: 1, Inconclusive: true, Note: "not exercised: half-open left no target trace"}}},
+		}, []bool{false, true}, [][]string{nil, {"counter-linearizable:1"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -49,6 +56,9 @@ func TestJudgeMutants(t *testing.T) {
 			for i, v := range vs {
 				if v.Seed != 7 || v.Caught != tt.caught[i] || !reflect.DeepEqual(v.Fired, tt.fired[i]) {
 					t.Errorf("verdict %d: %+v, want caught %v fired %v", i, v, tt.caught[i], tt.fired[i])
+				}
+				if notEx := strings.HasPrefix(v.Why, "not exercised"); notEx != (tt.name == "not exercised: missed, and says why" && i == 0) {
+					t.Errorf("verdict %d: why %q", i, v.Why)
 				}
 			}
 		})

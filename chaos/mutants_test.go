@@ -58,7 +58,7 @@ func mutantVerdicts(ctx context.Context, t testing.TB, r *Runner, cases []worklo
 				fired = append(fired, fmt.Sprintf("%s:%d", c.Checker, len(c.Violations)))
 			}
 		}
-		lines = append(lines, fmt.Sprintf("%-40s failed=%-5v %s err=%q", sc.Scenario, sc.Failed(), strings.Join(fired, ","), sc.Err))
+		lines = append(lines, fmt.Sprintf("%-40s failed=%-5v verdict=%-13s %s err=%q", sc.Scenario, sc.Failed(), sc.Verdict(), strings.Join(fired, ","), sc.Err))
 		if twins[sc.Scenario] {
 			if sc.Failed() {
 				t.Errorf("%s must pass: %s", sc.Scenario, sc.Line())

@@ -15,10 +15,16 @@ import (
 // the scenario is "not exercised", flagged (inconclusive) in the quick tier
 // and a violation in the full tier, as Throughput does. Windows whose fault
 // was not injected are skipped (the scenario fails for that already).
+//
+// A workload that aims a step of its own at its faults (history.KindAim,
+// recorded at its start: a cache's nodes deleted and created again while
+// the cache is cut off) must also have done it inside every window: a
+// history.KindAimHit between the window's start and its heal. A window
+// without one tested nothing either, whatever trace the fault left.
 func Exercised(grace time.Duration, tier faults.Tier) Checker {
 	return Checker{
 		Name:      "exercised",
-		Invariant: "every fault left a trace in the history: a suspension, expiry, loss, failed request, handoff or leader change, as fits the fault",
+		Invariant: "every fault left a trace in the history: a suspension, expiry, loss, failed request, handoff or leader change, as fits the fault; and the workload's aimed step, if it has one, happened inside every fault",
 		Check:     func(h history.History) Result { return checkExercised(h, grace, tier) },
 	}
 }
@@ -145,12 +151,47 @@ func traced(h history.History, w FaultWindow, trace faults.Trace, grace time.Dur
 	return ""
 }
 
+// aim returns the step the workload of h aims at its faults (its
+// history.KindAim), or "", and its hits.
+func aim(h history.History) (step string, hits []history.Event) {
+	for _, e := range h.Events {
+		switch e.Kind {
+		case history.KindAim:
+			step = e.Detail
+		case history.KindAimHit:
+			hits = append(hits, e)
+		}
+	}
+	return step, hits
+}
+
+// hitIn returns what shows that the aimed step happened inside w, or "".
+func hitIn(h history.History, w FaultWindow, hits []history.Event) string {
+	for _, e := range hits {
+		if e.Time >= w.Start && e.Time <= w.End {
+			return fmt.Sprintf("%s %s at %s", e.Client, e.Detail, history.Rel(h, e.Time))
+		}
+	}
+	return ""
+}
+
 func checkExercised(h history.History, grace time.Duration, tier faults.Tier) Result {
 	ws := FaultWindows(h)
 	r := Result{Checked: len(ws)}
 	var missing, found []string
 	var at int64
+	step, hits := aim(h)
 	for _, w := range ws {
+		if step != "" {
+			if mark := hitIn(h, w, hits); mark != "" {
+				found = append(found, w.Fault+" aimed: "+mark)
+			} else {
+				missing = append(missing, fmt.Sprintf("%s at %s: the workload's aimed step (%s) did not happen inside it", w.Fault, history.Rel(h, w.Start), step))
+				if at == 0 {
+					at = w.Start
+				}
+			}
+		}
 		trace := faults.TraceDisruption
 		if f, err := faults.ByName(w.Fault); err == nil && f.Trace != "" {
 			trace = f.Trace

@@ -79,6 +79,17 @@ const (
 	KindSession Kind = "session"
 )
 
+// Events of a workload that aims a step of its own at its faults (see
+// checkers.Exercised): a fault window that the step missed tested nothing.
+const (
+	// KindAim: the workload aims the step Detail names at every fault
+	// window of the scenario. Recorded once, as the workload starts.
+	KindAim Kind = "aim"
+	// KindAimHit: the workload did its aimed step while the fault was on,
+	// as the workload saw it (Detail says what, Value how many times).
+	KindAimHit Kind = "aim-hit"
+)
+
 // Events and the operation of the two-phase workload besides the shared
 // ones (see workloads.TwoPhase). Fn on a crash or resume event says whose
 // it is: FnDecide the coordinator's, FnLearn a participant's.

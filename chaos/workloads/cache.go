@@ -28,7 +28,7 @@ import (
 // to three levels below the root; then both pause, the workload reads the
 // tree directly (a sync, then every node's data and stat: the truth), and
 // every cache client waits until its cache's view equals the truth (the
-// same paths, each with the same Mzxid and data) for at most Bound: a
+// same paths, each with the same Czxid, Mzxid and data) for at most Bound: a
 // converge operation, ok with the lag or failed with the differences. A
 // truth that a write applied late (its answer lost to a server fault) can
 // make stale is read again once halfway through the wait. Every event a
@@ -235,10 +235,11 @@ func (tw *treeWriter) step() {
 	}
 }
 
-// truthNode is a node of the tree as ZooKeeper has it.
+// truthNode is a node of the tree as ZooKeeper has it: its incarnation
+// (czxid), its last change (mzxid) and its data.
 type truthNode struct {
-	mzxid int64
-	data  []byte
+	czxid, mzxid int64
+	data         []byte
 }
 
 // readTruth syncs conn's server and reads the tree at root, retrying
@@ -249,7 +250,7 @@ func readTruth(ctx context.Context, conn *zk.Conn, root string) (map[string]trut
 		_, err := conn.Sync(root)
 		if err == nil {
 			err = cluster.Walk(conn, root, func(p string, st *zk.Stat, data []byte) {
-				truth[p] = truthNode{mzxid: st.Mzxid, data: data}
+				truth[p] = truthNode{czxid: st.Czxid, mzxid: st.Mzxid, data: data}
 			})
 		}
 		if err == nil {
@@ -261,22 +262,34 @@ func readTruth(ctx context.Context, conn *zk.Conn, root string) (map[string]trut
 	}
 }
 
-// treeReader is one client's TreeCache and the goroutine that records
-// its events.
+// treeReader is one client's cache (a TreeCache, or a ChildrenCache) and
+// the goroutine that records its events.
 type treeReader struct {
 	c      *cluster.Client
 	s      *recipes.Session
-	tc     *cache.TreeCache
+	path   string                                                                 // the cache's root
+	nodes  func() []cache.Node                                                    // the cache's view
+	truth  func(ctx context.Context, conn *zk.Conn) (map[string]truthNode, error) // what the view must equal
 	stream *recipes.Stream[cache.Event]
 	done   chan struct{}
 }
 
+// startReader starts a TreeCache of tree on s and records its events.
 func startReader(ctx context.Context, c *cluster.Client, s *recipes.Session, tree string) (*treeReader, error) {
 	tc, err := cache.NewTreeCache(s, tree)
 	if err != nil {
 		return nil, err
 	}
-	r := &treeReader{c: c, s: s, tc: tc, stream: tc.Watch(context.WithoutCancel(ctx)), done: make(chan struct{})}
+	truth := func(ctx context.Context, conn *zk.Conn) (map[string]truthNode, error) {
+		return readTruth(ctx, conn, tree)
+	}
+	return recordReader(ctx, &treeReader{c: c, s: s, path: tree, nodes: tc.Nodes, truth: truth, stream: tc.Watch(context.WithoutCancel(ctx))}), nil
+}
+
+// recordReader records the events of r's stream on a goroutine of its own.
+func recordReader(ctx context.Context, r *treeReader) *treeReader {
+	c := r.c
+	r.done = make(chan struct{})
 	go func() {
 		defer close(r.done)
 		for ev := range r.stream.C {
@@ -290,7 +303,7 @@ func startReader(ctx context.Context, c *cluster.Client, s *recipes.Session, tre
 			c.Log.Event(history.Event{Kind: history.KindCacheEvent, Detail: "ended: " + err.Error()})
 		}
 	}()
-	return r, nil
+	return r
 }
 
 func (r *treeReader) close(st time.Duration) {
@@ -302,11 +315,11 @@ func (r *treeReader) close(st time.Duration) {
 // converge waits until the cache's view equals truth, for at most bound;
 // halfway through it reads the truth again once (through conn).
 func (r *treeReader) converge(ctx context.Context, round int64, truth map[string]truthNode, bound time.Duration, conn *zk.Conn) {
-	op := r.c.Log.Invoke(history.FnConverge, r.tc.Path(), round)
+	op := r.c.Log.Invoke(history.FnConverge, r.path, round)
 	start := time.Now()
 	reread := false
 	for {
-		diff := viewDiff(r.tc.Nodes(), truth)
+		diff := viewDiff(r.nodes(), truth)
 		if diff == "" {
 			op.OK(time.Since(start).Milliseconds())
 			return
@@ -317,7 +330,7 @@ func (r *treeReader) converge(ctx context.Context, round int64, truth map[string
 		}
 		if !reread && time.Since(start) > bound/2 {
 			reread = true
-			if t, err := readTruth(ctx, conn, r.tc.Path()); err == nil {
+			if t, err := r.truth(ctx, conn); err == nil {
 				truth = t
 			}
 		}
@@ -338,6 +351,8 @@ func viewDiff(view []cache.Node, truth map[string]truthNode) string {
 		switch {
 		case !ok:
 			diffs = append(diffs, n.Path+" cached, not in ZooKeeper")
+		case t.czxid != n.Stat.Czxid:
+			diffs = append(diffs, fmt.Sprintf("%s cached as the incarnation of czxid 0x%x (%q), ZooKeeper has czxid 0x%x (%q)", n.Path, n.Stat.Czxid, n.Data, t.czxid, t.data))
 		case t.mzxid != n.Stat.Mzxid || !bytes.Equal(t.data, n.Data):
 			diffs = append(diffs, fmt.Sprintf("%s cached at mzxid 0x%x (%q), ZooKeeper has 0x%x (%q)", n.Path, n.Stat.Mzxid, n.Data, t.mzxid, t.data))
 		}

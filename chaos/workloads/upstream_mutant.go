@@ -40,7 +40,7 @@ func UpstreamBugs() []UpstreamBug {
 		{"CURATOR-678", "https://github.com/apache/curator/issues/1193", "lock-release-mutant"},
 		{"CURATOR-696", "https://github.com/apache/curator/issues/1211", "leader-owner-mutant"},
 		{"CURATOR-460", "https://github.com/apache/curator/issues/980", "leader-timer-mutant"},
-		{"CURATOR-391", "https://github.com/apache/curator/issues/911", ""},
+		{"CURATOR-391", "https://github.com/apache/curator/issues/911", "cache-recreate-mutant"},
 		{"Curator GH-1290", "https://github.com/apache/curator/pull/1291", "barrier-wake-mutant"},
 		{"kazoo #760", "https://github.com/python-zk/kazoo/pull/760", "lock-try-mutant"},
 		{"kazoo #282", "https://github.com/python-zk/kazoo/issues/282", "lock-reacquire-mutant"},

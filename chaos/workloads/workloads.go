@@ -157,6 +157,9 @@ var mutantFaults = map[string][]string{
 
 	// kazoo #282 (upstream_lock_mutant.go)
 	"lock-reacquire": {"cut-short"},
+
+	// CURATOR-391 (upstream_cache_mutant.go)
+	"cache-recreate": {"cut-short"},
 }
 
 // MutantCases returns every mutant with its twin, faults and checkers.
@@ -184,6 +187,7 @@ func MutantCases() []MutantCase {
 		{Mutant: &LockCreate{Mutant: true}, Twin: &LockCreate{}, Catch: []string{"no-nodes-left", "liveness"}, Mild: []string{"latency-low"}},
 		{Mutant: &LockReacquire{Mutant: true}, Twin: &LockReacquire{}, Catch: []string{"no-nodes-left", "liveness"}, Mild: []string{"latency-low"}},
 		{Mutant: &BarrierWake{Mutant: true}, Twin: &BarrierWake{}, Catch: []string{"double-barrier"}, Mild: []string{"latency-low"}},
+		{Mutant: &CacheRecreate{Mutant: true}, Twin: &CacheRecreate{}, Catch: []string{"cache-converges"}, Mild: []string{"latency-low"}},
 	}
 	for i := range cs {
 		cs[i].Faults = mutantFaults[cs[i].Twin.Name()]

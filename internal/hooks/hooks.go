@@ -4,7 +4,7 @@
 // integration tests in the lab module (lab/integration/lock, .../rwlock,
 // .../barrier), which cannot reach recipes' _test.go files, can inject a
 // real fault at a precise point of an acquisition or of a double barrier's
-// Leave, a mutant switch of package cache, a seam removing one term from
+// Leave, two mutant switches of package cache, a seam removing one term from
 // the lease's bound (SetLeaseDrop), and three read-only accessors to the
 // core's internals (access.go).
 //
@@ -91,6 +91,23 @@ func SetCacheSkipReread(skip bool) (restore func()) {
 
 // CacheSkipReread reports whether SetCacheSkipReread is in effect.
 func CacheSkipReread() bool { return cacheSkipReread.Load() }
+
+var cacheCompareVersion atomic.Bool
+
+// SetCacheCompareVersion makes package cache take a node's read for
+// "nothing new" when its version equals the cached one's, unless it saw
+// the node's deletion event: the mutant of Curator's CURATOR-391 (a node
+// deleted and created again while the cache was cut off is back at the
+// same version, and the cache keeps the old incarnation), which the cache
+// tests and the chaos suite must catch. It returns a function restoring
+// the previous setting. Not for concurrent tests.
+func SetCacheCompareVersion(on bool) (restore func()) {
+	old := cacheCompareVersion.Swap(on)
+	return func() { cacheCompareVersion.Store(old) }
+}
+
+// CacheCompareVersion reports whether SetCacheCompareVersion is in effect.
+func CacheCompareVersion() bool { return cacheCompareVersion.Load() }
 
 // leaseDrop holds the lease terms SetLeaseDrop removes: bit 0 Q, bit 1 P.
 var leaseDrop atomic.Int32

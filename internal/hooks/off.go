@@ -14,8 +14,9 @@ func BeforeHold(string)        {}
 func BeforeWrite(string)       {}
 func BeforeReadyDelete(string) {}
 
-// CacheSkipReread: never without the tag.
-func CacheSkipReread() bool { return false }
+// CacheSkipReread, CacheCompareVersion: never without the tag.
+func CacheSkipReread() bool     { return false }
+func CacheCompareVersion() bool { return false }
 
 // LeaseDrop: no term is dropped without the tag.
 func LeaseDrop() (q, p bool) { return false, false }
@@ -26,6 +27,7 @@ func SetBeforeHold(func(string)) func()        { panic(offMsg) }
 func SetBeforeWrite(func(string)) func()       { panic(offMsg) }
 func SetBeforeReadyDelete(func(string)) func() { panic(offMsg) }
 func SetCacheSkipReread(bool) func()           { panic(offMsg) }
+func SetCacheCompareVersion(bool) func()       { panic(offMsg) }
 func SetLeaseDrop(q, p bool) func()            { panic(offMsg) }
 
 // The accessors are nil without the tag (package recipes sets them only

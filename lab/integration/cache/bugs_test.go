@@ -178,6 +178,105 @@ func TestRecreatedWhileCut(t *testing.T) {
 	}
 }
 
+// TestRecreatedWhileCutByVersion is CURATOR-391 as its report tells it,
+// on a children cache: while the cache's connection is cut, one child (x,
+// ephemeral) is deleted and created again by another session with the
+// same data, and another (y, set once) is deleted, created again and set
+// once with other data: both are back at the version the cache holds (0
+// and 1), with another czxid, and x with another ephemeral owner. Once the
+// same session is back, the cache must report each removed and added
+// again, and hold the new incarnations. The mutant that takes an equal
+// version for "nothing new" unless it saw the deletion event
+// (hooks.SetCacheCompareVersion, Curator's comparison before the fix) sees
+// no deletion (go-zookeeper's restored watches report the nodes changed,
+// not deleted) and keeps both old incarnations: the same checks fail on
+// it, which the mutant subtest asserts.
+func TestRecreatedWhileCutByVersion(t *testing.T) {
+	testutil.RequireHooks(t)
+	for _, mutant := range []bool{false, true} {
+		t.Run(map[bool]string{false: "cache", true: "mutant"}[mutant], func(t *testing.T) {
+			e := ensemble(t)
+			a, b := connect(t, e.Addrs()), connect(t, e.Addrs()) // two writers: x's owners
+			link, err := e.NewLink("recreated-version")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer link.Close()
+			s := connect(t, link.Addrs())
+			parent := testPath(t)
+			mkdirs(t, a, parent)
+			x, y, z := parent+"/x", parent+"/y", parent+"/z"
+			if _, err := a.Conn().Create(x, []byte("x1"), zk.FlagEphemeral, acl); err != nil {
+				t.Fatal(err)
+			}
+			create(t, a, y, "y1")
+			set(t, a, y, "y2") // version 1
+			create(t, a, z, "z1")
+			defer hooks.SetCacheCompareVersion(mutant)()
+			kids := newChildren(t, s, parent)
+			r := record(t, kids.Watch(ctxT(t, time.Minute)))
+			r.waitCount(t, 10*time.Second, cache.EventInitialized, 1)
+			oldX, _ := kids.Get(x)
+			oldY, _ := kids.Get(y)
+
+			if err := link.Cut(); err != nil {
+				t.Fatal(err)
+			}
+			waitState(t, 10*time.Second, s, recipes.StateSuspended)
+			del(t, a, x)
+			if _, err := b.Conn().Create(x, []byte("x1"), zk.FlagEphemeral, acl); err != nil {
+				t.Fatal(err)
+			}
+			del(t, a, y)
+			create(t, a, y, "y1")
+			set(t, a, y, "y3") // version 1 again, other data
+			if err := link.Restore(); err != nil {
+				t.Fatal(err)
+			}
+			waitState(t, 10*time.Second, s, recipes.StateReconnected)
+			if r.count(cache.EventReset) != 0 {
+				t.Fatal("the session was lost: the test needs a longer session timeout")
+			}
+			// Two changes of z, each awaited: the reads the reconnection
+			// queued (x, y and z among them, one batch) were applied before
+			// the read that brings z's second change.
+			set(t, a, z, "z2")
+			r.history(t, z, 2)
+			set(t, a, z, "z3")
+			r.history(t, z, 3)
+
+			if !mutant {
+				converge(t, 10*time.Second, a, parent, childrenShape, kids.Current)
+				if got, _ := kids.Get(x); got.Stat.EphemeralOwner != b.ID() {
+					t.Errorf("x owned by 0x%x, want the second writer's session 0x%x", got.Stat.EphemeralOwner, b.ID())
+				}
+				if got, want := r.history(t, x, 3), "[added x1 removed x1 added x1]"; got != want {
+					t.Errorf("x: events %s, want %s", got, want)
+				}
+				if got, want := r.history(t, y, 3), "[added y2 removed y2 added y3]"; got != want {
+					t.Errorf("y: events %s, want %s", got, want)
+				}
+				return
+			}
+			// The mutant holds the old incarnations: what the subtest above
+			// requires fails on it.
+			gotX, _ := kids.Get(x)
+			gotY, _ := kids.Get(y)
+			if gotX.Stat.Czxid != oldX.Stat.Czxid || gotX.Stat.EphemeralOwner != a.ID() || gotY.Stat.Czxid != oldY.Stat.Czxid || string(gotY.Data) != "y2" {
+				t.Fatalf("the mutant has x = %s owned by 0x%x, y = %s; want the old incarnations %s owned by 0x%x, %s",
+					describe(gotX.Data, &gotX.Stat), gotX.Stat.EphemeralOwner, describe(gotY.Data, &gotY.Stat),
+					describe(oldX.Data, &oldX.Stat), a.ID(), describe(oldY.Data, &oldY.Stat))
+			}
+			if d := diff(view(kids.Current()), direct(t, a, parent, childrenShape)); !strings.Contains(d, "stale   "+x) || !strings.Contains(d, "stale   "+y) {
+				t.Fatalf("the mutant's view differs from ZooKeeper by:\n%s\nwant x and y stale", d)
+			}
+			if got, want := fmt.Sprint(r.of(x)), "[added x1]"; got != want {
+				t.Fatalf("the mutant reported x: %s, want %s", got, want)
+			}
+		})
+	}
+}
+
 // TestRootAddedAndRemovedAgain: a cached root created and deleted again and
 // again is reported added and removed each time, in that order (Curator's
 // CURATOR-182 and CURATOR-183: the TreeCache stopped noticing the root, or
