@@ -192,7 +192,14 @@ func (w *LockStepDown) client(ctx context.Context, env *cluster.Env, c *cluster.
 // closes its session.
 func aimedHolder(ctx context.Context, env *cluster.Env, c *cluster.Client, key, counter string, hold time.Duration, quiesce func(),
 	acquirer func(s *recipes.Session) func(context.Context) (*holding, error)) error {
-	s, err := connectRecipes(ctx, env, c)
+	return aimedHolderWith(ctx, env, c, key, counter, hold, quiesce, nil, acquirer)
+}
+
+// aimedHolderWith is aimedHolder whose Session is opened with opts added
+// to the scenario's (a later option wins: WithDialer replaces c's).
+func aimedHolderWith(ctx context.Context, env *cluster.Env, c *cluster.Client, key, counter string, hold time.Duration, quiesce func(),
+	opts []recipes.Option, acquirer func(s *recipes.Session) func(context.Context) (*holding, error)) error {
+	s, err := connectRecipes(ctx, env, c, opts...)
 	if s == nil {
 		return err
 	}

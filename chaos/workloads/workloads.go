@@ -157,6 +157,9 @@ var mutantFaults = map[string][]string{
 
 	// kazoo #282 (upstream_lock_mutant.go)
 	"lock-reacquire": {"cut-short"},
+	// etcd #19597 and CURATOR-604 (upstream_session_mutant.go)
+	"lock-gone":  {"partition-expire@waiter"},
+	"lock-adopt": {"half-open@waiter"},
 }
 
 // MutantCases returns every mutant with its twin, faults and checkers.
@@ -184,6 +187,8 @@ func MutantCases() []MutantCase {
 		{Mutant: &LockCreate{Mutant: true}, Twin: &LockCreate{}, Catch: []string{"no-nodes-left", "liveness"}, Mild: []string{"latency-low"}},
 		{Mutant: &LockReacquire{Mutant: true}, Twin: &LockReacquire{}, Catch: []string{"no-nodes-left", "liveness"}, Mild: []string{"latency-low"}},
 		{Mutant: &BarrierWake{Mutant: true}, Twin: &BarrierWake{}, Catch: []string{"double-barrier"}, Mild: []string{"latency-low"}},
+		{Mutant: &LockGone{Mutant: true}, Twin: &LockGone{}, Catch: []string{"mutual-exclusion"}, Mild: []string{"cut-short"}},
+		{Mutant: &LockAdopt{Mutant: true}, Twin: &LockAdopt{}, Catch: []string{"mutual-exclusion"}, Mild: []string{"latency-low"}},
 	}
 	for i := range cs {
 		cs[i].Faults = mutantFaults[cs[i].Twin.Name()]

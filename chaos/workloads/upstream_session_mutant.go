@@ -1,0 +1,394 @@
+package workloads
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"net"
+	"path"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkrecipes/zkrecipes/chaos/checkers"
+	"github.com/zkrecipes/zkrecipes/chaos/cluster"
+	"github.com/zkrecipes/zkrecipes/recipes"
+)
+
+// This file holds the upstream bug classes of a lock whose acquisition
+// outlives its session: etcd #19597 (a waiter whose session expired) and
+// CURATOR-604 (an acquisition that takes the node of the session it gave
+// up). docs/upstream-bugs.md has the table.
+
+// LockGone is the etcd #19597 variant and its twin: lock clients that loop
+// acquire, fenced increments, release. The bystanders (lock.Mutex) hold
+// for half a session timeout, so that the target (c1), which holds for
+// 10 ms, is almost always waiting behind them when the fault strikes.
+//
+// With Mutant set, the target waits as etcd's Mutex.Lock did before the
+// fix (waitDeletes watched the keys ahead, not its own session): it
+// creates its node once and waits until no node with a lower sequence
+// number is left, never checking that its own node is still there. Under
+// partition-expire@waiter its session expires while it waits and its node
+// goes with it; the bystander queued behind that node stops waiting for
+// it; once the nodes ahead are gone, both hold: mutual-exclusion catches
+// the overlap. The twin (lock.Mutex, the contender core) starts over with
+// a new node when its session changes while it waits (contend), and holds
+// only on a listing that shows its node, owned by its current session.
+type LockGone struct {
+	Mutant bool
+}
+
+// Name is "lock-gone-mutant", or "lock-gone" for the twin.
+func (w *LockGone) Name() string { return mutantName("lock-gone", w.Mutant) }
+
+// QuickFaults names the faults that expose the lock-gone mutant.
+func (w *LockGone) QuickFaults() []string { return mutantFaults["lock-gone"] }
+
+// Checkers: mutual-exclusion, fencing, liveness, no-nodes-left.
+func (w *LockGone) Checkers(cfg CheckConfig) []checkers.Checker {
+	return []checkers.Checker{checkers.MutualExclusion(1), checkers.FencedWrites(), checkers.Liveness(cfg.LivenessBound), checkers.NoNodesLeft()}
+}
+
+// Run makes <root>/lock and <root>/counter = 0 and runs the target and the
+// bystanders until ctx is done.
+func (w *LockGone) Run(ctx context.Context, env *cluster.Env) error {
+	lockPath, counter := env.Root+"/lock", env.Root+"/counter"
+	return runAimed(ctx, env, lockPath, counter, func(i int, c *cluster.Client, quiesce func()) error {
+		hold := env.SessionTimeout / 2
+		if i == 0 {
+			hold = 10 * time.Millisecond
+		}
+		return aimedHolder(ctx, env, c, lockPath, counter, hold, quiesce, func(s *recipes.Session) func(context.Context) (*holding, error) {
+			if i == 0 && w.Mutant {
+				return (&goneWaiter{s: s, path: lockPath, role: recipes.RoleLock}).lock
+			}
+			return mutexAcquirer(s, lockPath)
+		})
+	})
+}
+
+// LockAdopt is the CURATOR-604 variant and its twin: lock clients that
+// loop acquire, fenced increments, release. The bystanders (lock.Mutex)
+// hold for half a session timeout; the target (c1) holds for a session
+// timeout, so that when it releases both bystanders are queued and its
+// next acquisition waits behind them. half-open@waiter strikes the target
+// then (or while it waits): its requests reach the servers, their answers
+// are lost. The target's client gives its session up when the session's
+// lease runs out, a client-side timer, as Curator does when it declares
+// the connection LOST and opens a new ZooKeeper handle: it does not close
+// the session (nothing could tell the server), and its next connection
+// asks for a new session (sessionDropper). The old session lives on at the
+// server until a session timeout after the last request it heard, which
+// under half-open is when go-zookeeper's read timeout or the heal ends the
+// connection: the window of CURATOR-604, a new session that sees the old
+// session's nodes.
+//
+// With Mutant set, the target's acquisition is Curator's protected create
+// as CURATOR-604 found it (adoptingLock): one GUID for the acquisition,
+// and every retry (after a create whose reply was lost, or a wait cut
+// short by a connection error or a session change) first lists the parent
+// for a node with that GUID and takes it, never asking who owns it. Under
+// the new session it finds its node of the old one, waits on it and holds;
+// the server expires the old session, deletes that node, and the bystander
+// queued behind it acquires while the target still holds: mutual-exclusion
+// catches the overlap. The twin (lock.Mutex) keeps a node found by its GUID
+// only when its current session owns it (recipes/create.go adopt, after an
+// ambiguous create: findOwn), and a wait whose session changed starts over
+// with a new node (recipes/contender.go contend) whose listing deletes the
+// old one (order). Under latency-low the lease never runs out: no new
+// session, no window, and the mutant passes.
+type LockAdopt struct {
+	Mutant bool
+}
+
+// Name is "lock-adopt-mutant", or "lock-adopt" for the twin.
+func (w *LockAdopt) Name() string { return mutantName("lock-adopt", w.Mutant) }
+
+// QuickFaults names the faults that expose the lock-adopt mutant.
+func (w *LockAdopt) QuickFaults() []string { return mutantFaults["lock-adopt"] }
+
+// Checkers: mutual-exclusion, fencing, liveness, no-nodes-left.
+func (w *LockAdopt) Checkers(cfg CheckConfig) []checkers.Checker {
+	return []checkers.Checker{checkers.MutualExclusion(1), checkers.FencedWrites(), checkers.Liveness(cfg.LivenessBound), checkers.NoNodesLeft()}
+}
+
+// Run makes <root>/lock and <root>/counter = 0 and runs the target and the
+// bystanders until ctx is done.
+func (w *LockAdopt) Run(ctx context.Context, env *cluster.Env) error {
+	lockPath, counter := env.Root+"/lock", env.Root+"/counter"
+	return runAimed(ctx, env, lockPath, counter, func(i int, c *cluster.Client, quiesce func()) error {
+		if i != 0 {
+			return aimedHolder(ctx, env, c, lockPath, counter, env.SessionTimeout/2, quiesce, func(s *recipes.Session) func(context.Context) (*holding, error) {
+				return mutexAcquirer(s, lockPath)
+			})
+		}
+		d := &sessionDropper{base: c.Dial}
+		opts := []recipes.Option{recipes.WithDialer(d.dial)}
+		return aimedHolderWith(ctx, env, c, lockPath, counter, env.SessionTimeout, quiesce, opts, func(s *recipes.Session) func(context.Context) (*holding, error) {
+			dropOnLeaseEnd(s, d)
+			if w.Mutant {
+				return (&adoptingLock{s: s, path: lockPath, timeout: env.SessionTimeout}).lock
+			}
+			return mutexAcquirer(s, lockPath)
+		})
+	})
+}
+
+// sessionDropper is the dialer of a client that can give its session up
+// without closing it, as a client does that opens a new ZooKeeper handle
+// in place of one it believes dead: once drop(sid) was called, the connect
+// request of every later connection that still carries sid asks for a new
+// session instead (session id 0), so the server creates one, and session
+// sid lives until the server expires it. The request is rewritten on the
+// wire, under the Session's tap: go-zookeeper and the tap see their own
+// request, and adopt the session the server grants as they would after an
+// expiry. Plain TCP only: on a TLS link the bytes are ciphertext and pass
+// unchanged (the session is then never dropped).
+type sessionDropper struct {
+	base    func(network, address string, timeout time.Duration) (net.Conn, error)
+	dropped atomic.Int64
+}
+
+// drop gives session sid up.
+func (d *sessionDropper) drop(sid int64) { d.dropped.Store(sid) }
+
+func (d *sessionDropper) dial(network, address string, timeout time.Duration) (net.Conn, error) {
+	c, err := d.base(network, address, timeout)
+	if err != nil {
+		return nil, err
+	}
+	return &droppingConn{Conn: c, d: d}, nil
+}
+
+// droppingConn rewrites the connect request, the first frame written on a
+// connection, when it carries the dropped session.
+type droppingConn struct {
+	net.Conn
+	d       *sessionDropper
+	written atomic.Bool
+}
+
+// connectRequestLen is the length of go-zookeeper's connect request frame
+// (one Write): length prefix, protocol version, last zxid seen, timeout,
+// session id at offset 20, password (length, 16 bytes).
+const connectRequestLen = 4 + 4 + 8 + 4 + 8 + 4 + 16
+
+func (c *droppingConn) Write(b []byte) (int, error) {
+	if c.written.Swap(true) || !droppedRequest(b, c.d.dropped.Load()) {
+		return c.Conn.Write(b)
+	}
+	fresh := slices.Clone(b)
+	binary.BigEndian.PutUint64(fresh[20:28], 0)
+	clear(fresh[32:48])
+	return c.Conn.Write(fresh)
+}
+
+// droppedRequest reports whether b is a connect request frame for session
+// sid (not 0). Pure.
+func droppedRequest(b []byte, sid int64) bool {
+	return sid != 0 && len(b) == connectRequestLen &&
+		binary.BigEndian.Uint32(b[0:4]) == connectRequestLen-4 &&
+		int64(binary.BigEndian.Uint64(b[20:28])) == sid
+}
+
+// dropOnLeaseEnd gives s's session up (d.drop) every time the session's
+// lease runs out, until s is closed: the client-side timer of CURATOR-604.
+// After a drop it waits for the next session before it watches that
+// session's lease.
+func dropOnLeaseEnd(s *recipes.Session, d *sessionDropper) {
+	closed := make(chan struct{})
+	var once sync.Once
+	_, _, stop := s.OnStateChange(func(c recipes.StateChange) {
+		if c.State == recipes.StateClosed {
+			once.Do(func() { close(closed) })
+		}
+	})
+	go func() {
+		defer stop()
+		for {
+			sid := s.ID()
+			ended := make(chan struct{})
+			var eonce sync.Once
+			cancel := s.OnLeaseExpired(func(error) { eonce.Do(func() { close(ended) }) })
+			select {
+			case <-closed:
+				cancel()
+				return
+			case <-ended:
+			}
+			cancel()
+			if sid != 0 {
+				d.drop(sid)
+			}
+			for s.ID() == sid || !usable(s.State()) {
+				select {
+				case <-closed:
+					return
+				case <-time.After(20 * time.Millisecond):
+				}
+			}
+		}
+	}()
+}
+
+// adoptingLock is Curator's InterProcessMutex acquisition with the
+// protected create of CURATOR-604, on Curator's node names: one GUID per
+// acquisition, and every retry first lists the parent for a node carrying
+// it and takes that node, whoever owns it. A node missing from a listing
+// (Curator's NoNodeException) is created again. Its holding lasts while
+// the current session is connected (the CURATOR-604 reporter released on
+// SUSPENDED and LOST); its release deletes in the background (Curator's
+// guaranteed delete), so an acquisition that follows does not wait for the
+// reply.
+type adoptingLock struct {
+	s       *recipes.Session
+	path    string
+	timeout time.Duration
+}
+
+func (l *adoptingLock) lock(ctx context.Context) (*holding, error) {
+	guid := recipes.Curator.NewGUID()
+	prefix, err := recipes.Curator.NodePrefix(guid, recipes.RoleLock)
+	if err != nil {
+		return nil, err
+	}
+	conn := l.s.Conn()
+	node := "" // our node; "" when the next round must find or create it
+	for {
+		if ctx.Err() != nil {
+			l.cleanup(guid)
+			return nil, ctx.Err()
+		}
+		if !usable(l.s.State()) {
+			cluster.Sleep(ctx, 20*time.Millisecond)
+			continue
+		}
+		sid := l.s.ID()
+		if node == "" {
+			found, err := l.find(guid)
+			if err != nil {
+				cluster.Sleep(ctx, 20*time.Millisecond)
+				continue
+			}
+			if found == "" {
+				created, err := conn.Create(l.path+"/"+prefix, nil, zk.FlagEphemeralSequential, l.s.ACLFor(l.path))
+				if err != nil {
+					// A reply lost with the connection: the next round
+					// finds the node by its GUID if the create was applied.
+					cluster.Sleep(ctx, 20*time.Millisecond)
+					continue
+				}
+				found = created
+			}
+			node = found
+		}
+		kids, _, err := conn.Children(l.path)
+		if err != nil {
+			node = ""
+			cluster.Sleep(ctx, 20*time.Millisecond)
+			continue
+		}
+		me, _ := recipes.Curator.Parse(path.Base(node), recipes.RoleLock)
+		cs := contenders(kids, me.Seq, recipes.RoleLock)
+		i := slices.IndexFunc(cs, func(c recipes.Contender) bool { return c.Name == me.Name })
+		switch {
+		case i < 0:
+			node = "" // gone: create again
+			continue
+		case i == 0:
+			_, st, err := conn.Get(node)
+			if err != nil {
+				node = ""
+				continue
+			}
+			return l.holding(node, st, sid), nil
+		}
+		_, _, ch, err := conn.GetW(l.path + "/" + cs[i-1].Name)
+		switch {
+		case errors.Is(err, zk.ErrNoNode):
+			continue
+		case err != nil:
+			node = ""
+			cluster.Sleep(ctx, 20*time.Millisecond)
+			continue
+		}
+		if !l.wait(ctx, ch, sid) {
+			node = "" // a connection or session change: retry, finding our node again
+		}
+	}
+}
+
+// find lists the lock for the node with guid: the mutant's adoption, with
+// no look at the node's owner. "" when there is none.
+func (l *adoptingLock) find(guid string) (string, error) {
+	kids, _, err := l.s.Conn().Children(l.path)
+	if err != nil {
+		return "", err
+	}
+	for _, k := range kids {
+		if recipes.Curator.HasGUID(k, guid) {
+			return l.path + "/" + k, nil
+		}
+	}
+	return "", nil
+}
+
+// wait waits for the watch event ch; false (retry) when the session sid is
+// no longer usable first, or ctx ends.
+func (l *adoptingLock) wait(ctx context.Context, ch <-chan zk.Event, sid int64) bool {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-ch:
+			return true
+		case <-tick.C:
+			if l.s.ID() != sid || !usable(l.s.State()) {
+				return false
+			}
+		}
+	}
+}
+
+// holding builds the holding on node, held while session sid is connected.
+func (l *adoptingLock) holding(node string, st *zk.Stat, sid int64) *holding {
+	h := nodeHolding(l.s, node, "", st)
+	held, drop := sessionBound(l.s, sid)
+	h.held = held
+	release := h.release
+	h.release = func(context.Context) error {
+		drop(recipes.ErrReleased)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
+			defer cancel()
+			_ = release(ctx)
+		}()
+		return nil
+	}
+	return h
+}
+
+// cleanup deletes, in the background, a node with guid left by an
+// acquisition given up.
+func (l *adoptingLock) cleanup(guid string) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
+		defer cancel()
+		for ctx.Err() == nil {
+			if usable(l.s.State()) {
+				if p, err := l.find(guid); err == nil {
+					if p != "" {
+						_ = l.s.Conn().Delete(p, -1)
+					}
+					return
+				}
+			}
+			cluster.Sleep(ctx, 50*time.Millisecond)
+		}
+	}()
+}
