@@ -192,19 +192,19 @@ func (w *LockStepDown) client(ctx context.Context, env *cluster.Env, c *cluster.
 // closes its session.
 func aimedHolder(ctx context.Context, env *cluster.Env, c *cluster.Client, key, counter string, hold time.Duration, quiesce func(),
 	acquirer func(s *recipes.Session) func(context.Context) (*holding, error)) error {
-	return aimedHolderWith(ctx, env, c, key, counter, hold, quiesce, nil, acquirer)
-}
-
-// aimedHolderWith is aimedHolder whose Session is opened with opts added
-// to the scenario's (a later option wins: WithDialer replaces c's).
-func aimedHolderWith(ctx context.Context, env *cluster.Env, c *cluster.Client, key, counter string, hold time.Duration, quiesce func(),
-	opts []recipes.Option, acquirer func(s *recipes.Session) func(context.Context) (*holding, error)) error {
-	s, err := connectRecipes(ctx, env, c, opts...)
+	s, err := connectRecipes(ctx, env, c)
 	if s == nil {
 		return err
 	}
 	defer closeRecipes(s, env.SessionTimeout)
-	acquire := acquirer(s)
+	holdLoop(ctx, env, c, s, key, counter, hold, acquirer(s))
+	quiesce()
+	return nil
+}
+
+// holdLoop is aimedHolder's loop on session s, until ctx is done.
+func holdLoop(ctx context.Context, env *cluster.Env, c *cluster.Client, s *recipes.Session, key, counter string, hold time.Duration,
+	acquire func(context.Context) (*holding, error)) {
 	step := min(100*time.Millisecond, hold/2)
 	for ctx.Err() == nil {
 		h, err := acquire(ctx)
@@ -236,8 +236,6 @@ func aimedHolderWith(ctx context.Context, env *cluster.Env, c *cluster.Client, k
 		<-watched
 		cluster.Sleep(ctx, 5*time.Millisecond)
 	}
-	quiesce()
-	return nil
 }
 
 // watchHolding records the loss of a holding when held is done for any

@@ -2,19 +2,17 @@ package workloads
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
-	"net"
 	"path"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/chaos/checkers"
 	"github.com/zkrecipes/zkrecipes/chaos/cluster"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 // This file holds the upstream bug classes of a lock whose acquisition
@@ -71,35 +69,38 @@ func (w *LockGone) Run(ctx context.Context, env *cluster.Env) error {
 }
 
 // LockAdopt is the CURATOR-604 variant and its twin: lock clients that
-// loop acquire, fenced increments, release. The bystanders (lock.Mutex)
-// hold for half a session timeout; the target (c1) holds for a session
-// timeout, so that when it releases both bystanders are queued and its
-// next acquisition waits behind them. half-open@waiter strikes the target
-// then (or while it waits): its requests reach the servers, their answers
-// are lost. The target's client gives its session up when the session's
-// lease runs out, a client-side timer, as Curator does when it declares
-// the connection LOST and opens a new ZooKeeper handle: it does not close
-// the session (nothing could tell the server), and its next connection
-// asks for a new session (sessionDropper). The old session lives on at the
-// server until a session timeout after the last request it heard, which
-// under half-open is when go-zookeeper's read timeout or the heal ends the
-// connection: the window of CURATOR-604, a new session that sees the old
+// loop acquire, fenced increments, release. The target (c1) runs two
+// workers on its one session, each with its own lock object on the same
+// path (two threads of one process, each with its InterProcessMutex), each
+// holding for two session timeouts: the target almost always holds, with
+// its other worker queued. The bystanders (lock.Mutex) hold for 10 ms.
+// half-open strikes the target while it holds: its requests reach the
+// servers, their answers are lost. The target's client gives its session
+// up when the session's lease runs out, a client-side timer, as Curator
+// does when it declares the connection LOST and opens a new ZooKeeper
+// handle: it does not close the session (nothing could tell the server),
+// and its next connection asks for a new session (testenv.SessionDropper).
+// The old session lives on at the server a session timeout past the last
+// request it heard, which under half-open is when go-zookeeper's read
+// timeout or the heal ends the connection, while the new session connects
+// at the heal: the window of CURATOR-604, a new session that sees the old
 // session's nodes.
 //
-// With Mutant set, the target's acquisition is Curator's protected create
+// With Mutant set, the workers' acquisition is Curator's protected create
 // as CURATOR-604 found it (adoptingLock): one GUID for the acquisition,
 // and every retry (after a create whose reply was lost, or a wait cut
 // short by a connection error or a session change) first lists the parent
 // for a node with that GUID and takes it, never asking who owns it. Under
-// the new session it finds its node of the old one, waits on it and holds;
-// the server expires the old session, deletes that node, and the bystander
-// queued behind it acquires while the target still holds: mutual-exclusion
-// catches the overlap. The twin (lock.Mutex) keeps a node found by its GUID
-// only when its current session owns it (recipes/create.go adopt, after an
-// ambiguous create: findOwn), and a wait whose session changed starts over
-// with a new node (recipes/contender.go contend) whose listing deletes the
-// old one (order). Under latency-low the lease never runs out: no new
-// session, no window, and the mutant passes.
+// the new session the queued worker finds its node of the old session,
+// waits on it and holds; the server expires the old session and deletes
+// that node, and the bystander queued behind it acquires while the worker
+// still holds: mutual-exclusion catches the overlap. The twin's workers
+// (lock.Mutex) keep a node found by its GUID only when the current session
+// owns it (recipes/create.go adopt, after an ambiguous create: findOwn),
+// and a wait whose session changed starts over with a new node
+// (recipes/contender.go contend) whose listing deletes the old one
+// (order). Under latency-low the lease never runs out: no new session, no
+// window, and the mutant passes.
 type LockAdopt struct {
 	Mutant bool
 }
@@ -115,90 +116,56 @@ func (w *LockAdopt) Checkers(cfg CheckConfig) []checkers.Checker {
 	return []checkers.Checker{checkers.MutualExclusion(1), checkers.FencedWrites(), checkers.Liveness(cfg.LivenessBound), checkers.NoNodesLeft()}
 }
 
+// lockAdoptWorkers is how many workers the target of LockAdopt runs.
+const lockAdoptWorkers = 2
+
 // Run makes <root>/lock and <root>/counter = 0 and runs the target and the
 // bystanders until ctx is done.
 func (w *LockAdopt) Run(ctx context.Context, env *cluster.Env) error {
 	lockPath, counter := env.Root+"/lock", env.Root+"/counter"
 	return runAimed(ctx, env, lockPath, counter, func(i int, c *cluster.Client, quiesce func()) error {
-		if i != 0 {
-			return aimedHolder(ctx, env, c, lockPath, counter, env.SessionTimeout/2, quiesce, func(s *recipes.Session) func(context.Context) (*holding, error) {
-				return mutexAcquirer(s, lockPath)
-			})
+		if i == 0 {
+			return w.target(ctx, env, c, lockPath, counter, quiesce)
 		}
-		d := &sessionDropper{base: c.Dial}
-		opts := []recipes.Option{recipes.WithDialer(d.dial)}
-		return aimedHolderWith(ctx, env, c, lockPath, counter, env.SessionTimeout, quiesce, opts, func(s *recipes.Session) func(context.Context) (*holding, error) {
-			dropOnLeaseEnd(s, d)
-			if w.Mutant {
-				return (&adoptingLock{s: s, path: lockPath, timeout: env.SessionTimeout}).lock
-			}
+		return aimedHolder(ctx, env, c, lockPath, counter, 10*time.Millisecond, quiesce, func(s *recipes.Session) func(context.Context) (*holding, error) {
 			return mutexAcquirer(s, lockPath)
 		})
 	})
 }
 
-// sessionDropper is the dialer of a client that can give its session up
-// without closing it, as a client does that opens a new ZooKeeper handle
-// in place of one it believes dead: once drop(sid) was called, the connect
-// request of every later connection that still carries sid asks for a new
-// session instead (session id 0), so the server creates one, and session
-// sid lives until the server expires it. The request is rewritten on the
-// wire, under the Session's tap: go-zookeeper and the tap see their own
-// request, and adopt the session the server grants as they would after an
-// expiry. Plain TCP only: on a TLS link the bytes are ciphertext and pass
-// unchanged (the session is then never dropped).
-type sessionDropper struct {
-	base    func(network, address string, timeout time.Duration) (net.Conn, error)
-	dropped atomic.Int64
-}
-
-// drop gives session sid up.
-func (d *sessionDropper) drop(sid int64) { d.dropped.Store(sid) }
-
-func (d *sessionDropper) dial(network, address string, timeout time.Duration) (net.Conn, error) {
-	c, err := d.base(network, address, timeout)
-	if err != nil {
-		return nil, err
+// target runs the target's workers on a session that it gives up when
+// its lease runs out, until ctx is done; then it calls quiesce and closes
+// the session.
+func (w *LockAdopt) target(ctx context.Context, env *cluster.Env, c *cluster.Client, lockPath, counter string, quiesce func()) error {
+	d := &testenv.SessionDropper{Base: c.Dial}
+	s, err := connectRecipes(ctx, env, c, recipes.WithDialer(d.Dial))
+	if s == nil {
+		return err
 	}
-	return &droppingConn{Conn: c, d: d}, nil
-}
-
-// droppingConn rewrites the connect request, the first frame written on a
-// connection, when it carries the dropped session.
-type droppingConn struct {
-	net.Conn
-	d       *sessionDropper
-	written atomic.Bool
-}
-
-// connectRequestLen is the length of go-zookeeper's connect request frame
-// (one Write): length prefix, protocol version, last zxid seen, timeout,
-// session id at offset 20, password (length, 16 bytes).
-const connectRequestLen = 4 + 4 + 8 + 4 + 8 + 4 + 16
-
-func (c *droppingConn) Write(b []byte) (int, error) {
-	if c.written.Swap(true) || !droppedRequest(b, c.d.dropped.Load()) {
-		return c.Conn.Write(b)
+	defer closeRecipes(s, env.SessionTimeout)
+	dropOnLeaseEnd(s, d)
+	var wg sync.WaitGroup
+	for range lockAdoptWorkers {
+		acquire := mutexAcquirer(s, lockPath)
+		if w.Mutant {
+			acquire = (&adoptingLock{s: s, path: lockPath}).lock
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			holdLoop(ctx, env, c, s, lockPath, counter, 2*env.SessionTimeout, acquire)
+		}()
 	}
-	fresh := slices.Clone(b)
-	binary.BigEndian.PutUint64(fresh[20:28], 0)
-	clear(fresh[32:48])
-	return c.Conn.Write(fresh)
+	wg.Wait()
+	quiesce()
+	return nil
 }
 
-// droppedRequest reports whether b is a connect request frame for session
-// sid (not 0). Pure.
-func droppedRequest(b []byte, sid int64) bool {
-	return sid != 0 && len(b) == connectRequestLen &&
-		binary.BigEndian.Uint32(b[0:4]) == connectRequestLen-4 &&
-		int64(binary.BigEndian.Uint64(b[20:28])) == sid
-}
-
-// dropOnLeaseEnd gives s's session up (d.drop) every time the session's
+// dropOnLeaseEnd gives s's session up (d.Drop) every time the session's
 // lease runs out, until s is closed: the client-side timer of CURATOR-604.
 // After a drop it waits for the next session before it watches that
 // session's lease.
-func dropOnLeaseEnd(s *recipes.Session, d *sessionDropper) {
+func dropOnLeaseEnd(s *recipes.Session, d *testenv.SessionDropper) {
 	closed := make(chan struct{})
 	var once sync.Once
 	_, _, stop := s.OnStateChange(func(c recipes.StateChange) {
@@ -221,7 +188,7 @@ func dropOnLeaseEnd(s *recipes.Session, d *sessionDropper) {
 			}
 			cancel()
 			if sid != 0 {
-				d.drop(sid)
+				d.Drop(sid)
 			}
 			for s.ID() == sid || !usable(s.State()) {
 				select {
@@ -240,13 +207,10 @@ func dropOnLeaseEnd(s *recipes.Session, d *sessionDropper) {
 // it and takes that node, whoever owns it. A node missing from a listing
 // (Curator's NoNodeException) is created again. Its holding lasts while
 // the current session is connected (the CURATOR-604 reporter released on
-// SUSPENDED and LOST); its release deletes in the background (Curator's
-// guaranteed delete), so an acquisition that follows does not wait for the
-// reply.
+// SUSPENDED and LOST).
 type adoptingLock struct {
-	s       *recipes.Session
-	path    string
-	timeout time.Duration
+	s    *recipes.Session
+	path string
 }
 
 func (l *adoptingLock) lock(ctx context.Context) (*holding, error) {
@@ -361,14 +325,9 @@ func (l *adoptingLock) holding(node string, st *zk.Stat, sid int64) *holding {
 	held, drop := sessionBound(l.s, sid)
 	h.held = held
 	release := h.release
-	h.release = func(context.Context) error {
+	h.release = func(ctx context.Context) error {
 		drop(recipes.ErrReleased)
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
-			defer cancel()
-			_ = release(ctx)
-		}()
-		return nil
+		return release(ctx)
 	}
 	return h
 }
@@ -377,7 +336,7 @@ func (l *adoptingLock) holding(node string, st *zk.Stat, sid int64) *holding {
 // acquisition given up.
 func (l *adoptingLock) cleanup(guid string) {
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
+		ctx, cancel := context.WithTimeout(context.Background(), l.s.SessionTimeout())
 		defer cancel()
 		for ctx.Err() == nil {
 			if usable(l.s.State()) {

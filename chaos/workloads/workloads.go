@@ -159,7 +159,7 @@ var mutantFaults = map[string][]string{
 	"lock-reacquire": {"cut-short"},
 	// etcd #19597 and CURATOR-604 (upstream_session_mutant.go)
 	"lock-gone":  {"partition-expire@waiter"},
-	"lock-adopt": {"half-open@waiter"},
+	"lock-adopt": {"half-open"},
 }
 
 // MutantCases returns every mutant with its twin, faults and checkers.

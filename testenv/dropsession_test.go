@@ -1,4 +1,4 @@
-package workloads
+package testenv
 
 import (
 	"bytes"
@@ -26,11 +26,11 @@ func connectFrame(sid int64, passwd byte) []byte {
 // request, a request before the drop, and every frame after the first.
 func TestSessionDropper(t *testing.T) {
 	const sid = 0x1000abc
-	written := func(d *sessionDropper, frames ...[]byte) [][]byte {
+	written := func(d *SessionDropper, frames ...[]byte) [][]byte {
 		t.Helper()
 		client, server := net.Pipe()
-		d.base = func(string, string, time.Duration) (net.Conn, error) { return client, nil }
-		c, err := d.dial("tcp", "x", time.Second)
+		d.Base = func(string, string, time.Duration) (net.Conn, error) { return client, nil }
+		c, err := d.Dial("tcp", "x", time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,11 +50,11 @@ func TestSessionDropper(t *testing.T) {
 		}
 		return out
 	}
-	d := &sessionDropper{}
+	d := &SessionDropper{}
 	if got := written(d, connectFrame(sid, 7)); !bytes.Equal(got[0], connectFrame(sid, 7)) {
 		t.Errorf("before the drop: %x", got[0])
 	}
-	d.drop(sid)
+	d.Drop(sid)
 	got := written(d, connectFrame(sid, 7), connectFrame(sid, 7))
 	if want := connectFrame(0, 0); !bytes.Equal(got[0], want) {
 		t.Errorf("dropped: %x, want %x (session 0, zero password, the rest kept)", got[0], want)
