@@ -72,8 +72,10 @@ func (w *LockGone) Run(ctx context.Context, env *cluster.Env) error {
 // loop acquire, fenced increments, release. The target (c1) runs two
 // workers on its one session, each with its own lock object on the same
 // path (two threads of one process, each with its InterProcessMutex), each
-// holding for two session timeouts: the target almost always holds, with
-// its other worker queued. The bystanders (lock.Mutex) hold for 10 ms.
+// holding for 1.4 session timeouts; they take turns (a worker queues 50 ms
+// after the other acquired, behind the bystanders, which get the lock
+// between the target's holdings): the target almost always holds, with its
+// other worker queued. The bystanders (lock.Mutex) hold for 10 ms.
 // half-open strikes the target while it holds: its requests reach the
 // servers, their answers are lost. The target's client gives its session
 // up when the session's lease runs out, a client-side timer, as Curator
@@ -94,7 +96,9 @@ func (w *LockGone) Run(ctx context.Context, env *cluster.Env) error {
 // the new session the queued worker finds its node of the old session,
 // waits on it and holds; the server expires the old session and deletes
 // that node, and the bystander queued behind it acquires while the worker
-// still holds: mutual-exclusion catches the overlap. The twin's workers
+// still holds (the worker holds 1.4 session timeouts from the new
+// session, the old one outlives the heal by at most a timeout and a tick):
+// mutual-exclusion catches the overlap. The twin's workers
 // (lock.Mutex) keep a node found by its GUID only when the current session
 // owns it (recipes/create.go adopt, after an ambiguous create: findOwn),
 // and a wait whose session changed starts over with a new node
@@ -144,21 +148,57 @@ func (w *LockAdopt) target(ctx context.Context, env *cluster.Env, c *cluster.Cli
 	}
 	defer closeRecipes(s, env.SessionTimeout)
 	dropOnLeaseEnd(s, d)
+	var turns [lockAdoptWorkers]chan struct{}
+	for i := range turns {
+		turns[i] = make(chan struct{}, 1)
+	}
+	turns[0] <- struct{}{}
 	var wg sync.WaitGroup
-	for range lockAdoptWorkers {
+	for i := range lockAdoptWorkers {
 		acquire := mutexAcquirer(s, lockPath)
 		if w.Mutant {
 			acquire = (&adoptingLock{s: s, path: lockPath}).lock
 		}
+		acquire = takeTurns(acquire, turns[i], turns[(i+1)%lockAdoptWorkers])
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			holdLoop(ctx, env, c, s, lockPath, counter, 2*env.SessionTimeout, acquire)
+			holdLoop(ctx, env, c, s, lockPath, counter, 7*env.SessionTimeout/5, acquire)
 		}()
 	}
 	wg.Wait()
 	quiesce()
 	return nil
+}
+
+// takeTurns wraps a worker's acquire: it waits for the worker's turn
+// before it queues, and 50 ms after it acquired it gives the turn to the
+// next worker. A failed acquisition keeps the turn. Called from the
+// worker's goroutine only.
+func takeTurns(acquire func(context.Context) (*holding, error), mine, next chan struct{}) func(context.Context) (*holding, error) {
+	waited := false
+	return func(ctx context.Context) (*holding, error) {
+		if !waited {
+			select {
+			case <-mine:
+				waited = true
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		h, err := acquire(ctx)
+		if err != nil {
+			return nil, err
+		}
+		waited = false
+		time.AfterFunc(50*time.Millisecond, func() {
+			select {
+			case next <- struct{}{}:
+			default:
+			}
+		})
+		return h, nil
+	}
 }
 
 // dropOnLeaseEnd gives s's session up (d.Drop) every time the session's
