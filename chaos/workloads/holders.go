@@ -149,9 +149,9 @@ func recordQuiesced(env *cluster.Env, conn *zk.Conn, p string) {
 
 // connectRecipes opens a recipes.Session through c's link with the
 // scenario's session timeout; c.Session follows it. A nil session with a
-// nil error means ctx ended first.
-func connectRecipes(ctx context.Context, env *cluster.Env, c *cluster.Client) (*recipes.Session, error) {
-	s, err := recipes.Connect(ctx, c.Addrs(), env.SessionOptions(c)...)
+// nil error means ctx ended first. opts are added to the scenario's.
+func connectRecipes(ctx context.Context, env *cluster.Env, c *cluster.Client, opts ...recipes.Option) (*recipes.Session, error) {
+	s, err := recipes.Connect(ctx, c.Addrs(), append(env.SessionOptions(c), opts...)...)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil

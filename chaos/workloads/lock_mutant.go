@@ -197,7 +197,14 @@ func aimedHolder(ctx context.Context, env *cluster.Env, c *cluster.Client, key, 
 		return err
 	}
 	defer closeRecipes(s, env.SessionTimeout)
-	acquire := acquirer(s)
+	holdLoop(ctx, env, c, s, key, counter, hold, acquirer(s))
+	quiesce()
+	return nil
+}
+
+// holdLoop is aimedHolder's loop on session s, until ctx is done.
+func holdLoop(ctx context.Context, env *cluster.Env, c *cluster.Client, s *recipes.Session, key, counter string, hold time.Duration,
+	acquire func(context.Context) (*holding, error)) {
 	step := min(100*time.Millisecond, hold/2)
 	for ctx.Err() == nil {
 		h, err := acquire(ctx)
@@ -229,8 +236,6 @@ func aimedHolder(ctx context.Context, env *cluster.Env, c *cluster.Client, key, 
 		<-watched
 		cluster.Sleep(ctx, 5*time.Millisecond)
 	}
-	quiesce()
-	return nil
 }
 
 // watchHolding records the loss of a holding when held is done for any

@@ -36,7 +36,7 @@ type UpstreamBug struct {
 // order; those with a Mutant are in MutantCases.
 func UpstreamBugs() []UpstreamBug {
 	return []UpstreamBug{
-		{"CURATOR-604", "https://github.com/apache/curator/issues/1121", ""},
+		{"CURATOR-604", "https://github.com/apache/curator/issues/1121", "lock-adopt-mutant"},
 		{"CURATOR-678", "https://github.com/apache/curator/issues/1193", "lock-release-mutant"},
 		{"CURATOR-696", "https://github.com/apache/curator/issues/1211", "leader-owner-mutant"},
 		{"CURATOR-460", "https://github.com/apache/curator/issues/980", "leader-timer-mutant"},
@@ -46,7 +46,7 @@ func UpstreamBugs() []UpstreamBug {
 		{"kazoo #282", "https://github.com/python-zk/kazoo/issues/282", "lock-reacquire-mutant"},
 		{"kazoo #649", "https://github.com/python-zk/kazoo/issues/649", "rwlock-later-mutant"},
 		{"go-zookeeper #229", "https://github.com/samuel/go-zookeeper/issues/229", "lock-create-mutant"},
-		{"etcd #19597", "https://github.com/etcd-io/etcd/issues/19597", ""},
+		{"etcd #19597", "https://github.com/etcd-io/etcd/issues/19597", "lock-gone-mutant"},
 		{"etcd #16221", "https://github.com/etcd-io/etcd/issues/16221", "rwlock-gone-mutant"},
 	}
 }
@@ -583,7 +583,7 @@ func (w *RWLockGone) Run(ctx context.Context, env *cluster.Env) error {
 		}
 		return aimedHolder(ctx, env, c, lockPath, counter, hold, quiesce, func(s *recipes.Session) func(context.Context) (*holding, error) {
 			if i == 0 && w.Mutant {
-				return (&goneWriter{s: s, path: lockPath}).lock
+				return (&goneWaiter{s: s, path: lockPath}).lock
 			}
 			m, err := rwlock.New(s, lockPath)
 			if err != nil {
@@ -599,28 +599,39 @@ func (w *RWLockGone) Run(ctx context.Context, env *cluster.Env) error {
 	})
 }
 
-// goneWriter is etcd's RWMutex writer before the fix of #16221, on
-// ZooKeeper nodes in Curator's names.
-type goneWriter struct {
+// goneWaiter is a waiter of etcd's concurrency recipes before the fixes
+// of #16221 (RWMutex) and #19597 (Mutex), on ZooKeeper nodes in Curator's
+// names: it creates its node once and waits until no node with a lower
+// sequence number is left, never asking whether its own node (and its
+// session) is still there. Its role is RoleWrite (a writer of the rw
+// lock) when zero, or RoleLock (a mutex waiter).
+type goneWaiter struct {
 	s    *recipes.Session
 	path string
+	role recipes.Role
 }
 
-func (w *goneWriter) lock(ctx context.Context) (*holding, error) {
-	prefix, err := recipes.Curator.NodePrefix(recipes.Curator.NewGUID(), recipes.RoleWrite)
+func (w *goneWaiter) lock(ctx context.Context) (*holding, error) {
+	role, roles, mode := w.role, []recipes.Role{recipes.RoleRead, recipes.RoleWrite}, "write"
+	if role == 0 {
+		role = recipes.RoleWrite
+	} else if role == recipes.RoleLock {
+		roles, mode = []recipes.Role{recipes.RoleLock}, ""
+	}
+	prefix, err := recipes.Curator.NodePrefix(recipes.Curator.NewGUID(), role)
 	if err != nil {
 		return nil, err
 	}
 	created, err := w.s.Conn().Create(w.path+"/"+prefix, nil, zk.FlagEphemeralSequential, w.s.ACLFor(w.path))
 	if err != nil {
-		return nil, fmt.Errorf("chaos: naive writer: %w", err)
+		return nil, fmt.Errorf("chaos: naive waiter: %w", err)
 	}
 	_, st, err := w.s.Conn().Get(created)
 	if err != nil {
 		_ = w.s.Conn().Delete(created, -1)
-		return nil, fmt.Errorf("chaos: naive writer: %w", err)
+		return nil, fmt.Errorf("chaos: naive waiter: %w", err)
 	}
-	me, _ := recipes.Curator.Parse(path.Base(created), recipes.RoleWrite)
+	me, _ := recipes.Curator.Parse(path.Base(created), role)
 	for {
 		if ctx.Err() != nil {
 			_ = w.s.Conn().Delete(created, -1)
@@ -634,7 +645,7 @@ func (w *goneWriter) lock(ctx context.Context) (*holding, error) {
 		// The mutant: only the nodes below ours count; whether ours is
 		// still in the list is never asked.
 		var below []recipes.Contender
-		for _, c := range contenders(kids, me.Seq, recipes.RoleRead, recipes.RoleWrite) {
+		for _, c := range contenders(kids, me.Seq, roles...) {
 			if c.Seq < me.Seq {
 				below = append(below, c)
 			}
@@ -658,7 +669,7 @@ func (w *goneWriter) lock(ctx context.Context) (*holding, error) {
 	// It holds on the stat of its create, under the Session's current
 	// session (etcd's holder has no loss signal at all; this one at least
 	// steps down with its session).
-	h := nodeHolding(w.s, created, "write", st)
+	h := nodeHolding(w.s, created, mode, st)
 	held, drop := sessionBound(w.s, w.s.ID())
 	h.held = held
 	release := h.release

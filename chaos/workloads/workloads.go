@@ -160,6 +160,9 @@ var mutantFaults = map[string][]string{
 
 	// CURATOR-391 (upstream_cache_mutant.go)
 	"cache-recreate": {"cut-short"},
+	// etcd #19597 and CURATOR-604 (upstream_session_mutant.go)
+	"lock-gone":  {"partition-expire@waiter"},
+	"lock-adopt": {"half-open"},
 }
 
 // MutantCases returns every mutant with its twin, faults and checkers.
@@ -188,6 +191,8 @@ func MutantCases() []MutantCase {
 		{Mutant: &LockReacquire{Mutant: true}, Twin: &LockReacquire{}, Catch: []string{"no-nodes-left", "liveness"}, Mild: []string{"latency-low"}},
 		{Mutant: &BarrierWake{Mutant: true}, Twin: &BarrierWake{}, Catch: []string{"double-barrier"}, Mild: []string{"latency-low"}},
 		{Mutant: &CacheRecreate{Mutant: true}, Twin: &CacheRecreate{}, Catch: []string{"cache-converges"}, Mild: []string{"latency-low"}},
+		{Mutant: &LockGone{Mutant: true}, Twin: &LockGone{}, Catch: []string{"mutual-exclusion"}, Mild: []string{"cut-short"}},
+		{Mutant: &LockAdopt{Mutant: true}, Twin: &LockAdopt{}, Catch: []string{"mutual-exclusion"}, Mild: []string{"latency-low"}},
 	}
 	for i := range cs {
 		cs[i].Faults = mutantFaults[cs[i].Twin.Name()]

@@ -6,9 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 // TestExpiredWaiterQueuesAgainAtOnce is the regression test of etcd
@@ -142,4 +145,78 @@ func TestLockAfterLostHoldingAnswers(t *testing.T) {
 	if err := m.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestAmbiguousCreateAfterSessionDropped is the regression test of
+// CURATOR-604 (docs/upstream-bugs.md): a client gives its session up while
+// the server still has it (Curator's LOST: a new ZooKeeper handle; here
+// testenv.SessionDropper) with a create in flight whose reply was lost.
+// Curator's protected create found the node by its GUID under the new
+// session and took it, though the old session owned it and the server was
+// about to delete it. Ours keeps a node found by its GUID only when the
+// current session owns it (recipes' adopt): the old session's node is
+// deleted at once and the lock is taken on a node of the new session. The
+// checks that fail on the naive adoption are the owner of the holding's
+// node and the old node's deletion while its session lives.
+func TestAmbiguousCreateAfterSessionDropped(t *testing.T) {
+	e := ensemble(t)
+	path := testPath(t)
+	link, err := e.NewLink(t.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer link.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	admin := connect(t, e.Addrs())
+	ensurePath(t, admin, path, nil)
+	d := &testenv.SessionDropper{}
+	s := testutil.ConnectWrapped(t, link.Addrs(), d.Wrap)
+	m := newMutex(t, s, path)
+	old := s.ID()
+	if err := link.HalfOpen(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- m.Lock(ctx) }()
+	waitFor(t, 20*time.Second, "the create applied, its reply lost", func() bool { return len(rawChildren(t, admin, path)) == 1 })
+	first := zkpath.Join(path, rawChildren(t, admin, path)[0])
+	// The client gives its session up: its next connection asks for a new
+	// one; the server keeps the old one a session timeout.
+	d.Drop(old)
+	for _, step := range []func(...int) error{link.Heal, link.Cut, link.Restore} {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-ctx.Done():
+		t.Fatal("Lock did not return after the new session")
+	}
+	sid := s.ID()
+	if sid == old {
+		t.Fatal("the session was not given up")
+	}
+	ok, st, err := admin.Conn().Exists(m.Fence().Path)
+	if err != nil || !ok || st.EphemeralOwner != sid || m.Fence().SessionID != sid {
+		t.Fatalf("holding on %s (fence session 0x%x): exists %v, owner 0x%x, err %v; want a node of the new session 0x%x",
+			m.Fence().Path, m.Fence().SessionID, ok, ownerOf(st), err, sid)
+	}
+	if ok, st, err := admin.Conn().Exists(first); err != nil || ok {
+		t.Errorf("the old session's node %s: exists %v (owner 0x%x), err %v; want it deleted, not adopted", first, ok, ownerOf(st), err)
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ownerOf(st *zk.Stat) int64 {
+	if st == nil {
+		return 0
+	}
+	return st.EphemeralOwner
 }
