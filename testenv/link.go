@@ -223,17 +223,20 @@ func (l *Link) ExpireSession(ctx context.Context, sessionID int64) error {
 	if err := l.Blackhole(); err != nil {
 		return err
 	}
+	return l.AwaitExpiry(ctx, sessionID)
+}
+
+// AwaitExpiry is ExpireSession's second half, for a link that the caller
+// has already silenced with Blackhole (to look at its client first): it
+// waits until the ZooKeeper leader no longer lists sessionID, then heals
+// the link and resets its connections. It heals the link in any case,
+// returning ctx's error if the session outlives ctx.
+func (l *Link) AwaitExpiry(ctx context.Context, sessionID int64) error {
 	defer l.Heal() //nolint:errcheck // best effort: a closed link has nothing to heal
 	for {
 		known, err := l.e.sessionKnown(ctx, sessionID)
 		if err == nil && !known {
-			if err := l.Heal(); err != nil {
-				return err
-			}
-			if err := l.Cut(); err != nil {
-				return err
-			}
-			return l.Restore()
+			return l.Reset()
 		}
 		select {
 		case <-ctx.Done():
@@ -241,6 +244,20 @@ func (l *Link) ExpireSession(ctx context.Context, sessionID int64) error {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// Reset heals the link and closes every connection through it (Cut, then
+// Restore): its clients reconnect at once, their sessions intact. Use it to
+// end a Blackhole or HalfOpen whose dropped bytes would leave a connection
+// mid-frame.
+func (l *Link) Reset() error {
+	if err := l.Heal(); err != nil {
+		return err
+	}
+	if err := l.Cut(); err != nil {
+		return err
+	}
+	return l.Restore()
 }
 
 // Close stops the link's proxies and closes every connection through them.
