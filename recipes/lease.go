@@ -25,12 +25,16 @@ import (
 //     and pings until it has heard nothing from the leader for syncLimit x
 //     tickTime (S), then closes its clients' connections; the leader drops
 //     a follower it has not heard from for S the same way.
+//   - When only what the follower sends is cut, the leader's pings go on
+//     reaching it until the leader's TCP retransmission timer fires, at
+//     most R after the first ping the leader sent after its last read of
+//     the follower (R: WithQuorumRetransmit, DefaultQuorumRetransmit).
 //   - Our requests reach the server at least every P: the Session pings
 //     every P itself when go-zookeeper's pings (every T/3) are too rare.
 //
 // So the newest reply we have, to a request sent at r, proves only that
-// the leader touched the session at r - Λ or later, Λ = S + Q + P: the
-// lag (LeaseBudget.Lag). The leader cannot expire the session before r - Λ
+// the leader touched the session at r - Λ or later, Λ = S + Q + R + P:
+// the lag (LeaseBudget.Lag). The leader cannot expire the session before r - Λ
 // + T. At r + T - Λ - m (m: the margin) every holding is cancelled
 // (ErrLeaseExpired); at r + T - Λ, if nothing was renewed meanwhile, the
 // Session reports StateLost itself (preceded by StateSuspended while
@@ -54,8 +58,8 @@ type LeaseBudget struct {
 	Timeout time.Duration // T: the negotiated session timeout
 	Margin  time.Duration // m: ends holdings this long before the earliest expiry
 	// Lag (Λ) is how much older than the send time of our newest answered
-	// request the leader's last touch of the session can be: S + Q + Ping
-	// on an ensemble, 0 on a standalone server.
+	// request the leader's last touch of the session can be: S + Q + R +
+	// Ping on an ensemble, 0 on a standalone server.
 	Lag time.Duration
 	// Ping (P) is the interval of the Session's own pings, 0 when
 	// go-zookeeper's (every T/3) are used alone.
@@ -65,27 +69,32 @@ type LeaseBudget struct {
 	Hold time.Duration
 }
 
-// NewLeaseBudget returns the budget for a negotiated timeout, a margin and
-// the ensemble's tickTime and syncLimit (0: standalone). On an ensemble
-// the slack T - S - Q - m is split into five: one part is P, the rest is
-// Hold, so a reply may come up to 3P late before holdings end. It fails
-// with an error wrapping ErrBadArgument and ErrLeaseTooShort when no
-// holding could be kept: Hold is not longer than the interval between
-// renewals, or P would be below 50ms. Pure.
-func NewLeaseBudget(timeout, margin, tickTime time.Duration, syncLimit int) (LeaseBudget, error) {
+// NewLeaseBudget returns the budget for a negotiated timeout, a margin,
+// the ensemble's tickTime and syncLimit (0: standalone) and the leader's
+// retransmission allowance R (see WithQuorumRetransmit; ignored on a
+// standalone server). On an ensemble the slack T - S - Q - R - m is split
+// into five: one part is P, the rest is Hold, so a reply may come up to 3P
+// late before holdings end. It fails with an error wrapping ErrBadArgument
+// and ErrLeaseTooShort when no holding could be kept: Hold is not longer
+// than the interval between renewals, or P would be below 50ms; and with
+// ErrBadArgument alone when retransmit is negative. Pure.
+func NewLeaseBudget(timeout, margin, tickTime time.Duration, syncLimit int, retransmit time.Duration) (LeaseBudget, error) {
 	b := LeaseBudget{Timeout: timeout, Margin: margin}
+	if retransmit < 0 {
+		return b, fmt.Errorf("%w: quorum retransmission allowance %v", ErrBadArgument, retransmit)
+	}
 	renewEvery := timeout / 3 // go-zookeeper's ping interval
 	if syncLimit > 0 {
 		s := tickTime * time.Duration(syncLimit)
 		q := tickTime / 2
-		slack := timeout - s - q - margin
+		slack := timeout - s - q - retransmit - margin
 		b.Ping = slack / 5
-		b.Lag = s + q + b.Ping
+		b.Lag = s + q + retransmit + b.Ping
 		renewEvery = b.Ping
 		if b.Ping < minLeasePing {
-			return b, fmt.Errorf("%w: %w: timeout %v, margin %v, ensemble tickTime %v x syncLimit %d: "+
-				"a server cut off from its leader may answer for %v, and the timeout must exceed that plus tickTime/2 plus the margin",
-				ErrBadArgument, ErrLeaseTooShort, timeout, margin, tickTime, syncLimit, s)
+			return b, fmt.Errorf("%w: %w: timeout %v, margin %v, ensemble tickTime %v x syncLimit %d, retransmission %v: "+
+				"a server cut off from its leader may answer for %v, and the timeout must exceed that plus tickTime/2, the retransmission allowance and the margin",
+				ErrBadArgument, ErrLeaseTooShort, timeout, margin, tickTime, syncLimit, retransmit, s)
 		}
 	}
 	b.Hold = timeout - b.Lag - margin
@@ -162,9 +171,9 @@ func (s *Session) leaseLostLocked() time.Time {
 // setTimeoutLocked records a newly negotiated timeout and its budget.
 func (s *Session) setTimeoutLocked(timeout time.Duration) {
 	s.lease.timeout = timeout
-	s.lease.budget, s.lease.budgetErr = NewLeaseBudget(timeout, s.margin(), s.opts.tick, s.opts.syncLimit)
+	s.lease.budget, s.lease.budgetErr = NewLeaseBudget(timeout, s.margin(), s.opts.tick, s.opts.syncLimit, s.opts.retransmit)
 	if s.lease.budgetErr == nil && s.opts.syncLimit > 0 {
-		s.lease.budget = dropLeaseTerms(s.lease.budget, s.opts.tick)
+		s.lease.budget = dropLeaseTerms(s.lease.budget, s.opts.tick, s.opts.retransmit)
 	}
 	if s.lease.budgetErr != nil {
 		s.log.Warn("recipes: no holding can be kept on this session", "err", s.lease.budgetErr)
@@ -172,11 +181,12 @@ func (s *Session) setTimeoutLocked(timeout time.Duration) {
 }
 
 // dropLeaseTerms removes from b's lag the terms the test hook
-// hooks.SetLeaseDrop names (Q = tick/2, P = b.Ping), lengthening Hold by
-// as much; the ping period stays. Without the build tag zkrecipes_hooks it
-// returns b unchanged (hooks.LeaseDrop is constant there). Pure.
-func dropLeaseTerms(b LeaseBudget, tick time.Duration) LeaseBudget {
-	q, p := hooks.LeaseDrop()
+// hooks.SetLeaseDrop names (Q = tick/2, P = b.Ping, R = retransmit),
+// lengthening Hold by as much; the ping period stays. Without the build
+// tag zkrecipes_hooks it returns b unchanged (hooks.LeaseDrop is constant
+// there). Pure.
+func dropLeaseTerms(b LeaseBudget, tick, retransmit time.Duration) LeaseBudget {
+	q, p, r := hooks.LeaseDrop()
 	if q {
 		b.Lag -= tick / 2
 		b.Hold += tick / 2
@@ -184,6 +194,10 @@ func dropLeaseTerms(b LeaseBudget, tick time.Duration) LeaseBudget {
 	if p {
 		b.Lag -= b.Ping
 		b.Hold += b.Ping
+	}
+	if r {
+		b.Lag -= retransmit
+		b.Hold += retransmit
 	}
 	return b
 }
@@ -229,9 +243,11 @@ func (s *Session) leasePing() time.Duration {
 // the newest request or ping the server has answered, plus the negotiated
 // session timeout, minus the lag and the lease margin (LeaseBudget). The
 // lag covers a server that answers while cut off from the leader, which
-// alone expires sessions (see WithEnsembleTiming); so the ensemble cannot
+// alone expires sessions (see WithEnsembleTiming and
+// WithQuorumRetransmit); so the ensemble cannot
 // expire the session before that moment plus the margin, as long as the
-// ensemble's timing is no longer than WithEnsembleTiming says. It returns
+// ensemble's timing is no longer than WithEnsembleTiming and
+// WithQuorumRetransmit say. It returns
 // the zero Time before the first session was established. It costs no
 // request.
 func (s *Session) LeaseDeadline() time.Time {

@@ -300,32 +300,44 @@ func TestLeaseStates(t *testing.T) {
 // lease.
 func TestNewLeaseBudget(t *testing.T) {
 	ms := time.Millisecond
+	const r = DefaultQuorumRetransmit
 	for _, c := range []struct {
 		name                  string
 		timeout, margin, tick time.Duration
 		syncLimit             int
+		retransmit            time.Duration
 		want                  LeaseBudget
-		short                 bool
+		short                 bool // ErrLeaseTooShort
+		bad                   bool // ErrBadArgument alone
 	}{
-		{name: "standalone", timeout: 3000 * ms, margin: 300 * ms, tick: 200 * ms,
+		{name: "standalone", timeout: 3000 * ms, margin: 300 * ms, tick: 200 * ms, retransmit: r,
 			want: LeaseBudget{Timeout: 3000 * ms, Margin: 300 * ms, Hold: 2700 * ms}},
-		{name: "testenv", timeout: 3000 * ms, margin: 300 * ms, tick: 200 * ms, syncLimit: 5,
+		{name: "testenv", timeout: 3000 * ms, margin: 300 * ms, tick: 200 * ms, syncLimit: 5, retransmit: r,
+			// S 1000, Q 100, R 300, slack 1300, P 260
+			want: LeaseBudget{Timeout: 3000 * ms, Margin: 300 * ms, Lag: 1660 * ms, Ping: 260 * ms, Hold: 1040 * ms}},
+		{name: "testenv, no retransmission allowance", timeout: 3000 * ms, margin: 300 * ms, tick: 200 * ms, syncLimit: 5,
 			// S 1000, Q 100, slack 1600, P 320
 			want: LeaseBudget{Timeout: 3000 * ms, Margin: 300 * ms, Lag: 1420 * ms, Ping: 320 * ms, Hold: 1280 * ms}},
-		{name: "zookeeper defaults", timeout: 20 * time.Second, margin: 2 * time.Second, tick: 2 * time.Second, syncLimit: 5,
-			// S 10 s, Q 1 s, slack 7 s, P 1.4 s
-			want: LeaseBudget{Timeout: 20 * time.Second, Margin: 2 * time.Second, Lag: 12400 * ms, Ping: 1400 * ms, Hold: 5600 * ms}},
-		{name: "zookeeper defaults, 10 s timeout", timeout: 10 * time.Second, margin: time.Second, tick: 2 * time.Second, syncLimit: 5, short: true},
-		{name: "S plus margin below T is not enough", timeout: 2400 * ms, margin: 240 * ms, tick: 200 * ms, syncLimit: 10, short: true},
-		{name: "ping below the floor", timeout: 1000 * ms, margin: 100 * ms, tick: 100 * ms, syncLimit: 8, short: true},
-		{name: "margin of an hour", timeout: 3000 * ms, margin: time.Hour, tick: 200 * ms, short: true},
-		{name: "margin past two thirds, standalone", timeout: 3000 * ms, margin: 2000 * ms, tick: 200 * ms, short: true},
+		{name: "testenv, one second's retransmission", timeout: 3000 * ms, margin: 300 * ms, tick: 200 * ms, syncLimit: 5, retransmit: time.Second,
+			// S 1000, Q 100, R 1000, slack 600, P 120
+			want: LeaseBudget{Timeout: 3000 * ms, Margin: 300 * ms, Lag: 2220 * ms, Ping: 120 * ms, Hold: 480 * ms}},
+		{name: "zookeeper defaults", timeout: DefaultSessionTimeout, margin: DefaultLeaseMargin(DefaultSessionTimeout),
+			tick: DefaultTickTime, syncLimit: DefaultSyncLimit, retransmit: r,
+			// S 10 s, Q 1 s, R 300 ms, m 2 s, slack 6.7 s, P 1.34 s
+			want: LeaseBudget{Timeout: 20 * time.Second, Margin: 2 * time.Second, Lag: 12640 * ms, Ping: 1340 * ms, Hold: 5360 * ms}},
+		{name: "zookeeper defaults, 10 s timeout", timeout: 10 * time.Second, margin: time.Second, tick: 2 * time.Second, syncLimit: 5, retransmit: r, short: true},
+		{name: "S plus margin below T is not enough", timeout: 2400 * ms, margin: 240 * ms, tick: 200 * ms, syncLimit: 10, retransmit: r, short: true},
+		{name: "ping below the floor", timeout: 1000 * ms, margin: 100 * ms, tick: 100 * ms, syncLimit: 8, retransmit: r, short: true},
+		{name: "R pushes the ping below the floor", timeout: 1500 * ms, margin: 10 * ms, tick: 200 * ms, syncLimit: 5, retransmit: r, short: true},
+		{name: "margin of an hour", timeout: 3000 * ms, margin: time.Hour, tick: 200 * ms, retransmit: r, short: true},
+		{name: "margin past two thirds, standalone", timeout: 3000 * ms, margin: 2000 * ms, tick: 200 * ms, retransmit: r, short: true},
+		{name: "negative retransmission allowance", timeout: 3000 * ms, margin: 300 * ms, tick: 200 * ms, syncLimit: 5, retransmit: -ms, bad: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			b, err := NewLeaseBudget(c.timeout, c.margin, c.tick, c.syncLimit)
-			if c.short {
-				if !errors.Is(err, ErrLeaseTooShort) || !errors.Is(err, ErrBadArgument) {
-					t.Fatalf("NewLeaseBudget = %+v, %v; want ErrLeaseTooShort and ErrBadArgument", b, err)
+			b, err := NewLeaseBudget(c.timeout, c.margin, c.tick, c.syncLimit, c.retransmit)
+			if c.short || c.bad {
+				if c.short != errors.Is(err, ErrLeaseTooShort) || !errors.Is(err, ErrBadArgument) {
+					t.Fatalf("NewLeaseBudget = %+v, %v; want ErrBadArgument, ErrLeaseTooShort %v", b, err, c.short)
 				}
 				return
 			}
@@ -341,18 +353,20 @@ func TestNewLeaseBudget(t *testing.T) {
 
 // FuzzNewLeaseBudget: a budget it grants always divides the timeout into
 // Hold + Lag + Margin, with Hold longer than the renewal interval, and Lag
-// at least syncLimit x tickTime + tickTime/2 + Ping on an ensemble.
+// at least syncLimit x tickTime + tickTime/2 + R + Ping on an ensemble.
 func FuzzNewLeaseBudget(f *testing.F) {
-	f.Add(int64(3000), int64(300), int64(200), 5)
-	f.Add(int64(20000), int64(2000), int64(2000), 5)
-	f.Add(int64(10000), int64(1000), int64(2000), 0)
-	f.Fuzz(func(t *testing.T, timeoutMs, marginMs, tickMs int64, syncLimit int) {
-		if timeoutMs <= 0 || timeoutMs > 1e7 || marginMs < 0 || marginMs > 1e7 || tickMs <= 0 || tickMs > 1e6 || syncLimit < 0 || syncLimit > 1000 {
+	f.Add(int64(3000), int64(300), int64(200), 5, int64(300))
+	f.Add(int64(20000), int64(2000), int64(2000), 5, int64(300))
+	f.Add(int64(10000), int64(1000), int64(2000), 0, int64(300))
+	f.Add(int64(3000), int64(300), int64(200), 5, int64(0))
+	f.Fuzz(func(t *testing.T, timeoutMs, marginMs, tickMs int64, syncLimit int, retransmitMs int64) {
+		if timeoutMs <= 0 || timeoutMs > 1e7 || marginMs < 0 || marginMs > 1e7 || tickMs <= 0 || tickMs > 1e6 ||
+			syncLimit < 0 || syncLimit > 1000 || retransmitMs < 0 || retransmitMs > 1e6 {
 			t.Skip()
 		}
 		ms := time.Millisecond
-		timeout, margin, tick := time.Duration(timeoutMs)*ms, time.Duration(marginMs)*ms, time.Duration(tickMs)*ms
-		b, err := NewLeaseBudget(timeout, margin, tick, syncLimit)
+		timeout, margin, tick, retransmit := time.Duration(timeoutMs)*ms, time.Duration(marginMs)*ms, time.Duration(tickMs)*ms, time.Duration(retransmitMs)*ms
+		b, err := NewLeaseBudget(timeout, margin, tick, syncLimit, retransmit)
 		if err != nil {
 			if !errors.Is(err, ErrLeaseTooShort) {
 				t.Fatalf("error %v does not wrap ErrLeaseTooShort", err)
@@ -365,8 +379,8 @@ func FuzzNewLeaseBudget(f *testing.F) {
 		renew := timeout / 3
 		if syncLimit > 0 {
 			renew = b.Ping
-			if b.Lag < tick*time.Duration(syncLimit)+tick/2+b.Ping || b.Ping < minLeasePing {
-				t.Fatalf("%+v: lag short of S + Q + P, or ping below the floor", b)
+			if b.Lag < tick*time.Duration(syncLimit)+tick/2+retransmit+b.Ping || b.Ping < minLeasePing {
+				t.Fatalf("%+v: lag short of S + Q + R + P, or ping below the floor", b)
 			}
 		} else if b.Lag != 0 || b.Ping != 0 {
 			t.Fatalf("%+v: a standalone server has no lag", b)
@@ -390,7 +404,7 @@ func TestLeaseLag(t *testing.T) {
 	renewed := time.Now()
 	s.leaseHandshake(renewed, timeout, 7)
 	b, err := s.LeaseBudget()
-	if err != nil || b.Lag != 1420*time.Millisecond || s.leasePing() != 320*time.Millisecond {
+	if err != nil || b.Lag != 1660*time.Millisecond || s.leasePing() != 260*time.Millisecond {
 		t.Fatalf("budget %+v, %v; ping %v", b, err, s.leasePing())
 	}
 	if got := s.LeaseDeadline().Sub(renewed); got != timeout-b.Lag-margin {
@@ -540,5 +554,23 @@ func TestWithEnsembleTiming(t *testing.T) {
 		if _, err := buildOptions([]Option{bad}); !errors.Is(err, ErrBadArgument) {
 			t.Errorf("bad timing: %v, want ErrBadArgument", err)
 		}
+	}
+}
+
+// TestWithQuorumRetransmit: the option sets the retransmission allowance
+// the lease uses (DefaultQuorumRetransmit by default, 0 allowed), and a
+// negative one is refused with ErrBadArgument.
+func TestWithQuorumRetransmit(t *testing.T) {
+	o, err := buildOptions(nil)
+	if err != nil || o.retransmit != DefaultQuorumRetransmit {
+		t.Fatalf("default: %v, %v", o.retransmit, err)
+	}
+	for _, d := range []time.Duration{0, time.Second} {
+		if o, err = buildOptions([]Option{WithQuorumRetransmit(d)}); err != nil || o.retransmit != d {
+			t.Fatalf("WithQuorumRetransmit(%v): %v, %v", d, o.retransmit, err)
+		}
+	}
+	if _, err := buildOptions([]Option{WithQuorumRetransmit(-time.Millisecond)}); !errors.Is(err, ErrBadArgument) {
+		t.Errorf("negative: %v, want ErrBadArgument", err)
 	}
 }

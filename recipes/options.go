@@ -48,7 +48,8 @@ func (p LossPolicy) String() string {
 // It is the shortest round figure whose lease survives an ensemble with
 // ZooKeeper's shipped timing (DefaultTickTime, DefaultSyncLimit): there the
 // lease must allow for a server cut off from its leader answering for up to
-// 11 s (see Session.LeaseDeadline), which a 10 s timeout cannot.
+// 11.3 s (S + Q + R, see Session.LeaseDeadline), which a 10 s timeout
+// cannot.
 const DefaultSessionTimeout = 20 * time.Second
 
 // DefaultTickTime and DefaultSyncLimit are the ensemble timing the lease
@@ -59,6 +60,19 @@ const (
 	DefaultTickTime  = 2 * time.Second
 	DefaultSyncLimit = 5
 )
+
+// DefaultQuorumRetransmit is the leader's retransmission allowance (R) the
+// lease assumes unless WithQuorumRetransmit says otherwise: how long after
+// the first ping the leader sends to a follower that no longer answers the
+// leader's pings may still reach it. TCP stops sending new data on a
+// connection when its first retransmission timeout fires, and Linux sets
+// that timeout to srtt + max(4 x rttvar, TCP_RTO_MIN), TCP_RTO_MIN being
+// 200ms (net/ipv4/tcp_input.c, tcp_rtt_estimator; include/net/tcp.h,
+// __tcp_set_rto), rounded up to the timer's granularity (a few ms). On a
+// LAN the round trip is well under a millisecond and its variation is
+// far below 50ms, so the timeout is 200 to 210ms; 300ms leaves 90ms for a
+// loaded network or host.
+const DefaultQuorumRetransmit = 300 * time.Millisecond
 
 // Option configures Connect.
 type Option func(*options)
@@ -84,8 +98,9 @@ type options struct {
 	leaseMargin    time.Duration
 	leaseMarginSet bool
 
-	tick      time.Duration // the ensemble's tickTime (WithEnsembleTiming)
-	syncLimit int           // the ensemble's syncLimit; 0: a standalone server
+	tick       time.Duration // the ensemble's tickTime (WithEnsembleTiming)
+	syncLimit  int           // the ensemble's syncLimit; 0: a standalone server
+	retransmit time.Duration // the leader's retransmission allowance (WithQuorumRetransmit)
 }
 
 func defaultOptions() options {
@@ -96,8 +111,9 @@ func defaultOptions() options {
 		acl:     zk.WorldACL(zk.PermAll),
 		maxData: DefaultMaxData,
 
-		tick:      DefaultTickTime,
-		syncLimit: DefaultSyncLimit,
+		tick:       DefaultTickTime,
+		syncLimit:  DefaultSyncLimit,
+		retransmit: DefaultQuorumRetransmit,
 	}
 }
 
@@ -105,7 +121,8 @@ func defaultOptions() options {
 // min/max; values <= 0 keep the default, DefaultSessionTimeout). Holdings
 // need a timeout long enough for the lease (see Session.LeaseDeadline and
 // LeaseBudget): on an ensemble, more than syncLimit x tickTime plus half a
-// tick plus the margin, with room for the Session's own pings.
+// tick plus the retransmission allowance (WithQuorumRetransmit) plus the
+// margin, with room for the Session's own pings.
 func WithSessionTimeout(d time.Duration) Option {
 	return func(o *options) {
 		if d > 0 {
@@ -201,5 +218,29 @@ func WithEnsembleTiming(tickTime time.Duration, syncLimit int) Option {
 			return
 		}
 		o.tick, o.syncLimit = tickTime, syncLimit
+	}
+}
+
+// WithQuorumRetransmit tells the Session how long the ensemble's leader
+// may go on reaching a follower with its pings after the follower's own
+// traffic to the leader was cut (R; DefaultQuorumRetransmit by default):
+// the leader's TCP retransmission timeout toward its followers, which the
+// lease needs (see Session.LeaseDeadline). A follower whose traffic to the
+// leader alone is cut goes on hearing the leader, and so answering its
+// clients, until that timeout stops the leader's new data, while the
+// leader no longer hears of our requests. Raise it for a network whose
+// round trips vary by tens of milliseconds, or whose servers set a larger
+// minimum retransmission timeout (ip route's rto_min,
+// net.ipv4.tcp_rto_min_us). It is ignored on a standalone server
+// (WithEnsembleTiming with syncLimit 0). A negative d makes Connect fail
+// with ErrBadArgument. Telling the Session less than the leader's real
+// retransmission timeout voids the lease's guarantee.
+func WithQuorumRetransmit(d time.Duration) Option {
+	return func(o *options) {
+		if d < 0 {
+			o.fail(fmt.Errorf("%w: quorum retransmission allowance %v", ErrBadArgument, d))
+			return
+		}
+		o.retransmit = d
 	}
 }

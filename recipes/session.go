@@ -28,8 +28,9 @@ import (
 // request or ping answered, plus the negotiated timeout, minus the lag: how
 // long a server cut off from its leader may go on answering while the
 // leader, which alone expires sessions, no longer hears of us
-// (syncLimit x tickTime + tickTime/2 + the Session's ping interval; see
-// WithEnsembleTiming). Every holding is cancelled (ErrLeaseExpired, which
+// (syncLimit x tickTime + tickTime/2 + the leader's retransmission
+// allowance + the Session's ping interval; see WithEnsembleTiming and
+// WithQuorumRetransmit). Every holding is cancelled (ErrLeaseExpired, which
 // errors.Is ErrSuspended) the lease margin before that moment
 // (WithLeaseMargin, DefaultLeaseMargin), whatever go-zookeeper has noticed,
 // under either loss policy; at that moment itself, without a reply, the
@@ -41,9 +42,10 @@ import (
 // action stops before the ensemble can expire its session, and so before
 // any other client can acquire what it held, as long as the action takes
 // effect within the margin and the ensemble's timing is no longer than
-// WithEnsembleTiming says. A paused process checks nothing; only a fenced
-// write (FencedMulti) is a guarantee against it. A negotiated timeout too
-// short for any lease makes every acquisition fail with ErrLeaseTooShort.
+// WithEnsembleTiming and WithQuorumRetransmit say. A paused process checks
+// nothing; only a fenced write (FencedMulti) is a guarantee against it. A
+// negotiated timeout too short for any lease makes every acquisition fail
+// with ErrLeaseTooShort.
 // docs/design.md derives the bound from ZooKeeper's server code.
 //
 // A Session is safe for concurrent use.

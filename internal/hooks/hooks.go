@@ -109,17 +109,20 @@ func SetCacheCompareVersion(on bool) (restore func()) {
 // CacheCompareVersion reports whether SetCacheCompareVersion is in effect.
 func CacheCompareVersion() bool { return cacheCompareVersion.Load() }
 
-// leaseDrop holds the lease terms SetLeaseDrop removes: bit 0 Q, bit 1 P.
+// leaseDrop holds the lease terms SetLeaseDrop removes: bit 0 Q, bit 1 P,
+// bit 2 R.
 var leaseDrop atomic.Int32
 
 // SetLeaseDrop makes every Session whose timeout is negotiated while it is
-// in effect leave Q (the leader's ping period, tickTime/2) and, or, P (the
-// Session's ping period) out of its lease's lag, so the holding lasts that
-// much longer (LeaseBudget.Lag and Hold; the ping period itself is
-// unchanged). The boundary tests of the lease use it to show each term is
-// needed (lab/integration/recipes, leaseterms_test.go). It returns a
-// function restoring the previous setting. Not for concurrent tests.
-func SetLeaseDrop(q, p bool) (restore func()) {
+// in effect leave Q (the leader's ping period, tickTime/2), P (the
+// Session's ping period) and R (the leader's retransmission allowance,
+// recipes.WithQuorumRetransmit), each as its argument says, out of its
+// lease's lag, so the holding lasts that much longer (LeaseBudget.Lag and
+// Hold; the ping period itself is unchanged). The boundary tests of the
+// lease use it to show each term is needed (lab/integration/recipes,
+// leaseterms_test.go). It returns a function restoring the previous
+// setting. Not for concurrent tests.
+func SetLeaseDrop(q, p, r bool) (restore func()) {
 	var v int32
 	if q {
 		v |= 1
@@ -127,12 +130,15 @@ func SetLeaseDrop(q, p bool) (restore func()) {
 	if p {
 		v |= 2
 	}
+	if r {
+		v |= 4
+	}
 	old := leaseDrop.Swap(v)
 	return func() { leaseDrop.Store(old) }
 }
 
 // LeaseDrop reports the terms SetLeaseDrop removes from the lease's lag.
-func LeaseDrop() (q, p bool) {
+func LeaseDrop() (q, p, r bool) {
 	v := leaseDrop.Load()
-	return v&1 != 0, v&2 != 0
+	return v&1 != 0, v&2 != 0, v&4 != 0
 }

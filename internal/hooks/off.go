@@ -19,7 +19,7 @@ func CacheSkipReread() bool     { return false }
 func CacheCompareVersion() bool { return false }
 
 // LeaseDrop: no term is dropped without the tag.
-func LeaseDrop() (q, p bool) { return false, false }
+func LeaseDrop() (q, p, r bool) { return false, false, false }
 
 // The setters panic without the tag: a test that needs them must skip
 // first when Enabled is false.
@@ -28,7 +28,7 @@ func SetBeforeWrite(func(string)) func()       { panic(offMsg) }
 func SetBeforeReadyDelete(func(string)) func() { panic(offMsg) }
 func SetCacheSkipReread(bool) func()           { panic(offMsg) }
 func SetCacheCompareVersion(bool) func()       { panic(offMsg) }
-func SetLeaseDrop(q, p bool) func()            { panic(offMsg) }
+func SetLeaseDrop(q, p, r bool) func()         { panic(offMsg) }
 
 // The accessors are nil without the tag (package recipes sets them only
 // in a build with it).
