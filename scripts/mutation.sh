@@ -16,12 +16,14 @@
 # tests and chaos run, not for the whole campaign; building happens outside it.
 #
 # Usage: scripts/mutation.sh [-p lock,rwlock] [-m glob] [-o dir] [-s seed]
-#          [-r rev] [-T] [-C] [-b]
+#          [-r rev] [-R regexp] [-T] [-C] [-b] [-n]
 #   -p  packages (directories under lab/mutation), default all
 #   -m  mutant name glob, default *
 #   -o  output directory, default /tmp/zkrecipes-mutation-<time>
 #   -s  chaos seed, default random (recorded)
 #   -r  revision the mutants apply to, default HEAD (commit new tests first)
+#   -R  go test -run regexp for every mutant (overrides "# run:"), e.g. to
+#       rerun one mutant against the test written for it
 #   -T  no tests (chaos only)       -C  no chaos (tests only)
 #   -b  also run the unmutated code (a "baseline" row per package)
 #   -n  list the mutants and their guarantees, run nothing
@@ -30,14 +32,15 @@
 set -uo pipefail
 
 repo=$(git rev-parse --show-toplevel) || exit 2
-pkgs="" glob="*" out="" seed="" rev="HEAD" tests=1 chaos=1 base=0 list=0
-while getopts "p:m:o:s:r:TCbnh" opt; do
+pkgs="" glob="*" runall="" out="" seed="" rev="HEAD" tests=1 chaos=1 base=0 list=0
+while getopts "p:m:o:s:r:R:TCbnh" opt; do
 	case $opt in
 	p) pkgs=${OPTARG//,/ } ;;
 	m) glob=$OPTARG ;;
 	o) out=$OPTARG ;;
 	s) seed=$OPTARG ;;
 	r) rev=$OPTARG ;;
+	R) runall=$OPTARG ;;
 	T) tests=0 ;;
 	C) chaos=0 ;;
 	b) base=1 ;;
@@ -102,6 +105,7 @@ run_one() {
 	chaossel=$([ -n "$patch" ] && header "$patch" chaos)
 	[ -n "$chaossel" ] || chaossel=$(default_chaos "$pkg")
 	run=$([ -n "$patch" ] && header "$patch" run)
+	[ -z "$runall" ] || run=$runall
 	if [ -z "${verdict:-}" ]; then
 		# Build outside the ensemble lock: the library, the tests (vet
 		# type-checks them) and the chaos command.
