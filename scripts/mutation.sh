@@ -49,6 +49,7 @@ while getopts "p:m:o:s:r:R:TCbnh" opt; do
 	esac
 done
 [ -n "$pkgs" ] || pkgs=$(cd "$repo/lab/mutation" && ls -d */ | tr -d /)
+rev=$(git -C "$repo" rev-parse --verify "$rev^{commit}") || exit 2 # one revision for the whole run
 [ -n "$seed" ] || seed=$(( (RANDOM << 30) | (RANDOM << 15) | RANDOM ))
 [ -n "$out" ] || out=/tmp/zkrecipes-mutation-$(date -u +%Y%m%dT%H%M%S)
 lockfile=/tmp/zkrecipes-ensemble.lock
