@@ -287,3 +287,52 @@ func TestMultiLockSuspendedWhileWaiting(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestMultiUnlockEndsContextBeforeDelete guards MultiMutex.Unlock's promise
+// "Context is cancelled (recipes.ErrReleased) before any node is deleted":
+// a Mutex waiting on the path the multi-lock took last (the first one Unlock
+// deletes) must find the multi-lock's joint Context already done when it
+// acquires. The holder's link adds latency, so that the deletes of the other
+// paths take long enough for a Context ended after them to be seen live.
+func TestMultiUnlockEndsContextBeforeDelete(t *testing.T) {
+	e := ensemble(t)
+	ctx := testutil.Ctx(t, time.Minute)
+	path := testPath(t)
+	a, b, c := path+"/a", path+"/b", path+"/c"
+	link, err := e.NewLink("multi-unlock-order")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer link.Close()
+	s := connect(t, link.Addrs())
+	other := connect(t, e.Addrs())
+	m := newMulti(t, s, []string{a, b, c})
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	hctx := m.Context()
+	waiter := newMutex(t, other, c)
+	acquired := make(chan error, 1)
+	go func() { acquired <- waiter.Lock(ctx) }()
+	waitFor(t, 10*time.Second, "the waiter to queue on the last path", func() bool { return len(rawChildren(t, other, c)) == 2 })
+	if err := link.Latency(300*time.Millisecond, 0); err != nil {
+		t.Fatal(err)
+	}
+	unlocked := make(chan error, 1)
+	go func() { unlocked <- m.Unlock(ctx) }()
+	if err := <-acquired; err != nil {
+		t.Fatal(err)
+	}
+	if hctx.Err() == nil {
+		t.Fatalf("another Mutex acquired %s while the multi-lock's Context was still live", c)
+	}
+	if err := <-unlocked; err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(context.Cause(hctx), recipes.ErrReleased) {
+		t.Fatalf("cause after Unlock = %v, want recipes.ErrReleased", context.Cause(hctx))
+	}
+	if err := waiter.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

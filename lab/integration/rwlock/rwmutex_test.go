@@ -854,3 +854,60 @@ func TestDowngradeLosesWriteNode(t *testing.T) {
 	}
 	waitChildren(t, admin, path, 0)
 }
+
+// TestDowngradeUnlockUnlistedKeepsWriteNode guards RWMutex.Unlock's promise
+// after a downgrade: "It first lists the path: if no writer is queued between
+// our write node and our read node, the write node is deleted [...]
+// Otherwise the write node is kept until RUnlock: deleting it would let the
+// writer queued right behind it hold while we still read", and with it the
+// invariant that no reader holds while a writer does. When Unlock cannot
+// list (here its ctx is already done, as it is when the connection is down
+// until ctx ends), it cannot know that no writer is queued between, so it
+// must keep the write node. The check watches the write node for a while:
+// an Unlock that gave it up deletes it in the background at once.
+func TestDowngradeUnlockUnlistedKeepsWriteNode(t *testing.T) {
+	e := ensemble(t)
+	path := testPath(t)
+	ctx := testCtx(t, time.Minute)
+	admin := connect(t, e.Addrs())
+	a := newRW(t, connect(t, e.Addrs()), path)
+	b := newRW(t, connect(t, e.Addrs()), path)
+	if err := a.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	writeNode := a.Node()
+	bDone := async(func() error { return b.Lock(ctx) })
+	waitChildren(t, admin, path, 2)
+	if err := a.RLock(ctx); err != nil { // downgrade: our read node is queued behind b
+		t.Fatal(err)
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	_ = a.Unlock(done) // cannot list: the outcome may be an error, the write node must stay
+	ok, _, gone, err := admin.Conn().ExistsW(writeNode)
+	if err != nil || !ok {
+		t.Fatalf("write node given up by an Unlock that could not list: exists=%v err=%v", ok, err)
+	}
+	window := time.NewTimer(3 * time.Second) // an Unlock that gave the node up deletes it at once
+	defer window.Stop()
+	select {
+	case ev := <-gone:
+		t.Fatalf("write node %s: %v while the downgraded read holds and writer b is queued behind it", writeNode, ev.Type)
+	case err := <-bDone:
+		t.Fatalf("queued writer got the lock while the downgraded reader holds (Lock = %v)", err)
+	case <-window.C:
+	}
+	if readHeld := a.RContext(); readHeld.Err() != nil {
+		t.Fatalf("downgraded read holding ended: %v", context.Cause(readHeld))
+	}
+	if err := a.RUnlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := recv(t, bDone, waitLong, "queued writer"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitChildren(t, admin, path, 0)
+}
