@@ -91,6 +91,7 @@ func main() {
 	out := flag.String("out", "docs/compatibility.md", "the page to write")
 	resultsPath := flag.String("results", "", "where to keep the results as JSON (default: beside -out, compatibility.json)")
 	render := flag.Bool("render", false, "do not run: rewrite the page from -results")
+	combine := flag.String("combine", "", "do not run: merge these results files (comma-separated, in order; later runs replace earlier ones of the same key) into -results (after its own runs with -merge), and write the page")
 	merge := flag.Bool("merge", false, "keep the runs of -results that this run does not repeat (same package, server, peers, pass and chaos part)")
 	timeout := flag.Duration("timeout", 30*time.Minute, "go test -timeout of each package run, and the limit of each zkchaos run")
 	flag.Parse()
@@ -101,14 +102,16 @@ func main() {
 	defer stop()
 
 	var res Results
-	if *render {
-		b, err := os.ReadFile(*resultsPath)
-		if err == nil {
-			err = json.Unmarshal(b, &res)
+	if *combine != "" {
+		if *merge {
+			res = readResults(*resultsPath)
 		}
-		if err != nil {
-			fatal(err)
+		for _, f := range split(*combine) {
+			res = mergeRuns(res, readResults(f))
 		}
+		writeResults(*resultsPath, res)
+	} else if *render {
+		res = readResults(*resultsPath)
 	} else {
 		command := commandLine()
 		res = Results{Date: now(), Command: command, Go: runtime.Version()}
@@ -156,17 +159,12 @@ func main() {
 		}
 		if *merge {
 			var prev Results
-			if b, err := os.ReadFile(*resultsPath); err == nil {
-				if err := json.Unmarshal(b, &prev); err != nil {
-					fatal(err)
-				}
+			if _, err := os.Stat(*resultsPath); err == nil {
+				prev = readResults(*resultsPath)
 			}
 			res = mergeRuns(prev, res)
 		}
-		b, _ := json.MarshalIndent(res, "", "  ")
-		if err := os.WriteFile(*resultsPath, append(b, '\n'), 0o644); err != nil {
-			fatal(err)
-		}
+		writeResults(*resultsPath, res)
 	}
 	old, _ := os.ReadFile(*out)
 	if err := os.WriteFile(*out, []byte(renderPage(res, keptNotes(string(old)))), 0o644); err != nil {
@@ -180,6 +178,26 @@ func main() {
 		if r.Result != "pass" {
 			os.Exit(1)
 		}
+	}
+}
+
+// readResults reads a results file, or exits.
+func readResults(path string) Results {
+	var res Results
+	b, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(b, &res)
+	}
+	if err != nil {
+		fatal(fmt.Errorf("%s: %w", path, err))
+	}
+	return res
+}
+
+func writeResults(path string, res Results) {
+	b, _ := json.MarshalIndent(res, "", "  ")
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		fatal(err)
 	}
 }
 
@@ -315,10 +333,11 @@ func mergeRuns(prev, cur Results) Results {
 		}
 	}
 	if legacy {
-		cur.Earlier = prev.Earlier
-		if cur.Earlier == "" {
-			cur.Earlier = "`" + prev.Command + "` (" + prev.Date + ")"
+		e := earlierCommands(prev)
+		if cur.Earlier != "" && cur.Earlier != e {
+			e += "; " + cur.Earlier
 		}
+		cur.Earlier = e
 	}
 	cur.Runs = append(runs, cur.Runs...)
 	return cur

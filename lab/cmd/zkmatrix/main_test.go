@@ -159,6 +159,13 @@ func TestMergeRuns(t *testing.T) {
 	if m3.Earlier != "" {
 		t.Errorf("earlier without legacy runs: %q", m3.Earlier)
 	}
+	// Combining two results files (-combine), each with runs recorded
+	// without their command: both files' earlier commands are named.
+	other := Results{Date: "d4", Command: "c4", Runs: []Run{{Package: "testenv", Server: "3.8.0"}}}
+	m4 := mergeRuns(other, m)
+	if m4.Earlier != "`c4` (d4); `c1` (d1)" || len(m4.Runs) != 7 {
+		t.Errorf("combined: earlier %q, %d runs", m4.Earlier, len(m4.Runs))
+	}
 }
 
 // TestPlan: lab/interop once per peer release, the secured pass only the
