@@ -125,7 +125,7 @@ func JudgeMutants(sum report.Summary, cases []workloads.MutantCase) []MutantVerd
 // (workloads.UpstreamBugs that have a variant): "upstream bug classes: N
 // of M caught", a class counted caught when every verdict of vs on its
 // mutant's scenarios is caught, followed by the classes missed and by how
-// many of the listed bugs have no variant yet. Only the classes that have
+// many of the listed bugs have no variant yet, if any. Only the classes that have
 // a verdict in vs are counted (a run may select some); with none, it
 // returns "". Pure.
 func UpstreamLine(vs []MutantVerdict) string {
@@ -160,7 +160,10 @@ func UpstreamLine(vs []MutantVerdict) string {
 	if len(miss) > 0 {
 		s += "; missed: " + strings.Join(miss, ", ")
 	}
-	return s + fmt.Sprintf(" (%d more listed in docs/upstream-bugs.md have no variant yet)", without)
+	if without > 0 {
+		s += fmt.Sprintf(" (%d more listed in docs/upstream-bugs.md have no variant yet)", without)
+	}
+	return s
 }
 
 // SelectedVerdicts keeps the verdicts of vs whose scenario is among scs:
