@@ -235,47 +235,82 @@ func (m *partMember) run(ctx, run context.Context, quiesce func()) error {
 }
 
 // hold records part as held, works on its items until its Context is done
-// (or, stale, for two session timeouts after a loss), records its end and
-// releases it. stop ends the stream.
+// (or, stale, for two session timeouts after a loss), and releases it.
+// Its end is recorded the instant its Context is done, by a goroutine that
+// waits for it, as the lock workload records: work notices the end only
+// between fenced writes, and a write in flight can take up to a session
+// timeout to return, which would put the recorded end after another
+// member's acquisition. The stale mutant's end is recorded when its belief
+// ends. stop ends the stream.
 func (m *partMember) hold(run context.Context, part *partition.Partition, stop context.CancelFunc) {
 	log := m.c.Log
 	held := part.Context()
 	items := part.Items()
-	defer func() {
+	if held.Err() != nil {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(run), m.env.SessionTimeout)
 		_ = part.Release(rctx)
 		cancel()
-	}()
-	if held.Err() != nil {
 		return // lost before it was seen: never believed held
 	}
 	for _, it := range items {
 		log.Acquired(it, part.Fence(it).Token, "")
 	}
 	m.own.add(items, 1)
+	var once sync.Once
+	end := func(asked bool, cause error) {
+		once.Do(func() {
+			for _, it := range items {
+				if asked {
+					log.Released(it, part.Fence(it).Token)
+				} else {
+					log.Lost(it, part.Fence(it).Token, fmt.Sprint(cause))
+				}
+			}
+		})
+	}
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		<-held.Done()
+		cause := context.Cause(held)
+		if asked := askedToRelease(cause); asked || !m.role.stale {
+			end(asked, cause)
+		}
+	}()
+	defer func() {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(run), m.env.SessionTimeout)
+		_ = part.Release(rctx) // cancels the Context first: the watcher ends
+		cancel()
+		<-watched
+		m.own.add(items, -1)
+	}()
 	m.work(run, held, part)
+	if held.Err() == nil {
+		end(true, nil) // stopping (run done, the Partition still held): a release
+		return
+	}
 	cause := context.Cause(held)
-	// Asked to release, or stopping (run done, the Partition still held):
-	// a release, not a loss.
-	asked := cause == nil || errors.Is(cause, partition.ErrRebalance) || errors.Is(cause, partition.ErrStopped) || errors.Is(cause, recipes.ErrReleased)
-	if m.role.restart && !asked {
+	if askedToRelease(cause) {
+		return
+	}
+	if m.role.restart {
 		stop() // leave now; run again once released
 	}
-	if m.role.stale && !asked && run.Err() == nil {
+	if m.role.stale && run.Err() == nil {
 		// The mutant: it goes on as if nothing happened, for a while.
 		belief, cancel := context.WithTimeout(run, 2*m.env.SessionTimeout)
 		m.work(run, belief, part)
 		cancel()
-		asked = true
+		end(true, nil)
 	}
-	for _, it := range items {
-		if asked {
-			log.Released(it, part.Fence(it).Token)
-		} else {
-			log.Lost(it, part.Fence(it).Token, fmt.Sprint(cause))
-		}
-	}
-	m.own.add(items, -1)
+	end(false, cause) // the stale mutant stopping with run: lost
+}
+
+// askedToRelease reports whether a Partition ended with cause because its
+// member was asked to give it up (partition.ErrRebalance,
+// partition.ErrStopped, its own Release): a release, not a loss.
+func askedToRelease(cause error) bool {
+	return cause == nil || errors.Is(cause, partition.ErrRebalance) || errors.Is(cause, partition.ErrStopped) || errors.Is(cause, recipes.ErrReleased)
 }
 
 // work writes each item's data node every 100 ms, fenced by the item's
