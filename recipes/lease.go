@@ -31,6 +31,11 @@ import (
 //     the follower (R: WithQuorumRetransmit, DefaultQuorumRetransmit).
 //   - Our requests reach the server at least every P: the Session pings
 //     every P itself when go-zookeeper's pings (every T/3) are too rare.
+//   - A server is not frozen (a stop-the-world pause: its timers stop,
+//     and on thaw it answers what was queued before its checks run) for
+//     longer than S + R while our connection to it survives: a follower
+//     frozen between S + R and go-zookeeper's 2T/3 read timeout is outside
+//     the bound and not detected yet (docs/design.md, "Server freezes").
 //
 // So the newest reply we have, to a request sent at r, proves only that
 // the leader touched the session at r - Λ or later, Λ = S + Q + R + P:
