@@ -31,11 +31,13 @@ import (
 //     the follower (R: WithQuorumRetransmit, DefaultQuorumRetransmit).
 //   - Our requests reach the server at least every P: the Session pings
 //     every P itself when go-zookeeper's pings (every T/3) are too rare.
-//   - A server is not frozen (a stop-the-world pause: its timers stop,
-//     and on thaw it answers what was queued before its checks run) for
-//     longer than S + R while our connection to it survives: a follower
-//     frozen between S + R and go-zookeeper's 2T/3 read timeout is outside
-//     the bound and not detected yet (docs/design.md, "Server freezes").
+//   - A frozen server (a stop-the-world pause: its timers stop, and at
+//     its thaw it answers what was queued before its checks run) renews
+//     nothing past what its terms cover: every request answered at the
+//     thaw was sent while the first one after the freeze, at most P in,
+//     waited, so a reply renews from no later than Stall = S + R - P
+//     after the oldest request then unanswered (LeaseBudget.Stall;
+//     docs/design.md, "Server freezes").
 //
 // So the newest reply we have, to a request sent at r, proves only that
 // the leader touched the session at r - Λ or later, Λ = S + Q + R + P:
@@ -72,6 +74,16 @@ type LeaseBudget struct {
 	// Hold is how long a holding lasts after the send time of the newest
 	// answered request: T - Λ - m.
 	Hold time.Duration
+	// Stall caps what a reply proves when the server kept our requests
+	// waiting: a reply renews the lease from its request's send time, but
+	// from no later than Stall after the send time of the oldest request of
+	// the connection then unanswered. S + R - P on an ensemble (a server
+	// frozen with our requests queued answers them at its thaw with what
+	// it believed before; docs/design.md, "Server freezes"); 0, no cap, on
+	// a standalone server. While the server answers promptly it changes
+	// nothing. Negative when P > S + R: then every renewal counts from
+	// that much before its send time.
+	Stall time.Duration
 }
 
 // NewLeaseBudget returns the budget for a negotiated timeout, a margin,
@@ -95,6 +107,7 @@ func NewLeaseBudget(timeout, margin, tickTime time.Duration, syncLimit int, retr
 		slack := timeout - s - q - retransmit - margin
 		b.Ping = slack / 5
 		b.Lag = s + q + retransmit + b.Ping
+		b.Stall = s + retransmit - b.Ping
 		renewEvery = b.Ping
 		if b.Ping < minLeasePing {
 			return b, fmt.Errorf("%w: %w: timeout %v, margin %v, ensemble tickTime %v x syncLimit %d, retransmission %v: "+
@@ -233,6 +246,17 @@ func (s *Session) checkLease() error {
 
 // leasePing returns the interval at which the tap must ping on its own, 0
 // when go-zookeeper's pings suffice.
+// leaseStall returns the budget's Stall, with ok false on a standalone
+// server, without a lease, or under hooks.SetLeaseStallDrop.
+func (s *Session) leaseStall() (time.Duration, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lease.budgetErr != nil || s.opts.syncLimit == 0 || hooks.LeaseStallDrop() {
+		return 0, false
+	}
+	return s.lease.budget.Stall, true
+}
+
 func (s *Session) leasePing() time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()

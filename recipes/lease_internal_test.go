@@ -24,9 +24,14 @@ type fakeSink struct {
 	mu    sync.Mutex
 	calls []sinkCall
 	ping  time.Duration // what leasePing answers
+	// what leaseStall answers
+	stall  time.Duration
+	capped bool
 }
 
 func (f *fakeSink) leasePing() time.Duration { return f.ping }
+
+func (f *fakeSink) leaseStall() (time.Duration, bool) { return f.stall, f.capped }
 
 func (f *fakeSink) leaseHandshake(sent time.Time, timeout time.Duration, sid int64) {
 	f.mu.Lock()
@@ -313,18 +318,22 @@ func TestNewLeaseBudget(t *testing.T) {
 		{name: "standalone", timeout: 3000 * ms, margin: 300 * ms, tick: 200 * ms, retransmit: r,
 			want: LeaseBudget{Timeout: 3000 * ms, Margin: 300 * ms, Hold: 2700 * ms}},
 		{name: "testenv", timeout: 3000 * ms, margin: 300 * ms, tick: 200 * ms, syncLimit: 5, retransmit: r,
-			// S 1000, Q 100, R 300, slack 1300, P 260
-			want: LeaseBudget{Timeout: 3000 * ms, Margin: 300 * ms, Lag: 1660 * ms, Ping: 260 * ms, Hold: 1040 * ms}},
+			// S 1000, Q 100, R 300, slack 1300, P 260, Stall S + R - P
+			want: LeaseBudget{Timeout: 3000 * ms, Margin: 300 * ms, Lag: 1660 * ms, Ping: 260 * ms, Hold: 1040 * ms, Stall: 1040 * ms}},
 		{name: "testenv, no retransmission allowance", timeout: 3000 * ms, margin: 300 * ms, tick: 200 * ms, syncLimit: 5,
 			// S 1000, Q 100, slack 1600, P 320
-			want: LeaseBudget{Timeout: 3000 * ms, Margin: 300 * ms, Lag: 1420 * ms, Ping: 320 * ms, Hold: 1280 * ms}},
+			want: LeaseBudget{Timeout: 3000 * ms, Margin: 300 * ms, Lag: 1420 * ms, Ping: 320 * ms, Hold: 1280 * ms, Stall: 680 * ms}},
 		{name: "testenv, one second's retransmission", timeout: 3000 * ms, margin: 300 * ms, tick: 200 * ms, syncLimit: 5, retransmit: time.Second,
 			// S 1000, Q 100, R 1000, slack 600, P 120
-			want: LeaseBudget{Timeout: 3000 * ms, Margin: 300 * ms, Lag: 2220 * ms, Ping: 120 * ms, Hold: 480 * ms}},
+			want: LeaseBudget{Timeout: 3000 * ms, Margin: 300 * ms, Lag: 2220 * ms, Ping: 120 * ms, Hold: 480 * ms, Stall: 1880 * ms}},
 		{name: "zookeeper defaults", timeout: DefaultSessionTimeout, margin: DefaultLeaseMargin(DefaultSessionTimeout),
 			tick: DefaultTickTime, syncLimit: DefaultSyncLimit, retransmit: r,
 			// S 10 s, Q 1 s, R 300 ms, m 2 s, slack 6.7 s, P 1.34 s
-			want: LeaseBudget{Timeout: 20 * time.Second, Margin: 2 * time.Second, Lag: 12640 * ms, Ping: 1340 * ms, Hold: 5360 * ms}},
+			want: LeaseBudget{Timeout: 20 * time.Second, Margin: 2 * time.Second, Lag: 12640 * ms, Ping: 1340 * ms, Hold: 5360 * ms, Stall: 8960 * ms}},
+		{name: "zookeeper defaults, 120 s timeout", timeout: 120 * time.Second, margin: 12 * time.Second,
+			tick: DefaultTickTime, syncLimit: DefaultSyncLimit, retransmit: r,
+			// S 10 s, Q 1 s, R 300 ms, m 12 s, slack 96.7 s, P 19.34 s > S + R: Stall negative
+			want: LeaseBudget{Timeout: 120 * time.Second, Margin: 12 * time.Second, Lag: 30640 * ms, Ping: 19340 * ms, Hold: 77360 * ms, Stall: -9040 * ms}},
 		{name: "zookeeper defaults, 10 s timeout", timeout: 10 * time.Second, margin: time.Second, tick: 2 * time.Second, syncLimit: 5, retransmit: r, short: true},
 		{name: "S plus margin below T is not enough", timeout: 2400 * ms, margin: 240 * ms, tick: 200 * ms, syncLimit: 10, retransmit: r, short: true},
 		{name: "ping below the floor", timeout: 1000 * ms, margin: 100 * ms, tick: 100 * ms, syncLimit: 8, retransmit: r, short: true},
@@ -573,4 +582,112 @@ func TestWithQuorumRetransmit(t *testing.T) {
 	if _, err := buildOptions([]Option{WithQuorumRetransmit(-time.Millisecond)}); !errors.Is(err, ErrBadArgument) {
 		t.Errorf("negative: %v, want ErrBadArgument", err)
 	}
+}
+
+// TestRenewalPoint: a reply renews from its request's send time, or, when
+// capped, from no later than the cap after the oldest request then
+// unanswered; a request sent with nothing waiting is its own oldest.
+func TestRenewalPoint(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	for _, c := range []struct {
+		name   string
+		s      sentAt
+		stall  time.Duration
+		capped bool
+		want   time.Time
+	}{
+		{"uncapped: the send time", sentAt{at: ms(5000), oldest: ms(0)}, time.Second, false, ms(5000)},
+		{"nothing waiting", sentAt{at: ms(5000), oldest: ms(5000)}, time.Second, true, ms(5000)},
+		{"waited less than the cap", sentAt{at: ms(900), oldest: ms(0)}, time.Second, true, ms(900)},
+		{"waited exactly the cap", sentAt{at: ms(1000), oldest: ms(0)}, time.Second, true, ms(1000)},
+		{"queued behind a stall", sentAt{at: ms(1800), oldest: ms(0)}, time.Second, true, ms(1000)},
+		{"zero cap", sentAt{at: ms(10), oldest: ms(0)}, 0, true, ms(0)},
+		{"negative cap (P > S + R)", sentAt{at: ms(5000), oldest: ms(5000)}, -3 * time.Second, true, ms(2000)},
+	} {
+		if got := renewalPoint(c.s, c.stall, c.capped); !got.Equal(c.want) {
+			t.Errorf("%s: renewalPoint(%v) = %v, want %v", c.name, c.s, got.Sub(t0), c.want.Sub(t0))
+		}
+	}
+}
+
+// TestTapCapsRenewalBehindStall: with a cap of 0, a reply to a request
+// written while an earlier one was unanswered renews only from the
+// earlier one's send time (no renewal beyond it: one call); without a cap
+// it renews from its own send time (two calls).
+func TestTapCapsRenewalBehindStall(t *testing.T) {
+	for _, capped := range []bool{true, false} {
+		sink := &fakeSink{capped: capped}
+		tap := newCreateTap()
+		tap.lease = sink
+		client, server := net.Pipe()
+		dial := tap.dialer(func(string, string, time.Duration) (net.Conn, error) { return client, nil })
+		c, err := dial("tcp", "x", time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write := func(b []byte) {
+			go func() { _, _ = server.Read(make([]byte, len(b))) }()
+			if _, err := c.Write(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		read := func(b []byte) {
+			go func() { _, _ = server.Write(b) }()
+			buf := make([]byte, len(b))
+			for n := 0; n < len(buf); {
+				k, err := c.Read(buf[n:])
+				if err != nil {
+					t.Fatal(err)
+				}
+				n += k
+			}
+		}
+		write(frame(make([]byte, 44)))
+		read(connectResponse(3000, 0x42))
+		write(request(1, 4))
+		time.Sleep(time.Millisecond) // distinct send times; not a wait for a condition
+		write(request(2, 4))
+		read(reply(1, 9, 0))
+		read(reply(2, 9, 0))
+		_ = c.Close()
+		_ = server.Close()
+		renewals := sink.calls[1:] // after the handshake
+		want := 2
+		if capped {
+			want = 1
+		}
+		if len(renewals) != want {
+			t.Fatalf("capped %v: %d renewals %+v, want %d", capped, len(renewals), renewals, want)
+		}
+		if !capped && !renewals[1].sent.After(renewals[0].sent) {
+			t.Fatalf("uncapped: renewals %+v do not move forward", renewals)
+		}
+	}
+}
+
+// FuzzRenewalPoint: the renewal point is never after the send time, is
+// never after the cap past the oldest when capped, and is one of the two.
+func FuzzRenewalPoint(f *testing.F) {
+	f.Add(int64(5000), int64(0), int64(1000), true)
+	f.Add(int64(900), int64(0), int64(1000), true)
+	f.Add(int64(10), int64(10), int64(-3000), true)
+	f.Add(int64(10), int64(0), int64(0), false)
+	f.Fuzz(func(t *testing.T, at, waited, stall int64, capped bool) {
+		t0 := time.Unix(1000, 0)
+		if waited < 0 {
+			waited = -waited
+		}
+		s := sentAt{at: t0.Add(time.Duration(at)), oldest: t0.Add(time.Duration(at) - time.Duration(waited))}
+		got := renewalPoint(s, time.Duration(stall), capped)
+		if got.After(s.at) {
+			t.Fatalf("renewalPoint(%v, %v, %v) = %v: after the send time", s, stall, capped, got)
+		}
+		if capped && got.After(s.oldest.Add(time.Duration(stall))) {
+			t.Fatalf("renewalPoint(%v, %v) = %v: past the cap", s, stall, got)
+		}
+		if !got.Equal(s.at) && !got.Equal(s.oldest.Add(time.Duration(stall))) {
+			t.Fatalf("renewalPoint(%v, %v, %v) = %v: neither the send time nor the cap", s, stall, capped, got)
+		}
+	})
 }

@@ -91,6 +91,10 @@ type leaseSink interface {
 	leaseHandshake(sent time.Time, timeout time.Duration, sid int64)
 	// leaseRenew: a request or ping sent at sent was answered.
 	leaseRenew(sent time.Time)
+	// leaseStall: how long after the send time of the oldest request
+	// then unanswered on its connection a request's reply may still renew
+	// the lease from (LeaseBudget.Stall); ok false: no such cap.
+	leaseStall() (stall time.Duration, ok bool)
 	// leasePing: the interval at which the connection must carry a frame
 	// for the lease (the tap then pings on its own when go-zookeeper has
 	// written nothing for that long); 0: go-zookeeper's pings suffice.
@@ -169,7 +173,7 @@ func (t *createTap) dialer(base func(network, address string, timeout time.Durat
 			return nil, err
 		}
 		return &tapConn{Conn: c, t: t, out: zkframe.New(maxTapHead), in: zkframe.New(replyHead),
-			pending: make(map[int32]string), sent: make(map[int32][]time.Time), closed: make(chan struct{}),
+			pending: make(map[int32]string), sent: make(map[int32][]sentAt), closed: make(chan struct{}),
 			watchReads: make(map[int32]watchRead), gateOpen: make(chan struct{})}, nil
 	}
 }
@@ -206,12 +210,15 @@ type tapConn struct {
 	wmu     sync.Mutex // held across parsing and writing a frame: the wire order is the parse order
 	mu      sync.Mutex
 	out, in *zkframe.Splitter
-	pending map[int32]string      // xid -> requested path of a wanted create
-	sent    map[int32][]time.Time // xid -> send times not answered yet, oldest first
-	nsent   int                   // total length of the lists in sent
-	connect time.Time             // send time of the connect request
-	now     time.Time             // when the Write being parsed began
-	base    int64                 // t.seen when this connection's handshake was read (0: not yet)
+	pending map[int32]string   // xid -> requested path of a wanted create
+	sent    map[int32][]sentAt // xid -> requests not answered yet, oldest first
+	nsent   int                // total length of the lists in sent
+	waiting []time.Time        // the send times in sent, in send order
+	stall   time.Duration      // the lease's Stall cap, when capped
+	capped  bool               // a cap applies (leaseStall's ok, read at the handshake)
+	connect time.Time          // send time of the connect request
+	now     time.Time          // when the Write being parsed began
+	base    int64              // t.seen when this connection's handshake was read (0: not yet)
 
 	// Filled while parsing a Read, handed to the lease after unlocking.
 	handshake   bool
@@ -352,6 +359,10 @@ func (c *tapConn) Read(b []byte) (int, error) {
 		if l := c.t.lease; l != nil {
 			if hs {
 				l.leaseHandshake(sent, timeout, sid)
+				stall, ok := l.leaseStall()
+				c.mu.Lock()
+				c.stall, c.capped = stall, ok
+				c.mu.Unlock()
 				if p := l.leasePing(); p > 0 {
 					c.startPinger(p)
 				}
@@ -382,7 +393,12 @@ func (c *tapConn) request(head []byte, first bool) {
 	}
 	xid, op := int32(binary.BigEndian.Uint32(head[0:4])), int32(binary.BigEndian.Uint32(head[4:8]))
 	if c.nsent < maxUnanswered {
-		c.sent[xid] = append(c.sent[xid], c.now)
+		oldest := c.now
+		if len(c.waiting) > 0 {
+			oldest = c.waiting[0]
+		}
+		c.sent[xid] = append(c.sent[xid], sentAt{at: c.now, oldest: oldest})
+		c.waiting = append(c.waiting, c.now)
 		c.nsent++
 	}
 	if op == opSetWatches {
@@ -453,8 +469,10 @@ func (c *tapConn) reply(head []byte, first bool) {
 				c.sent[xid] = q[1:]
 			}
 			c.nsent--
-			if renewsLease(int32(binary.BigEndian.Uint32(head[12:16]))) && sent.After(c.renewed) {
-				c.renewed, c.renewedSome = sent, true
+			c.answered(sent.at)
+			at := renewalPoint(sent, c.stall, c.capped)
+			if renewsLease(int32(binary.BigEndian.Uint32(head[12:16]))) && at.After(c.renewed) {
+				c.renewed, c.renewedSome = at, true
 			}
 		}
 	}
@@ -466,6 +484,40 @@ func (c *tapConn) reply(head []byte, first bool) {
 	if binary.BigEndian.Uint32(head[12:16]) == 0 {
 		c.t.record(path, int64(binary.BigEndian.Uint64(head[4:12])))
 	}
+}
+
+// sentAt is a request not answered yet: when it was sent, and the send
+// time of the oldest request of its connection unanswered then (at itself
+// when there was none).
+type sentAt struct{ at, oldest time.Time }
+
+// answered removes send time at from c.waiting. ZooKeeper answers a
+// session's requests in order, so it is almost always the first.
+func (c *tapConn) answered(at time.Time) {
+	switch i := slices.IndexFunc(c.waiting, at.Equal); {
+	case i == 0:
+		c.waiting = c.waiting[1:]
+	case i > 0:
+		c.waiting = slices.Delete(c.waiting, i, i+1)
+	}
+}
+
+// renewalPoint is the moment a reply to s renews the lease from: its send
+// time, but, when capped, no later than stall after the send time of the
+// oldest request then unanswered. A server frozen while our requests
+// queue answers them all at its thaw with what it believed before the
+// freeze; the oldest of them was sent at most the Session's ping period
+// after the freeze began, so the cap keeps every such answer within what
+// the lease's terms cover (docs/design.md, "Server freezes"). While the
+// server answers promptly, s.oldest is s.at or a few round trips earlier,
+// and the cap changes nothing. Pure.
+func renewalPoint(s sentAt, stall time.Duration, capped bool) time.Time {
+	if capped {
+		if lim := s.oldest.Add(stall); lim.Before(s.at) {
+			return lim
+		}
+	}
+	return s.at
 }
 
 // renewsLease reports whether a reply with error code code shows that the

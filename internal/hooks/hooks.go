@@ -5,7 +5,8 @@
 // .../barrier), which cannot reach recipes' _test.go files, can inject a
 // real fault at a precise point of an acquisition or of a double barrier's
 // Leave, two mutant switches of package cache, a seam removing one term from
-// the lease's bound (SetLeaseDrop), and three read-only accessors to the
+// the lease's bound (SetLeaseDrop) and one its renewals' freeze cap
+// (SetLeaseStallDrop), and three read-only accessors to the
 // core's internals (access.go).
 //
 // The hooks exist only in a build with the tag zkrecipes_hooks (the
@@ -136,6 +137,23 @@ func SetLeaseDrop(q, p, r bool) (restore func()) {
 	old := leaseDrop.Swap(v)
 	return func() { leaseDrop.Store(old) }
 }
+
+// leaseStallDrop is SetLeaseStallDrop's setting.
+var leaseStallDrop atomic.Bool
+
+// SetLeaseStallDrop makes every Session whose connection handshakes while
+// it is in effect renew its lease from each reply's send time alone,
+// without recipes.LeaseBudget.Stall's cap, so a server's answers after a
+// freeze renew it as if they were fresh. The lease's freeze boundary test
+// uses it to show the cap is needed. It returns a function restoring the
+// previous setting. Not for concurrent tests.
+func SetLeaseStallDrop(drop bool) (restore func()) {
+	old := leaseStallDrop.Swap(drop)
+	return func() { leaseStallDrop.Store(old) }
+}
+
+// LeaseStallDrop reports whether SetLeaseStallDrop is in effect.
+func LeaseStallDrop() bool { return leaseStallDrop.Load() }
 
 // LeaseDrop reports the terms SetLeaseDrop removes from the lease's lag.
 func LeaseDrop() (q, p, r bool) {

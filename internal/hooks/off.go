@@ -18,6 +18,9 @@ func BeforeReadyDelete(string) {}
 func CacheSkipReread() bool     { return false }
 func CacheCompareVersion() bool { return false }
 
+// LeaseStallDrop: the cap always applies without the tag.
+func LeaseStallDrop() bool { return false }
+
 // LeaseDrop: no term is dropped without the tag.
 func LeaseDrop() (q, p, r bool) { return false, false, false }
 
@@ -29,6 +32,7 @@ func SetBeforeReadyDelete(func(string)) func() { panic(offMsg) }
 func SetCacheSkipReread(bool) func()           { panic(offMsg) }
 func SetCacheCompareVersion(bool) func()       { panic(offMsg) }
 func SetLeaseDrop(q, p, r bool) func()         { panic(offMsg) }
+func SetLeaseStallDrop(bool) func()            { panic(offMsg) }
 
 // The accessors are nil without the tag (package recipes sets them only
 // in a build with it).
