@@ -294,7 +294,7 @@ func freezeTrialRun(t *testing.T, e *testenv.Ensemble, c freezeSetup) freezeTria
 	return r
 }
 
-// freezeTermTiming is the timing of the freeze tests where the holding
+// freezeTermTimeout and freezeTermMargin are the freeze tests' timing where the holding
 // outlives the freeze: an 8 s timeout and a 300 ms margin give P = 1260 ms
 // and Hold = 5040 ms (S 1 s, Q 100 ms, R 300 ms), so a freeze of up to
 // about 5 s ends before the holder's lease does, and go-zookeeper keeps
