@@ -1,0 +1,415 @@
+package recipes_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
+	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/testenv"
+)
+
+// The lease's server-freeze term (docs/design.md, "Server freezes"): the
+// holder's session on a follower F, the waiter's on the leader, as in
+// leaseterms_test.go, but F is frozen (Ensemble.Pause, a cgroup freeze)
+// for D and then thawed, instead of cut off. A frozen F runs no timer
+// and answers nothing; the leader closes their connection S after F's
+// last message (LearnerHandler's read timeout). On thaw F reads the
+// leader's last pings, fails to answer them (a broken pipe: server logs,
+// 2026-11-28) and shuts down within about 15 ms, while its client
+// threads race it with the holder's requests queued during the freeze.
+// An answer renews the holder's lease from a send time inside the freeze
+// (or just after it), though the leader last heard of the session before
+// it.
+//
+// The holder may not reconnect once its connection to F ends (its dialer
+// closes every connection after the first): F follows the leader again
+// about 15 ms after the thaw, go-zookeeper retries a second after its
+// first failed attempt, and a reconnection would revalidate the session,
+// so that no trial would end in an expiry. The overlap below therefore
+// takes a second fault: the holder cut off from every server from the
+// thaw until the leader expires the session.
+
+// freezeSetup is one freeze trial's settings.
+type freezeSetup struct {
+	timeout time.Duration // the holder's session timeout
+	margin  time.Duration // the holder's lease margin (-1: the default)
+	freeze  time.Duration // D: from the end of the Pause call to the start of the Resume call
+	// cut: once the holder's late read returns after the thaw, the
+	// holder's link to F is cut (for freezes F survives as a follower:
+	// without the cut the session would go on).
+	cut bool
+}
+
+// lateReadLead is how long before the Resume call the holder sends its
+// late read, so that one request is sent at the very end of the freeze.
+const lateReadLead = 50 * time.Millisecond
+
+// freezeTrial is one trial's outcome; every moment is from the end of
+// the Pause call (f).
+type freezeTrial struct {
+	lagTrial
+	pauseTook, resumeAt, resumeTook time.Duration
+	hold                            time.Duration // the holder's LeaseBudget.Hold
+	// stale is how many replies that arrived after the Resume call began
+	// renewed the lease to a send time later than f; staleSent is the
+	// latest such send time, staleAt when its reply arrived.
+	stale              int
+	staleSent, staleAt time.Duration
+	lateRead           error         // the late read's outcome
+	connEnd            time.Duration // when the holder's connection to F ended, by F or the cut (0: not by the trial's end)
+}
+
+func (r freezeTrial) String() string {
+	conn := "lasted"
+	if r.connEnd > 0 {
+		conn = "ended " + r.connEnd.Round(time.Millisecond).String()
+	}
+	return fmt.Sprintf("pause took %v, resumed at %v (took %v); %d stale renewals, latest sent %v, arrived %v; late read: %v; connection %v; "+
+		"holder stepped down %v (%v), waiter acquired %v: gap %v (margin %v, hold %v)",
+		r.pauseTook.Round(time.Millisecond), r.resumeAt.Round(time.Millisecond), r.resumeTook.Round(time.Millisecond),
+		r.stale, r.staleSent.Round(time.Millisecond), r.staleAt.Round(time.Millisecond), r.lateRead, conn,
+		r.stepped.Round(time.Millisecond), r.cause, r.acquired.Round(time.Millisecond), r.gap().Round(time.Millisecond), r.margin, r.hold)
+}
+
+// leaseLog records the holder's lease renewals: when each reply arrived
+// and the send time it renewed the lease to.
+type leaseLog struct {
+	recipes.BaseObserver
+	hold time.Duration // set before the trial; the renewal's send time is Deadline - hold
+	mu   sync.Mutex
+	at   []time.Time
+	sent []time.Time
+}
+
+func (l *leaseLog) ObserveLease(e recipes.LeaseEvent) {
+	if e.Expired {
+		return
+	}
+	now := time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.hold == 0 {
+		return
+	}
+	l.at = append(l.at, now)
+	l.sent = append(l.sent, e.Deadline.Add(-l.hold))
+}
+
+// stale returns how many renewals arrived after from and renewed the
+// lease to a send time after f, and the latest such send time and its
+// arrival.
+func (l *leaseLog) stale(f, from time.Time) (n int, sent, at time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i, a := range l.at {
+		if a.After(from) && l.sent[i].After(f) {
+			n++
+			if l.sent[i].After(sent) {
+				sent, at = l.sent[i], a
+			}
+		}
+	}
+	return n, sent, at
+}
+
+// oneConn lets a session open one connection: every later one is closed
+// at once. It records when the first one's reads ended.
+type oneConn struct {
+	dialed atomic.Int32
+	allow  atomic.Bool // let later connections through (for the session's Close)
+	mu     sync.Mutex
+	ended  time.Time
+}
+
+func (o *oneConn) wrap(c net.Conn) net.Conn {
+	if o.dialed.Add(1) > 1 && !o.allow.Load() {
+		_ = c.Close()
+		return c
+	}
+	return &endConn{Conn: c, o: o}
+}
+
+func (o *oneConn) endedAt() time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.ended
+}
+
+type endConn struct {
+	net.Conn
+	o *oneConn
+}
+
+func (c *endConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if err != nil {
+		c.o.mu.Lock()
+		if c.o.ended.IsZero() {
+			c.o.ended = time.Now()
+		}
+		c.o.mu.Unlock()
+	}
+	return n, err
+}
+
+// freezeTrialRun runs one trial of c: it places the holder (StepDownOnLost,
+// reading every activeEvery) on a follower F and the waiter on the leader,
+// freezes F for c.freeze, sends one read lateReadLead before the thaw,
+// thaws F, and measures.
+func freezeTrialRun(t *testing.T, e *testenv.Ensemble, c freezeSetup) freezeTrial {
+	t.Helper()
+	ctx := testutil.Ctx(t, 2*time.Minute)
+	if err := e.WaitQuorum(ctx); err != nil {
+		t.Fatal(err)
+	}
+	leader, err := e.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, ws := (leader+1)%e.Servers(), leader
+	link, err := e.NewLink(fmt.Sprintf("freeze-%d", time.Now().UnixNano()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer link.Close()
+	holderAddr, waiterAddr := link.Addrs()[hs], link.Addrs()[ws]
+	leases := &leaseLog{}
+	conns := &oneConn{}
+	opts := []recipes.Option{recipes.WithLossPolicy(recipes.StepDownOnLost), recipes.WithSessionTimeout(c.timeout),
+		recipes.WithEnsembleTiming(e.Timing()), recipes.WithObserver(leases)}
+	if c.margin >= 0 {
+		opts = append(opts, recipes.WithLeaseMargin(c.margin))
+	}
+	holder := testutil.ConnectWrapped(t, []string{holderAddr}, conns.wrap, opts...)
+	defer testutil.CloseSession(t, holder)
+	defer conns.allow.Store(true) // before the Close above
+	waiter := testutil.Connect(t, []string{waiterAddr}, recipes.WithEnsembleTiming(e.Timing()))
+	defer testutil.CloseSession(t, waiter)
+	if got := holder.Conn().Server(); got != holderAddr {
+		t.Fatalf("holder's session is on %s, want %s (server %d): not exercised", got, holderAddr, hs)
+	}
+	if got := waiter.Conn().Server(); got != waiterAddr {
+		t.Fatalf("waiter's session is on %s, want %s (server %d): not exercised", got, waiterAddr, ws)
+	}
+	if got := holder.NegotiatedTimeout(); got != c.timeout {
+		t.Fatalf("negotiated timeout %v, want %v", got, c.timeout)
+	}
+	b, err := holder.LeaseBudget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	leases.mu.Lock()
+	leases.hold = b.Hold
+	leases.mu.Unlock()
+
+	hf := startHandoff(t, ctx, holder, waiter, recipes.StepDownOnLost)
+	hctx := hf.held
+
+	// The holder reads every activeEvery until the holding ends (a read
+	// blocks while F is frozen), as in termTrialRun.
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	stopReads := make(chan struct{})
+	defer close(stopReads)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tk := time.NewTicker(activeEvery)
+		defer tk.Stop()
+		for hctx.Err() == nil {
+			_, _, _ = holder.Conn().Exists(hf.path)
+			select {
+			case <-tk.C:
+			case <-hctx.Done():
+			case <-stopReads:
+				return
+			}
+		}
+	}()
+
+	pauseStart := time.Now()
+	if err := e.Pause(ctx, hs); err != nil {
+		t.Fatal(err)
+	}
+	f := time.Now()
+	resumed := false
+	defer func() {
+		if !resumed {
+			if err := e.Resume(testutil.Ctx(t, time.Minute), hs); err != nil {
+				t.Error(err)
+			}
+		}
+		rctx := testutil.Ctx(t, 2*time.Minute)
+		if err := e.WaitQuorum(rctx); err != nil {
+			t.Error(err)
+		}
+	}()
+	lateDone := make(chan error, 1)
+	time.Sleep(time.Until(f.Add(c.freeze - lateReadLead))) // positions the late read; it waits for no condition
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, _, err := holder.Conn().Exists(hf.path)
+		lateDone <- err
+	}()
+	time.Sleep(time.Until(f.Add(c.freeze))) // the freeze's length; it waits for no condition
+	resumeStart := time.Now()
+	if err := e.Resume(ctx, hs); err != nil {
+		t.Fatal(err)
+	}
+	resumed = true
+	resumeEnd := time.Now()
+
+	var r freezeTrial
+	r.pauseTook, r.resumeAt, r.resumeTook = f.Sub(pauseStart), resumeStart.Sub(f), resumeEnd.Sub(resumeStart)
+	r.margin, r.hold = b.Margin, b.Hold
+	select {
+	case r.lateRead = <-lateDone:
+	case <-ctx.Done():
+		t.Fatal("the late read never returned")
+	}
+	if c.cut {
+		if err := link.Cut(hs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	acquiredAt, steppedAt, release := hf.await(t, ctx)
+	defer release()
+	r.acquired, r.stepped = acquiredAt.Sub(f), steppedAt.Sub(f)
+	r.cause = context.Cause(hctx)
+	var sent, at time.Time
+	r.stale, sent, at = leases.stale(f, resumeStart)
+	if r.stale > 0 {
+		r.staleSent, r.staleAt = sent.Sub(f), at.Sub(f)
+	}
+	if end := conns.endedAt(); !end.IsZero() {
+		r.connEnd = end.Sub(f)
+	}
+	return r
+}
+
+// freezeTermTimeout and freezeTermMargin are the freeze tests' timing where the holding
+// outlives the freeze: an 8 s timeout and a 300 ms margin give P = 1260 ms
+// and Hold = 5040 ms (S 1 s, Q 100 ms, R 300 ms), so a freeze of up to
+// about 5 s ends before the holder's lease does, and go-zookeeper keeps
+// the connection through it (it gives up after 2T/3 = 5.3 s without a
+// read).
+const (
+	freezeTermTimeout = 8 * time.Second
+	freezeTermMargin  = 300 * time.Millisecond
+)
+
+// TestLeaseFreezeTermInside: F frozen no longer than S + R (docs/design.md,
+// "Server freezes"), the holder reading every 5 ms and sending one read
+// 50 ms before the thaw; it steps down before the waiter acquires, by at
+// least half the margin, in every trial.
+//   - follower stays (the testenv defaults: T 3 s, m 300 ms; D 800 ms <
+//     S): F keeps its leader, answers the holder's reads queued during the
+//     freeze as soon as it thaws (4 or 5 replies to requests sent in the
+//     freeze in each of 8 trials, 2026-11-28), and reports them to the
+//     leader; the holder's link is then cut, so that the session expires.
+//     A trial without such a reply did not exercise the thaw and fails
+//     as not exercised.
+//   - follower drops out (T 8 s, m 300 ms; S < D = 1.1 s <= S + R): on
+//     thaw F finds the leader gone and shuts down; what it answers first
+//     is covered by the bound (2026-11-28: 1 of 8 trials had such a reply,
+//     to the read sent 50 ms before the thaw, and a gap of 2.06 s; the
+//     others 3.1 s).
+func TestLeaseFreezeTermInside(t *testing.T) {
+	e := quorum.Start(t)
+	testutil.NoLeakedGoroutines(t, testutil.Running("recipes"))
+	for _, c := range []struct {
+		name  string
+		setup freezeSetup
+	}{
+		{"follower stays", freezeSetup{timeout: testutil.SessionTimeout, margin: -1, freeze: 800 * time.Millisecond, cut: true}},
+		{"follower drops out", freezeSetup{timeout: freezeTermTimeout, margin: freezeTermMargin, freeze: 1100 * time.Millisecond}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for i := range leaseTrials(t) {
+				r := freezeTrialRun(t, e, c.setup)
+				t.Logf("trial %d: %v", i, r)
+				if c.setup.cut && r.stale == 0 {
+					t.Fatalf("trial %d: %v: no reply to a request sent during the freeze: not exercised", i, r)
+				}
+				if r.gap() < r.margin/2 {
+					t.Errorf("trial %d: %v: want a gap of at least %v", i, r, r.margin/2)
+				}
+			}
+		})
+	}
+}
+
+// freezeOutsideAttempts bounds TestLeaseFreezeTermOutside's trials: a
+// multiple of the trials it wants to exercise the gap.
+const freezeOutsideAttempts = 8
+
+// TestLeaseFreezeTermOutside demonstrates a known gap of the lease
+// (docs/design.md, "Server freezes"): F frozen for D = 4.5 s, longer than
+// S + R + m but shorter than the holder's lease (T 8 s, m 300 ms: Hold
+// 5.04 s) and than go-zookeeper's 2T/3 read timeout, the holder reading
+// every 5 ms and sending one read 50 ms before the thaw. On thaw F's
+// leader has long closed their connection (LearnerHandler's read timeout,
+// S after the freeze began); F's follower thread learns it on its first
+// write (a broken pipe) and shuts down within milliseconds, while its
+// client threads race it. When they win, F answers the holder's requests
+// sent at the end of the freeze (or even after the thaw), the lease runs a
+// whole Hold from there, and the leader, which last heard of the session
+// before the freeze, expires it and the waiter acquires while the
+// holder's Context is still live.
+//
+// It takes a second fault as well: the holder cannot reach any server from
+// the thaw until the expiry (here its dialer refuses to reconnect).
+//
+// A trial exercised the gap when such a reply renewed the lease to a send
+// time more than S + R + P + m (plus a tick, the expiry's rounding) after
+// the freeze began: past what the bound allows a holder whose leader last
+// heard of it up to Q before the freeze (the holder reads every 5 ms).
+// Every exercised trial must overlap. The race is ZooKeeper's and the test
+// cannot steer it (2026-11-28, 26 trials, 18 of them with -race: replies
+// from the thawed F in 8, beyond the bound in 4, all 4 overlapping, by
+// 0.79 to 1.38 s; the other 4 renewed to pings sent 1.26 to 2.63 s into
+// the freeze, gaps 0.45 to 1.85 s); so it runs up to
+// freezeOutsideAttempts times as many trials as it wants exercised, and is
+// skipped, not failed, when none was. (At T 3 s and D 1.8 s, none of 8
+// trials had a reply from the thawed F, and the holding ends during any
+// freeze longer than Hold = 1.04 s < S + R + m anyway.)
+func TestLeaseFreezeTermOutside(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a measurement of a known gap (up to 16 trials of 9 s): not in -short")
+	}
+	e := quorum.Start(t)
+	testutil.NoLeakedGoroutines(t, testutil.Running("recipes"))
+	c := freezeSetup{timeout: freezeTermTimeout, margin: freezeTermMargin, freeze: 4500 * time.Millisecond}
+	tick, syncLimit := e.Timing()
+	b, err := recipes.NewLeaseBudget(c.timeout, c.margin, tick, syncLimit, recipes.DefaultQuorumRetransmit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := tick*time.Duration(syncLimit) + recipes.DefaultQuorumRetransmit + b.Ping + b.Margin // S + R + P + m
+	want := leaseTrials(t)
+	exercised, attempts := 0, 0
+	for ; exercised < want && attempts < freezeOutsideAttempts*want; attempts++ {
+		r := freezeTrialRun(t, e, c)
+		past := r.staleSent - allowed
+		if r.stale == 0 || past <= tick {
+			t.Logf("trial %d: %v: no reply past S + R + P + m + a tick (%v): not exercised", attempts, r, allowed+tick)
+			continue
+		}
+		exercised++
+		t.Logf("trial %d: %v; renewed %v past S + R + P + m", attempts, r, past.Round(time.Millisecond))
+		if r.gap() >= 0 {
+			t.Errorf("trial %d: %v: want the waiter to acquire while the holder still held (the freeze gap)", attempts, r)
+		}
+	}
+	if exercised == 0 {
+		t.Skipf("no reply of the thawed follower renewed the lease past the bound in %d trials: F's shutdown won every race; not exercised", attempts)
+	}
+	t.Logf("%d of %d trials exercised the gap", exercised, attempts)
+}
