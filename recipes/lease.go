@@ -36,8 +36,10 @@ import (
 //     nothing past what its terms cover: every request answered at the
 //     thaw was sent while the first one after the freeze, at most P in,
 //     waited, so a reply renews from no later than Stall = S + R - P
-//     after the oldest request then unanswered (LeaseBudget.Stall;
-//     docs/design.md, "Server freezes").
+//     after the oldest request then unanswered (LeaseBudget.Stall), and
+//     for S after such a capped reply, a request sent meanwhile renews
+//     from no later than its point: a thawed server stops answering
+//     within S of its running time (docs/design.md, "Server freezes").
 //
 // So the newest reply we have, to a request sent at r, proves only that
 // the leader touched the session at r - Λ or later, Λ = S + Q + R + P:
@@ -246,15 +248,16 @@ func (s *Session) checkLease() error {
 
 // leasePing returns the interval at which the tap must ping on its own, 0
 // when go-zookeeper's pings suffice.
-// leaseStall returns the budget's Stall, with ok false on a standalone
-// server, without a lease, or under hooks.SetLeaseStallDrop.
-func (s *Session) leaseStall() (time.Duration, bool) {
+// leaseStall returns the budget's Stall and S (the window a stall's cap
+// holds for later requests), with ok false on a standalone server,
+// without a lease, or under hooks.SetLeaseStallDrop.
+func (s *Session) leaseStall() (stall, window time.Duration, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.lease.budgetErr != nil || s.opts.syncLimit == 0 || hooks.LeaseStallDrop() {
-		return 0, false
+		return 0, 0, false
 	}
-	return s.lease.budget.Stall, true
+	return s.lease.budget.Stall, s.opts.tick * time.Duration(s.opts.syncLimit), true
 }
 
 func (s *Session) leasePing() time.Duration {

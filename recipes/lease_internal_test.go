@@ -25,13 +25,15 @@ type fakeSink struct {
 	calls []sinkCall
 	ping  time.Duration // what leasePing answers
 	// what leaseStall answers
-	stall  time.Duration
-	capped bool
+	stall, window time.Duration
+	capped        bool
 }
 
 func (f *fakeSink) leasePing() time.Duration { return f.ping }
 
-func (f *fakeSink) leaseStall() (time.Duration, bool) { return f.stall, f.capped }
+func (f *fakeSink) leaseStall() (time.Duration, time.Duration, bool) {
+	return f.stall, f.window, f.capped
+}
 
 func (f *fakeSink) leaseHandshake(sent time.Time, timeout time.Duration, sid int64) {
 	f.mu.Lock()
@@ -586,27 +588,46 @@ func TestWithQuorumRetransmit(t *testing.T) {
 
 // TestRenewalPoint: a reply renews from its request's send time, or, when
 // capped, from no later than the cap after the oldest request then
-// unanswered; a request sent with nothing waiting is its own oldest.
+// unanswered (a stall, remembered for the window after its reply
+// arrived); a request sent with nothing waiting is its own oldest, and is
+// capped by a stall seen within the window before it was sent.
 func TestRenewalPoint(t *testing.T) {
 	t0 := time.Unix(1000, 0)
 	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	none := stallMemo{}
 	for _, c := range []struct {
-		name   string
-		s      sentAt
-		stall  time.Duration
-		capped bool
-		want   time.Time
+		name     string
+		s        sentAt
+		m        stallMemo
+		now      time.Time
+		stall    time.Duration
+		capped   bool
+		want     time.Time
+		wantMemo stallMemo
 	}{
-		{"uncapped: the send time", sentAt{at: ms(5000), oldest: ms(0)}, time.Second, false, ms(5000)},
-		{"nothing waiting", sentAt{at: ms(5000), oldest: ms(5000)}, time.Second, true, ms(5000)},
-		{"waited less than the cap", sentAt{at: ms(900), oldest: ms(0)}, time.Second, true, ms(900)},
-		{"waited exactly the cap", sentAt{at: ms(1000), oldest: ms(0)}, time.Second, true, ms(1000)},
-		{"queued behind a stall", sentAt{at: ms(1800), oldest: ms(0)}, time.Second, true, ms(1000)},
-		{"zero cap", sentAt{at: ms(10), oldest: ms(0)}, 0, true, ms(0)},
-		{"negative cap (P > S + R)", sentAt{at: ms(5000), oldest: ms(5000)}, -3 * time.Second, true, ms(2000)},
+		{"uncapped: the send time", sentAt{at: ms(5000), oldest: ms(0)}, none, ms(5010), time.Second, false, ms(5000), none},
+		{"nothing waiting", sentAt{at: ms(5000), oldest: ms(5000)}, none, ms(5010), time.Second, true, ms(5000), none},
+		{"waited less than the cap", sentAt{at: ms(900), oldest: ms(0)}, none, ms(910), time.Second, true, ms(900), none},
+		{"waited exactly the cap", sentAt{at: ms(1000), oldest: ms(0)}, none, ms(1010), time.Second, true, ms(1000), none},
+		{"queued behind a stall: remembered", sentAt{at: ms(1800), oldest: ms(0)}, none, ms(1900), time.Second, true, ms(1000),
+			stallMemo{cap: ms(1000), until: ms(2900)}},
+		{"sent after the stall, within the window", sentAt{at: ms(1950), oldest: ms(1950)}, stallMemo{cap: ms(1000), until: ms(2900)}, ms(1960), time.Second, true, ms(1000),
+			stallMemo{cap: ms(1000), until: ms(2900)}},
+		{"sent after the window", sentAt{at: ms(2900), oldest: ms(2900)}, stallMemo{cap: ms(1000), until: ms(2900)}, ms(2910), time.Second, true, ms(2900),
+			stallMemo{cap: ms(1000), until: ms(2900)}},
+		{"sent before the stall's cap", sentAt{at: ms(500), oldest: ms(500)}, stallMemo{cap: ms(1000), until: ms(2900)}, ms(2000), time.Second, true, ms(500),
+			stallMemo{cap: ms(1000), until: ms(2900)}},
+		{"a later stall replaces the memo", sentAt{at: ms(9000), oldest: ms(7000)}, stallMemo{cap: ms(1000), until: ms(2900)}, ms(9100), time.Second, true, ms(8000),
+			stallMemo{cap: ms(8000), until: ms(10100)}},
+		{"uncapped ignores a memo", sentAt{at: ms(1950), oldest: ms(1950)}, stallMemo{cap: ms(1000), until: ms(2900)}, ms(1960), time.Second, false, ms(1950),
+			stallMemo{cap: ms(1000), until: ms(2900)}},
+		{"zero cap", sentAt{at: ms(10), oldest: ms(0)}, none, ms(20), 0, true, ms(0), stallMemo{cap: ms(0), until: ms(1020)}},
+		{"negative cap (P > S + R)", sentAt{at: ms(5000), oldest: ms(5000)}, none, ms(5010), -3 * time.Second, true, ms(2000),
+			stallMemo{cap: ms(2000), until: ms(6010)}},
 	} {
-		if got := renewalPoint(c.s, c.stall, c.capped); !got.Equal(c.want) {
-			t.Errorf("%s: renewalPoint(%v) = %v, want %v", c.name, c.s, got.Sub(t0), c.want.Sub(t0))
+		got, memo := renewalPoint(c.s, c.m, c.now, c.stall, time.Second, c.capped)
+		if !got.Equal(c.want) || memo != c.wantMemo {
+			t.Errorf("%s: renewalPoint(%v, %v) = %v, %v; want %v, %v", c.name, c.s, c.m, got.Sub(t0), memo, c.want.Sub(t0), c.wantMemo)
 		}
 	}
 }
@@ -667,27 +688,39 @@ func TestTapCapsRenewalBehindStall(t *testing.T) {
 }
 
 // FuzzRenewalPoint: the renewal point is never after the send time, is
-// never after the cap past the oldest when capped, and is one of the two.
+// never after the cap past the oldest when capped, and never after a
+// remembered stall's cap for a request sent within its window.
 func FuzzRenewalPoint(f *testing.F) {
-	f.Add(int64(5000), int64(0), int64(1000), true)
-	f.Add(int64(900), int64(0), int64(1000), true)
-	f.Add(int64(10), int64(10), int64(-3000), true)
-	f.Add(int64(10), int64(0), int64(0), false)
-	f.Fuzz(func(t *testing.T, at, waited, stall int64, capped bool) {
+	f.Add(int64(5000), int64(0), int64(1000), int64(0), int64(0), true)
+	f.Add(int64(900), int64(0), int64(1000), int64(100), int64(2000), true)
+	f.Add(int64(10), int64(10), int64(-3000), int64(5), int64(100), true)
+	f.Add(int64(10), int64(0), int64(0), int64(0), int64(0), false)
+	f.Fuzz(func(t *testing.T, at, waited, stall, memoCap, memoUntil int64, capped bool) {
 		t0 := time.Unix(1000, 0)
 		if waited < 0 {
 			waited = -waited
 		}
 		s := sentAt{at: t0.Add(time.Duration(at)), oldest: t0.Add(time.Duration(at) - time.Duration(waited))}
-		got := renewalPoint(s, time.Duration(stall), capped)
+		m := stallMemo{cap: t0.Add(time.Duration(memoCap)), until: t0.Add(time.Duration(memoUntil))}
+		now := s.at.Add(time.Millisecond)
+		got, memo := renewalPoint(s, m, now, time.Duration(stall), time.Second, capped)
 		if got.After(s.at) {
-			t.Fatalf("renewalPoint(%v, %v, %v) = %v: after the send time", s, stall, capped, got)
+			t.Fatalf("renewalPoint(%v, %v) = %v: after the send time", s, m, got)
 		}
-		if capped && got.After(s.oldest.Add(time.Duration(stall))) {
+		if !capped {
+			if !got.Equal(s.at) || memo != m {
+				t.Fatalf("uncapped renewalPoint(%v, %v) = %v, %v: want the send time, the memo unchanged", s, m, got, memo)
+			}
+			return
+		}
+		if got.After(s.oldest.Add(time.Duration(stall))) {
 			t.Fatalf("renewalPoint(%v, %v) = %v: past the cap", s, stall, got)
 		}
-		if !got.Equal(s.at) && !got.Equal(s.oldest.Add(time.Duration(stall))) {
-			t.Fatalf("renewalPoint(%v, %v, %v) = %v: neither the send time nor the cap", s, stall, capped, got)
+		if s.at.Before(m.until) && got.After(m.cap) && memo == m {
+			t.Fatalf("renewalPoint(%v, %v) = %v: past the remembered stall's cap", s, m, got)
+		}
+		if got.Before(s.at) && memo != m && (!memo.cap.Equal(got) || !memo.until.Equal(now.Add(time.Second))) {
+			t.Fatalf("renewalPoint(%v, %v) = %v, %v: a stall not remembered as its cap and window", s, m, got, memo)
 		}
 	})
 }

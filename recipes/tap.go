@@ -93,8 +93,10 @@ type leaseSink interface {
 	leaseRenew(sent time.Time)
 	// leaseStall: how long after the send time of the oldest request
 	// then unanswered on its connection a request's reply may still renew
-	// the lease from (LeaseBudget.Stall); ok false: no such cap.
-	leaseStall() (stall time.Duration, ok bool)
+	// the lease from (LeaseBudget.Stall), and for how long after a reply
+	// so capped arrived the cap holds for later requests (S); ok false: no
+	// such cap.
+	leaseStall() (stall, window time.Duration, ok bool)
 	// leasePing: the interval at which the connection must carry a frame
 	// for the lease (the tap then pings on its own when go-zookeeper has
 	// written nothing for that long); 0: go-zookeeper's pings suffice.
@@ -215,7 +217,9 @@ type tapConn struct {
 	nsent   int                // total length of the lists in sent
 	waiting []time.Time        // the send times in sent, in send order
 	stall   time.Duration      // the lease's Stall cap, when capped
+	window  time.Duration      // how long a stall's cap holds for later requests
 	capped  bool               // a cap applies (leaseStall's ok, read at the handshake)
+	memo    stallMemo          // the last stall of this connection
 	connect time.Time          // send time of the connect request
 	now     time.Time          // when the Write being parsed began
 	base    int64              // t.seen when this connection's handshake was read (0: not yet)
@@ -359,9 +363,9 @@ func (c *tapConn) Read(b []byte) (int, error) {
 		if l := c.t.lease; l != nil {
 			if hs {
 				l.leaseHandshake(sent, timeout, sid)
-				stall, ok := l.leaseStall()
+				stall, window, ok := l.leaseStall()
 				c.mu.Lock()
-				c.stall, c.capped = stall, ok
+				c.stall, c.window, c.capped = stall, window, ok
 				c.mu.Unlock()
 				if p := l.leasePing(); p > 0 {
 					c.startPinger(p)
@@ -470,7 +474,8 @@ func (c *tapConn) reply(head []byte, first bool) {
 			}
 			c.nsent--
 			c.answered(sent.at)
-			at := renewalPoint(sent, c.stall, c.capped)
+			var at time.Time
+			at, c.memo = renewalPoint(sent, c.memo, time.Now(), c.stall, c.window, c.capped)
 			if renewsLease(int32(binary.BigEndian.Uint32(head[12:16]))) && at.After(c.renewed) {
 				c.renewed, c.renewedSome = at, true
 			}
@@ -502,22 +507,38 @@ func (c *tapConn) answered(at time.Time) {
 	}
 }
 
-// renewalPoint is the moment a reply to s renews the lease from: its send
-// time, but, when capped, no later than stall after the send time of the
-// oldest request then unanswered. A server frozen while our requests
-// queue answers them all at its thaw with what it believed before the
-// freeze; the oldest of them was sent at most the Session's ping period
-// after the freeze began, so the cap keeps every such answer within what
-// the lease's terms cover (docs/design.md, "Server freezes"). While the
-// server answers promptly, s.oldest is s.at or a few round trips earlier,
-// and the cap changes nothing. Pure.
-func renewalPoint(s sentAt, stall time.Duration, capped bool) time.Time {
-	if capped {
-		if lim := s.oldest.Add(stall); lim.Before(s.at) {
-			return lim
-		}
+// stallMemo is a connection's last stall: replies to requests sent before
+// until renew from no later than cap.
+type stallMemo struct{ cap, until time.Time }
+
+// renewalPoint is the moment a reply to s, arriving at now, renews the
+// lease from, and the connection's stall memo after it. Uncapped: the
+// send time. Capped: no later than stall after the send time of the
+// oldest request then unanswered, and, for requests sent within window of
+// a reply so capped (a stall), no later than that reply's point.
+//
+// A server frozen while our requests queue answers them all at its thaw
+// with what it believed before the freeze; the oldest of them was sent at
+// most the Session's ping period after the freeze began, so the cap keeps
+// every such answer within what the lease's terms cover. Between its thaw
+// and its shutdown (a follower whose leader gave it up, a leader that lost
+// its quorum: both notice within S of running time) it may also answer a
+// request sent after the thaw that waited behind nothing: the memo caps
+// those too, for window (S) after the stall's reply arrived, which came
+// after the thaw (docs/design.md, "Server freezes"). While the server
+// answers promptly, s.oldest is s.at or a few round trips earlier, no
+// stall is seen, and the cap changes nothing. Pure.
+func renewalPoint(s sentAt, m stallMemo, now time.Time, stall, window time.Duration, capped bool) (time.Time, stallMemo) {
+	if !capped {
+		return s.at, m
 	}
-	return s.at
+	if lim := s.oldest.Add(stall); lim.Before(s.at) {
+		return lim, stallMemo{cap: lim, until: now.Add(window)}
+	}
+	if s.at.Before(m.until) && m.cap.Before(s.at) {
+		return m.cap, m
+	}
+	return s.at, m
 }
 
 // renewsLease reports whether a reply with error code code shows that the

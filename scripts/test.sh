@@ -26,7 +26,9 @@
 #      side (ZKCHAOS_SHARD=1/2 and 2/2), TestExternalServers, and lab/bench
 #      (see lane_b below).
 # With -full (first argument), then also (the full tier):
-#   6. testenv on both of its backends (containers and local JVMs;
+#   6. the lease's freeze boundary tests at an 8 s timeout
+#      (ZKRECIPES_LEASE_FREEZE=1: TestLeaseFreezeTermInside's long cases
+#      and TestLeaseFreezeTermOutside, a few minutes); testenv on both of its backends (containers and local JVMs;
 #      the default tier tests the one it picks, containers where Docker
 #      answers) with -race, and lab/bench/scale (the scale series at their
 #      smallest sizes) without it;
@@ -256,6 +258,9 @@ fi
 if ! $full; then
 	exit 0
 fi
+
+echo "test.sh: the lease's freeze terms at an 8 s timeout (-race)"
+step "lease freeze terms" env ZKRECIPES_LEASE_FREEZE=1 bash -c 'go test -race -count=1 -timeout 30m -run "^TestLeaseFreezeTerm" "$@" ./lab/integration/recipes 2>&1 | tee "'"$logdir"'/lease-freeze.log"; exit "${PIPESTATUS[0]}"' _ "${extra[@]}"
 
 echo "test.sh: testenv on both backends (-race), lab/bench/scale (no -race)"
 step "testenv both backends" env ZKRECIPES_TESTENV_BACKENDS=all bash -c 'go test -race -count=1 -timeout 30m "$@" ./testenv 2>&1 | tee "'"$logdir"'/testenv-all.log"; exit "${PIPESTATUS[0]}"' _ "${extra[@]}"
