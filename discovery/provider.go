@@ -1,79 +1,21 @@
+// The Provider: a service's instances as its cache holds them, Pick
+// with the strategy, and the errors noted against instances. How it
+// follows the service is in provider_follow.go, its options in
+// provider_options.go.
+
 package discovery
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/cache"
-	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
-
-// Curator's DownInstancePolicy defaults.
-const (
-	// DefaultDownWindow is how long errors noted against an instance
-	// count (30 s).
-	DefaultDownWindow = 30 * time.Second
-	// DefaultDownThreshold is how many errors within the window make an
-	// instance down (2).
-	DefaultDownThreshold = 2
-)
-
-// ProviderOption configures NewProvider.
-type ProviderOption func(*providerOptions)
-
-type providerOptions struct {
-	strategy      Strategy
-	filters       []func(Instance) bool
-	downWindow    time.Duration
-	downThreshold int
-	err           error
-}
-
-// WithStrategy sets how Pick chooses (default RoundRobin(), as Curator's
-// provider). A nil Strategy is ErrBadArgument.
-func WithStrategy(s Strategy) ProviderOption {
-	return func(o *providerOptions) {
-		if s == nil {
-			o.err = errors.Join(o.err, fmt.Errorf("nil strategy: %w", recipes.ErrBadArgument))
-		}
-		o.strategy = s
-	}
-}
-
-// WithFilter adds a filter (Curator's InstanceFilter): only instances for
-// which every filter returns true are usable. Filters run on the caller's
-// goroutine, outside the Provider's lock. A nil filter is ErrBadArgument.
-func WithFilter(f func(Instance) bool) ProviderOption {
-	return func(o *providerOptions) {
-		if f == nil {
-			o.err = errors.Join(o.err, fmt.Errorf("nil filter: %w", recipes.ErrBadArgument))
-			return
-		}
-		o.filters = append(o.filters, f)
-	}
-}
-
-// WithDownPolicy sets Curator's DownInstancePolicy: an instance against
-// which NoteError was called threshold times within window of the first
-// such call is not usable until window has passed since that first call.
-// Defaults: DefaultDownWindow, DefaultDownThreshold. A window <= 0 or a
-// threshold < 1 is ErrBadArgument.
-func WithDownPolicy(window time.Duration, threshold int) ProviderOption {
-	return func(o *providerOptions) {
-		if window <= 0 || threshold < 1 {
-			o.err = errors.Join(o.err, fmt.Errorf("down policy %v, %d: %w", window, threshold, recipes.ErrBadArgument))
-		}
-		o.downWindow, o.downThreshold = window, threshold
-	}
-}
 
 // Provider is a cache of one service's instances that follows ZooKeeper,
 // and picks one of them for each use (Curator's ServiceProvider, with its
@@ -361,125 +303,4 @@ func (inst Instance) clone() Instance {
 		inst.Extra = extra
 	}
 	return inst
-}
-
-// follow is the Provider's loop: a cache.ChildrenCache of the service's
-// node, whose events it applies. It returns nil when ctx ends, or the
-// error that stopped it (the Session closed). A cache that ends for
-// another reason (a read the server refused) is started again after a
-// pause.
-func (p *Provider) follow(ctx context.Context) error {
-	for {
-		if ctx.Err() != nil {
-			return nil
-		}
-		if _, err := p.d.s.WaitUsable(ctx); err != nil {
-			return p.stopped(ctx, err) // ErrClosed, ErrNilSession, or nil: ctx ended
-		}
-		c, err := cache.NewChildrenCache(p.d.s, p.path)
-		if err != nil {
-			return err
-		}
-		err = p.apply(ctx, c)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err := p.stopped(ctx, err); err != nil || ctx.Err() != nil {
-			return err
-		}
-	}
-}
-
-// apply runs c and applies its events until its stream ends, and returns
-// why. A cache started again reports every instance again: the ones it
-// does not report by its EventInitialized are dropped then.
-func (p *Provider) apply(ctx context.Context, c *cache.ChildrenCache) error {
-	events := c.Watch(ctx)
-	defer events.Stop()
-	seen := map[string]bool{} // the instances this cache holds
-	for ev := range events.C {
-		_, name := zkpath.Split(ev.Node.Path)
-		changed := false
-		switch ev.Type {
-		case cache.EventAdded, cache.EventUpdated:
-			seen[name] = true
-			inst, err := Unmarshal(ev.Node.Data)
-			if err != nil {
-				p.d.s.Logger().Debug("discovery: instance left out of the cache", "path", ev.Node.Path, "err", err)
-				changed = p.drop(name)
-				break
-			}
-			changed = p.put(name, inst, ev.Node.Data)
-		case cache.EventRemoved:
-			delete(seen, name)
-			changed = p.drop(name)
-		case cache.EventInitialized:
-			changed = p.keepOnly(seen)
-			if !p.loaded {
-				p.loaded = true
-				close(p.ready)
-			}
-		}
-		if changed {
-			p.mu.Lock()
-			close(p.changed)
-			p.changed = make(chan struct{})
-			p.mu.Unlock()
-		}
-	}
-	return events.Err()
-}
-
-// stopped sorts an error of a read: it returns the error that must stop
-// the loop (the Session closed), or nil after pausing (a server answer such
-// as an ACL refusal, to be tried again).
-func (p *Provider) stopped(ctx context.Context, err error) error {
-	if errors.Is(err, recipes.ErrClosed) || errors.Is(err, recipes.ErrNilSession) {
-		return err
-	}
-	if ctx.Err() == nil {
-		p.d.s.Logger().Warn("discovery: provider read failed; trying again", "path", p.path, "err", err)
-		_ = p.d.s.Pause(ctx) // ends early with ctx
-	}
-	return nil
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-// put caches c's instance; it reports whether the cache changed.
-func (p *Provider) put(c string, inst Instance, raw []byte) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if old, ok := p.nodes[c]; ok && bytes.Equal(old.raw, raw) {
-		return false
-	}
-	p.nodes[c] = cached{inst, raw}
-	return true
-}
-
-// drop removes c from the cache; it reports whether the cache changed.
-func (p *Provider) drop(c string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	_, ok := p.nodes[c]
-	delete(p.nodes, c)
-	return ok
-}
-
-// keepOnly drops the instances not in names; it reports whether the cache
-// changed.
-func (p *Provider) keepOnly(names map[string]bool) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := len(p.nodes)
-	maps.DeleteFunc(p.nodes, func(c string, _ cached) bool { return !names[c] })
-	return len(p.nodes) != n
 }
