@@ -365,7 +365,7 @@ func (s *Session) leaseRenew(sent time.Time) {
 		before = s.leaseEndLocked()
 	}
 	out := s.renewLocked(now, sent)
-	ev := s.leaseEventLocked(now, before, false)
+	ev := s.leaseEventLocked(now, before, leaseRenewed)
 	hooks := s.applyLocked(out)
 	s.mu.Unlock()
 	s.observeLease(ev)
@@ -442,7 +442,7 @@ func (s *Session) leaseTick() {
 	var out []StateChange
 	var ev LeaseEvent
 	if !l.expired && !now.Before(s.leaseEndLocked()) {
-		ev = s.leaseEventLocked(now, s.leaseEndLocked(), true)
+		ev = s.leaseEventLocked(now, s.leaseEndLocked(), leaseExpired)
 		l.expired = true
 		l.cause = s.expiryCauseLocked(now)
 		subs = s.takeSubsLocked()

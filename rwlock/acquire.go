@@ -14,6 +14,14 @@ import (
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
+// whenBusy says what taking a side does when it cannot be had at once.
+type whenBusy bool
+
+const (
+	waitTurn whenBusy = false // wait for it (Lock)
+	tryOnce  whenBusy = true  // fail with ErrNotAcquired (TryLock)
+)
+
 // Lock waits until this RWMutex holds the write lock or ctx is done. If ctx
 // ends first, our node is deleted before Lock returns and the error is
 // ctx's error; with an already-done ctx nothing is sent. Lock while holding
@@ -34,7 +42,7 @@ import (
 // session. Lock never returns nil with Context() already done (see
 // recipes.Acquire).
 func (m *RWMutex) Lock(ctx context.Context) error {
-	return m.lockWrite(ctx, false)
+	return m.lockWrite(ctx, waitTurn)
 }
 
 // TryLock takes the write lock only if nobody holds or waits for the path.
@@ -43,10 +51,10 @@ func (m *RWMutex) Lock(ctx context.Context) error {
 // getChildren + 1 getData (as for Lock); if a contender slipped in between, our node is deleted and
 // the result is ErrLocked. Misuse is reported as for Lock.
 func (m *RWMutex) TryLock(ctx context.Context) error {
-	return m.lockWrite(ctx, true)
+	return m.lockWrite(ctx, tryOnce)
 }
 
-func (m *RWMutex) lockWrite(ctx context.Context, try bool) error {
+func (m *RWMutex) lockWrite(ctx context.Context, try whenBusy) error {
 	if err := m.check(ctx); err != nil {
 		return err
 	}
@@ -72,7 +80,7 @@ func (m *RWMutex) lockWrite(ctx context.Context, try bool) error {
 	return m.wrapAcquireErr(err, try, "lock")
 }
 
-func (m *RWMutex) acquire(ctx context.Context, role recipes.Role, try bool) (*recipes.Holding, error) {
+func (m *RWMutex) acquire(ctx context.Context, role recipes.Role, try whenBusy) (*recipes.Holding, error) {
 	sp := spec(m.cfg, m.path, role, m.cfg.LossPolicy(m.s))
 	if try {
 		return recipes.TryAcquire(ctx, m.s, sp)
@@ -80,19 +88,19 @@ func (m *RWMutex) acquire(ctx context.Context, role recipes.Role, try bool) (*re
 	return recipes.Acquire(ctx, m.s, sp)
 }
 
-func (m *RWMutex) wrapAcquireErr(err error, try bool, op string) error {
+func (m *RWMutex) wrapAcquireErr(err error, try whenBusy, op string) error {
 	switch {
 	case err == nil:
 		return nil
-	case try && errors.Is(err, recipes.ErrWouldBlock):
+	case try == tryOnce && errors.Is(err, recipes.ErrWouldBlock):
 		return fmt.Errorf("rwlock: %w: %s", ErrLocked, m.path)
-	case try:
+	case try == tryOnce:
 		return fmt.Errorf("rwlock: try%s %s: %w", op, m.path, err)
 	}
 	return fmt.Errorf("rwlock: %s %s: %w", op, m.path, err)
 }
 
-func (m *RWMutex) lockRead(ctx context.Context, try bool) error {
+func (m *RWMutex) lockRead(ctx context.Context, try whenBusy) error {
 	if err := m.check(ctx); err != nil {
 		return err
 	}

@@ -171,7 +171,15 @@ func (m *RWMutex) check(ctx context.Context) error {
 	return nil
 }
 
-func (m *RWMutex) get(write bool) *holding {
+// side says which of an RWMutex's holdings a call is about.
+type side bool
+
+const (
+	readSide  side = false
+	writeSide side = true
+)
+
+func (m *RWMutex) get(write side) *holding {
 	if m == nil {
 		return nil
 	}
@@ -187,7 +195,7 @@ func notContext() context.Context {
 	return ctx
 }
 
-func (m *RWMutex) holdingCtx(write bool) context.Context {
+func (m *RWMutex) holdingCtx(write side) context.Context {
 	if m == nil {
 		return notContext()
 	}
@@ -199,7 +207,7 @@ func (m *RWMutex) holdingCtx(write bool) context.Context {
 	return notContext()
 }
 
-func (m *RWMutex) recipesHolding(write bool) *recipes.Holding {
+func (m *RWMutex) recipesHolding(write side) *recipes.Holding {
 	if m == nil {
 		return nil
 	}
@@ -219,7 +227,7 @@ func (m *RWMutex) recipesHolding(write bool) *recipes.Holding {
 // holding it returns a context already cancelled with ErrNotHeld. The first
 // call per holding arms a data watch on our node (1 getData, in the
 // background) unless one is set.
-func (m *RWMutex) Context() context.Context { return m.holdingCtx(true) }
+func (m *RWMutex) Context() context.Context { return m.holdingCtx(writeSide) }
 
 // Revoked returns a channel closed when another process asked the write
 // holder to release (see Revoke). Only watched with WithRevocation; nil
@@ -242,7 +250,7 @@ func (m *RWMutex) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiRespon
 	return m.Writer().FencedMulti(ctx, ops...)
 }
 
-func (m *RWMutex) fencedMulti(ctx context.Context, write bool, ops []any) ([]zk.MultiResponse, error) {
+func (m *RWMutex) fencedMulti(ctx context.Context, write side, ops []any) ([]zk.MultiResponse, error) {
 	if err := m.check(ctx); err != nil {
 		return nil, err
 	}
