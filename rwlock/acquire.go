@@ -192,15 +192,15 @@ func (m *RWMutex) downgrade(ctx context.Context, w *holding) (*holding, error) {
 // also wraps the loss's cause, the holding being given up all the same
 // (the delete is sent only while our node may still be there).
 //
-// After a downgrade (RLock while writing), Unlock keeps the read holding.
+// After a downgrade (Reader().Lock while writing), Unlock keeps the read holding.
 // It first lists the path (1 getChildren): if no writer is queued between
 // our write node and our read node, the write node is deleted and readers
 // queued behind it join us. Otherwise the write node is kept (sends no
-// delete) until RUnlock: deleting it would let the writer queued right
+// delete) until Reader().Unlock: deleting it would let the writer queued right
 // behind it hold while we still read (which Curator's downgrade allows: its
 // read node is queued after that writer, which only watches our write
 // node).
-// Readers queued behind it then wait for our RUnlock too.
+// Readers queued behind it then wait for our Reader().Unlock too.
 func (m *RWMutex) Unlock(ctx context.Context) error {
 	if err := m.check(ctx); err != nil {
 		return err

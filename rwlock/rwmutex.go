@@ -30,7 +30,7 @@ import (
 //
 // Invariant: while a writer holds, no other RWMutex (in any process, in any
 // compatible client) holds the path, for reading or writing, as long as
-// holders stop when their context (Context, RContext) is done; fenced writes are
+// holders stop when their side's Context is done; fenced writes are
 // rejected by ZooKeeper once the holding is gone. The queue is fair: a
 // writer queued before a reader gets the lock before it, so a stream of
 // readers cannot starve a writer.
@@ -46,8 +46,8 @@ type RWMutex struct {
 	path string
 	cfg  lockopt.Config
 
-	// op serialises the downgrade (RLock while writing) with Unlock and
-	// RUnlock, so that the write node is never released while a downgraded
+	// op serialises the downgrade (Reader().Lock while writing) with Unlock and
+	// Reader().Unlock, so that the write node is never released while a downgraded
 	// read node is being created. Never held while waiting for others.
 	op sync.Mutex
 
@@ -57,7 +57,7 @@ type RWMutex struct {
 	r    *holding // read holding
 	// barrier is our write node kept after Unlock while a downgraded read
 	// holding needs it (writers were queued between it and our read node);
-	// RUnlock deletes it.
+	// Reader().Unlock deletes it.
 	barrier *recipes.Holding
 }
 
