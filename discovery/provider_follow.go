@@ -17,11 +17,12 @@ import (
 )
 
 // follow is the Provider's loop: a cache.ChildrenCache of the service's
-// node, whose events it applies. It returns nil when ctx ends, or the
-// error that stopped it (the Session closed). A cache that ends for
-// another reason (a read the server refused) is started again after a
-// pause.
-func (p *Provider) follow(ctx context.Context) error {
+// node, whose events it applies, putting the usable instances after the
+// load and after each change. It returns nil when ctx ends, or the error
+// that stopped it (the Session closed). A cache that ends for another
+// reason (a read the server refused) is started again after a pause.
+func (p *Provider) follow(ctx context.Context, put func([]Instance)) error {
+	loaded := false
 	for {
 		if ctx.Err() != nil {
 			return nil
@@ -33,7 +34,7 @@ func (p *Provider) follow(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		err = p.apply(ctx, c)
+		err = p.apply(ctx, c, put, &loaded)
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -45,8 +46,10 @@ func (p *Provider) follow(ctx context.Context) error {
 
 // apply runs c and applies its events until its stream ends, and returns
 // why. A cache started again reports every instance again: the ones it
-// does not report by its EventInitialized are dropped then.
-func (p *Provider) apply(ctx context.Context, c *cache.ChildrenCache) error {
+// does not report by its EventInitialized are dropped then. It puts the
+// usable instances at the first load's end (*loaded turns true) and after
+// each change once loaded.
+func (p *Provider) apply(ctx context.Context, c *cache.ChildrenCache, put func([]Instance), loaded *bool) error {
 	events := c.Watch(ctx)
 	defer events.Stop()
 	seen := map[string]bool{} // the instances this cache holds
@@ -68,16 +71,12 @@ func (p *Provider) apply(ctx context.Context, c *cache.ChildrenCache) error {
 			changed = p.drop(name)
 		case cache.EventInitialized:
 			changed = p.keepOnly(seen)
-			if !p.loaded {
-				p.loaded = true
-				close(p.ready)
+			if !*loaded {
+				*loaded, changed = true, true
 			}
 		}
-		if changed {
-			p.mu.Lock()
-			close(p.changed)
-			p.changed = make(chan struct{})
-			p.mu.Unlock()
+		if changed && *loaded {
+			put(p.Instances())
 		}
 	}
 	return events.Err()
