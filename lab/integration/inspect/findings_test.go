@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/zkrecipes/zkrecipes/internal/inspect"
+	"github.com/zkrecipes/zkrecipes/cmd/zkrecipes/inspect"
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/leader"
 	"github.com/zkrecipes/zkrecipes/lock"
@@ -46,7 +46,7 @@ func TestShowOneOfThreeServers(t *testing.T) {
 		t.Skip("integration test: needs a ZooKeeper ensemble (testenv)")
 	}
 	e := testenv.New(t, testenv.Config{Servers: 3})
-	testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "lock", "internal/inspect"))
+	testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "lock", "cmd/zkrecipes/inspect"))
 	path := testPath(t)
 	ctx := ctxFor(t, 3*time.Minute)
 	addrs := e.Addrs()
