@@ -82,18 +82,18 @@ func createListed(ctx context.Context, s *Session, d Dialect, role Role, parent,
 		if err != nil {
 			return nil, nil, err
 		}
-		s.tap.expect(full)
+		s.tap.Expect(full)
 		var l *listing
 		var createDone chan struct{}
 		if list == createAndList && attempt == 0 && s.liveParents.done(parent) {
 			createDone = make(chan struct{})
-			l = startListing(s, parent, s.tap.whenSent(full), createDone)
+			l = startListing(s, parent, s.tap.WhenSent(full), createDone)
 		}
 		created, err := s.conn.Create(full, data, zk.FlagEphemeralSequential, s.ACLFor(full))
 		if createDone != nil {
 			close(createDone)
 		}
-		czxid, tapped := s.tap.take(full)
+		czxid, tapped := s.tap.Take(full)
 		switch {
 		case err == nil:
 			s.liveParents.add(parent)

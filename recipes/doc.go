@@ -81,7 +81,7 @@
 // Session's frame tap makes sure that zxid is the one seen before the
 // reconnection, never one of a reply on the new connection, which would
 // keep the server from firing data and child changes made meanwhile
-// (go-zookeeper v1.0.4 reads it too late; see tap.go). Cost: no request.
+// (go-zookeeper v1.0.4 reads it too late; see internal/tap). Cost: no request.
 //
 // # Security
 //

@@ -9,7 +9,7 @@ import (
 )
 
 // The lease is the Session's own bound on its session's life, on the
-// client's monotonic clock. The tap (tap.go) reports, for every reply, when
+// client's monotonic clock. The tap (internal/tap) reports, for every reply, when
 // its request was sent, and the negotiated timeout from every connect
 // response; watch events prove nothing about our sends and renew nothing.
 //

@@ -45,7 +45,7 @@ import (
 // are bounded by the paths read. Watches survive a reconnection under the
 // same session: go-zookeeper sets them again on the new connection (with
 // the last zxid it saw before it, which the Session's tap makes sure of,
-// so the server fires those whose node changed meanwhile: see tap.go); a
+// so the server fires those whose node changed meanwhile: see internal/tap); a
 // read that failed with a connection error set no watch.
 //
 // Reads are single attempts: they check ctx (a done ctx sends nothing), the
