@@ -58,8 +58,7 @@ type Session struct {
 	tap     *tap.Tap
 	ready   chan struct{} // closed once conn is set
 	drained chan struct{} // closed when go-zookeeper's event channel is closed
-	watches watchRegistry // one armed watch per path and kind (watch.go)
-	fan     fanRegistry   // the watches WatchSets rely on (watchset.go)
+	watches watchRegistry // the Session's watches: Watch's and the WatchSets' (watch.go)
 	auth    authGate      // refusals for missing authentication (enforced.go)
 	parents parentChecks  // parents checked for squatting (squat.go)
 	// liveParents: parents a contender create succeeded under (and no
@@ -182,8 +181,7 @@ func (z zkLogger) Printf(format string, args ...any) {
 // the watch registry (which closes channels and runs non-blocking calls).
 func (s *Session) onEvent(ev zk.Event) {
 	if ev.Type != zk.EventSession {
-		s.fanEvent(ev)    // watch events: to the WatchSets
-		s.fireWatches(ev) // and to the registry's armed watches
+		s.watchEvent(ev) // watch events: to the WatchSets and the armed watches
 		return
 	}
 	<-s.ready // Connect sets s.conn right after zk.Connect returns
