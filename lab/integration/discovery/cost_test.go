@@ -193,7 +193,7 @@ func TestDoneCtxSendsNothing(t *testing.T) {
 				return err
 			}
 			w := &watched{p, p.Watch(done)}
-			w.stop(t)
+			w.ended(t)
 			return w.st.Err()
 		},
 	}

@@ -44,6 +44,13 @@ func newProvider(tb testing.TB, d *discovery.Discovery, name string, opts ...dis
 // stop stops w's Stream and waits (with a deadline) for C to close.
 func (w *watched) stop(tb testing.TB) {
 	w.st.Stop()
+	w.ended(tb)
+}
+
+// ended waits (with a deadline) for w's C to close, for a Stream that
+// ends on its own (bad input, a closed session, a done ctx).
+func (w *watched) ended(tb testing.TB) {
+	tb.Helper()
 	ctx := ctxT(tb, 30*time.Second)
 	for {
 		select {
@@ -52,7 +59,7 @@ func (w *watched) stop(tb testing.TB) {
 				return
 			}
 		case <-ctx.Done():
-			tb.Fatal("the provider's Stream still open 30 s after Stop")
+			tb.Fatal("the provider's Stream still open after 30 s")
 		}
 	}
 }
@@ -168,7 +175,7 @@ func TestProviderStop(t *testing.T) {
 	}
 	p.stop(t)
 	again := &watched{p.Provider, p.Watch(ctxT(t, time.Minute))}
-	again.stop(t)
+	again.ended(t)
 	if err := again.st.Err(); !errors.Is(err, discovery.ErrProviderClosed) {
 		t.Fatalf("a second Watch ended with %v, want ErrProviderClosed", err)
 	}

@@ -401,7 +401,7 @@ func TestRegistrationEndsWithSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := &watched{p, p.Watch(ctx)}
-	w.stop(t)
+	w.ended(t)
 	if err := w.st.Err(); !errors.Is(err, recipes.ErrClosed) {
 		t.Fatalf("Provider.Watch on a closed session ended with %v", err)
 	}
