@@ -110,20 +110,28 @@ func (d *DoubleBarrier) Name() string {
 	return d.name
 }
 
+// phase says which call begin marks.
+type phase bool
+
+const (
+	leaving  phase = false // Leave
+	entering phase = true  // Enter
+)
+
 // begin marks an Enter or Leave in progress.
-func (d *DoubleBarrier) begin(enter bool) error {
+func (d *DoubleBarrier) begin(enter phase) error {
 	if d == nil {
 		return ErrNilReceiver
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	switch {
-	case d.busy || (enter && d.entered):
+	case d.busy || (enter == entering && d.entered):
 		if enter {
 			return fmt.Errorf("%w: %s", ErrAlreadyEntered, d.path)
 		}
 		return fmt.Errorf("%w: %s: Enter or Leave in progress", ErrNotEntered, d.path)
-	case !enter && !d.entered:
+	case enter == leaving && !d.entered:
 		return fmt.Errorf("%w: %s", ErrNotEntered, d.path)
 	}
 	d.busy = true
@@ -152,7 +160,7 @@ func (d *DoubleBarrier) end(entered bool) {
 // recipes.ErrOpenParent under a path that lets anyone create or delete
 // children).
 func (d *DoubleBarrier) Enter(ctx context.Context) error {
-	if err := d.begin(true); err != nil {
+	if err := d.begin(entering); err != nil {
 		return err
 	}
 	ok := false
@@ -421,7 +429,7 @@ func (d *DoubleBarrier) Leave(ctx context.Context) error {
 	if d != nil && ctx == nil {
 		return recipes.ErrNilContext
 	}
-	if err := d.begin(false); err != nil {
+	if err := d.begin(leaving); err != nil {
 		return err
 	}
 	d.mu.Lock()

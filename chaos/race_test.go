@@ -19,7 +19,7 @@ import (
 // it while recvLoop writes it; go-zookeeper/zk PR #35, unfixed), which
 // the race detector reports, failing whichever test runs (about half the
 // runs of TestEndToEnd did). The Session's tap has removed that race
-// since (recipes/tapgate.go), but these tests have not been measured under
+// since (internal/tap/gate.go), but these tests have not been measured under
 // -race with it, and the detector's slowdown would not fit the default
 // tier. scripts/test.sh runs them without -race; TestRunnerRace covers the
 // runner's, checkers' and workloads' own concurrency under -race.

@@ -47,7 +47,7 @@
 //	Names                     1 getChildren
 //	Instances                 1 getChildren + 1 getData per instance
 //	Instance                  1 getData
-//	Provider.Start            1 getChildren + 1 getData per instance (with watches)
+//	Provider.Watch            1 getChildren + 1 getData per instance (with watches)
 //	Provider, on a change     added: 1 getChildren + 1 getData; changed: 1 getData; removed: 1 getChildren
 //	Provider, reconnection    the load again (cache.ChildrenCache's rule)
 //	Provider, session expiry  1 sync + the load again
@@ -92,15 +92,15 @@
 // Instances leaves out a node that is not an instance's JSON (Curator's
 // query fails). Sticky keeps its choice by id (Curator compares whole
 // instances). There is no Discovery.Close: Registrations and Providers end
-// on their own (Leave, Close) or with their Session.
+// on their own (Leave, the Stream of Watch) or with their Session.
 //
 // # Goroutines and safety
 //
 // Discovery, Registration and Provider are safe for concurrent use. A
 // Dynamic Registration runs one goroutine (its persistent.Node's) until
-// Leave or the Session's close; a Provider runs two goroutines (its
-// loop and its cache.ChildrenCache's), until Close or the Session's close. None outlives its
-// Session's close.
+// Leave or the Session's close; a Provider's Watch runs three (its loop,
+// its cache.ChildrenCache's and the one delivering to C) until its Stream
+// ends. None outlives its Session's close.
 //
 // # Bad input
 //
@@ -110,8 +110,8 @@
 // anything (ErrInvalidInstance, which wraps recipes.ErrBadArgument or
 // recipes.ErrInvalidPath; recipes.ErrDataTooLarge for an instance too
 // large for a request); a method on a nil receiver returns ErrNilReceiver.
-// NewProvider is a constructor: Provider.Start reads the instances and
-// starts the goroutine that follows them until Close.
+// NewProvider is a constructor: Provider.Watch reads the instances and
+// follows them until its Stream ends.
 //
 // # Permissions
 //

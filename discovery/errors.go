@@ -38,7 +38,8 @@ var (
 	// ErrNoInstances: a Provider has no usable instance to pick (none
 	// registered, or every one disabled, filtered out or noted down).
 	ErrNoInstances = errors.New("discovery: no instances")
-	// ErrProviderClosed: a Provider was closed, or stopped because its
-	// session was closed (Provider.Err says which).
+	// ErrProviderClosed: a Provider stopped: the Stream of its Watch
+	// ended (the error also wraps why, if not ctx or Stop), or it was
+	// watched before.
 	ErrProviderClosed = errors.New("discovery: provider closed")
 )

@@ -68,14 +68,16 @@ func ExampleProvider() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	// Start loads: 1 getChildren + 1 getData per instance, with watches.
 	p, err := d.NewProvider("orders", discovery.WithStrategy(discovery.Sticky(discovery.Random()))) // sends nothing
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer p.Close()
-	if err := p.Start(ctx); err != nil {
-		log.Fatal(err)
+	// Watch loads (1 getChildren + 1 getData per instance, with watches)
+	// and follows until Stop; its first value says the load is done.
+	changes := p.Watch(ctx)
+	defer changes.Stop()
+	if _, ok := <-changes.C; !ok {
+		log.Fatal(changes.Err())
 	}
 	for range 3 {
 		inst, err := p.Pick() // sends nothing

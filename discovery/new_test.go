@@ -167,30 +167,65 @@ func TestNewProviderRefuses(t *testing.T) {
 	}
 	done, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := p.Start(done); !errors.Is(err, context.Canceled) {
-		t.Errorf("Start(done) = %v", err)
+	st := p.Watch(done)
+	drain(t, st)
+	if err := st.Err(); !errors.Is(err, context.Canceled) {
+		t.Errorf("Watch(done) ended with %v", err)
+	}
+	if _, err := p.Pick(); !errors.Is(err, ErrProviderClosed) {
+		t.Errorf("Pick after Watch(done) = %v", err)
 	}
 	// Options are fine, nil ones skipped; the session never connected.
 	p, err = d.NewProvider("api", nil, WithStrategy(Random()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Start(ctx); !errors.Is(err, recipes.ErrNilSession) || !errors.Is(err, ErrProviderClosed) {
-		t.Errorf("Start on an unconnected session = %v", err)
+	st = p.Watch(ctx)
+	drain(t, st)
+	if err := st.Err(); !errors.Is(err, recipes.ErrNilSession) {
+		t.Errorf("Watch on an unconnected session ended with %v", err)
 	}
-	if err := p.Start(ctx); !errors.Is(err, ErrProviderClosed) {
-		t.Errorf("Start again = %v", err)
+	if _, err := p.Pick(); !errors.Is(err, recipes.ErrNilSession) || !errors.Is(err, ErrProviderClosed) {
+		t.Errorf("Pick after that = %v", err)
 	}
-	// Closed before it was started: Close returns, Start fails.
+	st = p.Watch(ctx)
+	drain(t, st)
+	if err := st.Err(); !errors.Is(err, ErrProviderClosed) {
+		t.Errorf("Watch again ended with %v", err)
+	}
+	// A nil ctx does not use up the Provider.
 	p, err = d.NewProvider("api")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Close(); err != nil || !errors.Is(p.Err(), ErrProviderClosed) {
-		t.Errorf("Close before Start = %v, Err %v", err, p.Err())
+	st = p.Watch(nil) //nolint:staticcheck // a nil ctx on purpose
+	drain(t, st)
+	if err := st.Err(); !errors.Is(err, recipes.ErrNilContext) {
+		t.Errorf("Watch(nil) ended with %v", err)
 	}
-	if err := p.Start(ctx); !errors.Is(err, ErrProviderClosed) {
-		t.Errorf("Start after Close = %v", err)
+	st = p.Watch(done)
+	drain(t, st)
+	if err := st.Err(); !errors.Is(err, context.Canceled) {
+		t.Errorf("Watch(done) after Watch(nil) ended with %v, want ctx's error (not watched before)", err)
+	}
+}
+
+// drain reads st until C is closed, failing if it delivers a value or
+// stays open past a deadline.
+func drain(t *testing.T, st *recipes.Stream[[]Instance]) {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case v, ok := <-st.C:
+			if !ok {
+				return
+			}
+			t.Errorf("stream delivered %v", v)
+		case <-deadline:
+			st.Stop()
+			t.Fatal("stream still open after 10 s")
+		}
 	}
 }
 
@@ -217,19 +252,13 @@ func TestNilReceivers(t *testing.T) {
 	if _, err := p.Pick(); !errors.Is(err, ErrNilReceiver) {
 		t.Errorf("Pick = %v", err)
 	}
-	if err := p.Close(); !errors.Is(err, ErrNilReceiver) {
-		t.Errorf("Close = %v", err)
-	}
-	if err := p.Err(); !errors.Is(err, ErrNilReceiver) {
-		t.Errorf("Err = %v", err)
+	st := p.Watch(ctx)
+	drain(t, st)
+	if err := st.Err(); !errors.Is(err, ErrNilReceiver) {
+		t.Errorf("Watch ended with %v", err)
 	}
 	if p.Instances() != nil {
 		t.Error("Instances of nil")
 	}
 	p.NoteError("x")
-	select {
-	case <-p.Changed():
-	default:
-		t.Error("Changed of a nil Provider blocks")
-	}
 }

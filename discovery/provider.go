@@ -1,79 +1,24 @@
+// The Provider: a service's instances as its cache holds them, the
+// Stream that runs it (Watch), Pick with the strategy, and the errors
+// noted against instances. How it
+// follows the service is in provider_follow.go, its options in
+// provider_options.go.
+
 package discovery
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/cache"
-	"github.com/zkrecipes/zkrecipes/internal/zkpath"
+	"github.com/zkrecipes/zkrecipes/internal/latest"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
-
-// Curator's DownInstancePolicy defaults.
-const (
-	// DefaultDownWindow is how long errors noted against an instance
-	// count (30 s).
-	DefaultDownWindow = 30 * time.Second
-	// DefaultDownThreshold is how many errors within the window make an
-	// instance down (2).
-	DefaultDownThreshold = 2
-)
-
-// ProviderOption configures NewProvider.
-type ProviderOption func(*providerOptions)
-
-type providerOptions struct {
-	strategy      Strategy
-	filters       []func(Instance) bool
-	downWindow    time.Duration
-	downThreshold int
-	err           error
-}
-
-// WithStrategy sets how Pick chooses (default RoundRobin(), as Curator's
-// provider). A nil Strategy is ErrBadArgument.
-func WithStrategy(s Strategy) ProviderOption {
-	return func(o *providerOptions) {
-		if s == nil {
-			o.err = errors.Join(o.err, fmt.Errorf("nil strategy: %w", recipes.ErrBadArgument))
-		}
-		o.strategy = s
-	}
-}
-
-// WithFilter adds a filter (Curator's InstanceFilter): only instances for
-// which every filter returns true are usable. Filters run on the caller's
-// goroutine, outside the Provider's lock. A nil filter is ErrBadArgument.
-func WithFilter(f func(Instance) bool) ProviderOption {
-	return func(o *providerOptions) {
-		if f == nil {
-			o.err = errors.Join(o.err, fmt.Errorf("nil filter: %w", recipes.ErrBadArgument))
-			return
-		}
-		o.filters = append(o.filters, f)
-	}
-}
-
-// WithDownPolicy sets Curator's DownInstancePolicy: an instance against
-// which NoteError was called threshold times within window of the first
-// such call is not usable until window has passed since that first call.
-// Defaults: DefaultDownWindow, DefaultDownThreshold. A window <= 0 or a
-// threshold < 1 is ErrBadArgument.
-func WithDownPolicy(window time.Duration, threshold int) ProviderOption {
-	return func(o *providerOptions) {
-		if window <= 0 || threshold < 1 {
-			o.err = errors.Join(o.err, fmt.Errorf("down policy %v, %d: %w", window, threshold, recipes.ErrBadArgument))
-		}
-		o.downWindow, o.downThreshold = window, threshold
-	}
-}
 
 // Provider is a cache of one service's instances that follows ZooKeeper,
 // and picks one of them for each use (Curator's ServiceProvider, with its
@@ -103,24 +48,19 @@ func WithDownPolicy(window time.Duration, threshold int) ProviderOption {
 // an exists watch (1 exists) and sends nothing else; unlike Curator's, it
 // never creates the node.
 //
-// A Provider is safe for concurrent use. Start it (NewProvider sends
-// nothing), and Close it when done.
+// A Provider is safe for concurrent use. Watch runs it (NewProvider sends
+// nothing); it stops when that Stream ends.
 type Provider struct {
-	d      *Discovery
-	name   string
-	path   string
-	opts   providerOptions
-	ready  chan struct{} // closed after the first load
-	loaded bool          // ready is closed (the loop's own)
-	done   chan struct{} // closed when the loop has returned, or by Close before Start
+	d       *Discovery
+	name    string
+	path    string
+	opts    providerOptions
+	watched atomic.Bool // Watch was called (with a ctx)
 
-	mu      sync.Mutex
-	started bool               // Start was called
-	stop    context.CancelFunc // ends the loop; set by Start
-	nodes   map[string]cached  // by node name
-	changed chan struct{}
-	downs   map[string]*downNote // by instance id
-	err     error                // set once the loop has ended
+	mu    sync.Mutex
+	nodes map[string]cached    // by node name
+	downs map[string]*downNote // by instance id
+	err   error                // set once the Stream has ended
 }
 
 type cached struct {
@@ -134,7 +74,7 @@ type downNote struct {
 }
 
 // NewProvider makes a Provider of service name (Curator's
-// serviceProviderBuilder().build()); Start loads it and follows the
+// serviceProviderBuilder().build()); Watch loads it and follows the
 // service. It fails, wrapping a sentinel, on an invalid name
 // (ErrInvalidInstance) or options (recipes.ErrBadArgument). A constructor:
 // it sends nothing and starts no goroutine.
@@ -159,109 +99,63 @@ func (d *Discovery) NewProvider(name string, opts ...ProviderOption) (*Provider,
 		o.strategy = RoundRobin()
 	}
 	return &Provider{d: d, name: name, path: path, opts: o,
-		ready: make(chan struct{}), done: make(chan struct{}),
-		nodes: map[string]cached{}, changed: make(chan struct{}), downs: map[string]*downNote{}}, nil
+		nodes: map[string]cached{}, downs: map[string]*downNote{}}, nil
 }
 
-// Start loads the Provider's cache and returns once it is loaded
-// (Curator's ServiceProvider.start); the goroutine it starts follows the
-// service until Close or the Session's close. It fails with ctx's error
-// when ctx ends before the load (nothing is sent when ctx is already
-// done; the Provider is then closed), with recipes.ErrClosed, or with
-// ErrProviderClosed when the Provider was started or closed before.
-// Cost: the load (see Provider).
-func (p *Provider) Start(ctx context.Context) error {
+// Watch loads the Provider's cache and follows the service (Curator's
+// ServiceProvider.start, until its close), reporting the usable instances
+// on the returned Stream's C: first once the cache is loaded, then after
+// every change of the cache (an instance added, removed or changed), each
+// time as Instances returns them. C coalesces: a reader that falls behind
+// gets the newest list, never an older one after a newer one, and the
+// Provider never waits for the reader. Pick and Instances read the cache
+// while the Stream runs; the first value on C says the load is done.
+//
+// C is closed once ctx is done or the reader calls Stop (after the request
+// in flight, if any), or the session is closed; at once for bad input.
+// Then the Stream's Err says why: nil after Stop, ctx's error, an error
+// wrapping recipes.ErrClosed, or the input's (ErrNilReceiver,
+// recipes.ErrNilSession, recipes.ErrNilContext). A done ctx sends
+// nothing. The Provider stops with its Stream: later Picks fail with an
+// error wrapping ErrProviderClosed (and the Stream's error, if any);
+// Instances returns the last state. A Provider is watched once: a second
+// Watch returns a Stream that ends at once with ErrProviderClosed.
+//
+// Cost: the load and the changes (see Provider). Watch runs 3 goroutines
+// until C is closed: the cache's, the Provider's loop, and the one
+// delivering to C.
+func (p *Provider) Watch(ctx context.Context) *recipes.Stream[[]Instance] {
 	if p == nil {
-		return ErrNilReceiver
+		return recipes.StartStream(ctx, func(context.Context, chan<- []Instance) error { return ErrNilReceiver })
 	}
-	if err := p.d.check(ctx); err != nil {
-		return err
+	if ctx != nil && !p.watched.CompareAndSwap(false, true) {
+		return recipes.StartStream(ctx, func(context.Context, chan<- []Instance) error {
+			return fmt.Errorf("%w: provider of %s watched before", ErrProviderClosed, p.path)
+		})
 	}
-	p.mu.Lock()
-	if p.started || p.err != nil {
-		p.mu.Unlock()
-		return fmt.Errorf("%w: provider of %s started or closed before", ErrProviderClosed, p.path)
-	}
-	lctx, stop := context.WithCancel(context.Background())
-	p.started, p.stop = true, stop
-	p.mu.Unlock()
-	go func() {
-		err := p.follow(lctx)
+	return latest.Stream(ctx, func(ctx context.Context, put func([]Instance)) error {
+		err := p.d.check(ctx)
+		if err == nil {
+			err = p.follow(ctx, put)
+		}
 		p.finish(err)
-	}()
-	select {
-	case <-p.ready:
-		return nil
-	case <-p.done:
-		return p.Err()
-	case <-ctx.Done():
-		_ = p.Close()
-		return fmt.Errorf("discovery: provider of %s: %w", p.path, recipes.ContextError(ctx))
-	}
+		return err
+	})
 }
 
-// finish records why the loop ended and wakes everyone.
+// finish records that the Provider stopped, and why.
 func (p *Provider) finish(err error) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	if err == nil {
 		p.err = ErrProviderClosed
 	} else {
 		p.err = fmt.Errorf("%w: %w", ErrProviderClosed, err)
 	}
-	close(p.changed)
-	p.mu.Unlock()
-	close(p.done)
 }
 
 // Name returns the service's name.
 func (p *Provider) Name() string { return p.name }
-
-// Close stops the Provider and waits for its goroutine; its watches are
-// left to fire (they cost nothing more). Later Picks fail with
-// ErrProviderClosed; Instances returns the last state. Closing again, or
-// closing a Provider never started, does nothing more. Sends nothing.
-func (p *Provider) Close() error {
-	if p == nil {
-		return ErrNilReceiver
-	}
-	p.mu.Lock()
-	stop, started := p.stop, p.started
-	p.started = true // a Start after Close fails
-	p.mu.Unlock()
-	if stop != nil {
-		stop()
-	} else if !started {
-		p.finish(nil)
-	}
-	<-p.done
-	return nil
-}
-
-// Err returns nil until the Provider stops, then an error wrapping
-// ErrProviderClosed and, when it stopped on its own, the cause
-// (recipes.ErrClosed: its session was closed).
-func (p *Provider) Err() error {
-	if p == nil {
-		return ErrNilReceiver
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.err
-}
-
-// Changed returns a channel closed at the next change of the cache (an
-// instance added, removed or changed) or when the Provider stops. Call it
-// again for the next change. Sends nothing.
-func (p *Provider) Changed() <-chan struct{} {
-	if p == nil {
-		c := make(chan struct{})
-		close(c)
-		return c
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.changed
-}
 
 // Instances returns the usable instances, sorted by node name (Curator's
 // getAllInstances), as copies. Sends nothing.
@@ -293,13 +187,16 @@ func (p *Provider) Instances() []Instance {
 
 // Pick returns one usable instance, chosen by the Provider's Strategy
 // (Curator's getInstance). It fails with ErrNoInstances when none is
-// usable, with ErrProviderClosed once the Provider has stopped. Sends
-// nothing.
+// usable (before Watch's first value too), with an error wrapping
+// ErrProviderClosed once the Provider has stopped. Sends nothing.
 func (p *Provider) Pick() (Instance, error) {
 	if p == nil {
 		return Instance{}, ErrNilReceiver
 	}
-	if err := p.Err(); err != nil {
+	p.mu.Lock()
+	err := p.err
+	p.mu.Unlock()
+	if err != nil {
 		return Instance{}, err
 	}
 	all := p.Instances()
@@ -361,125 +258,4 @@ func (inst Instance) clone() Instance {
 		inst.Extra = extra
 	}
 	return inst
-}
-
-// follow is the Provider's loop: a cache.ChildrenCache of the service's
-// node, whose events it applies. It returns nil when ctx ends, or the
-// error that stopped it (the Session closed). A cache that ends for
-// another reason (a read the server refused) is started again after a
-// pause.
-func (p *Provider) follow(ctx context.Context) error {
-	for {
-		if ctx.Err() != nil {
-			return nil
-		}
-		if _, err := p.d.s.WaitUsable(ctx); err != nil {
-			return p.stopped(ctx, err) // ErrClosed, ErrNilSession, or nil: ctx ended
-		}
-		c, err := cache.NewChildrenCache(p.d.s, p.path)
-		if err != nil {
-			return err
-		}
-		err = p.apply(ctx, c)
-		if ctx.Err() != nil {
-			return nil
-		}
-		if err := p.stopped(ctx, err); err != nil || ctx.Err() != nil {
-			return err
-		}
-	}
-}
-
-// apply runs c and applies its events until its stream ends, and returns
-// why. A cache started again reports every instance again: the ones it
-// does not report by its EventInitialized are dropped then.
-func (p *Provider) apply(ctx context.Context, c *cache.ChildrenCache) error {
-	events := c.Watch(ctx)
-	defer events.Stop()
-	seen := map[string]bool{} // the instances this cache holds
-	for ev := range events.C {
-		_, name := zkpath.Split(ev.Node.Path)
-		changed := false
-		switch ev.Type {
-		case cache.EventAdded, cache.EventUpdated:
-			seen[name] = true
-			inst, err := Unmarshal(ev.Node.Data)
-			if err != nil {
-				p.d.s.Logger().Debug("discovery: instance left out of the cache", "path", ev.Node.Path, "err", err)
-				changed = p.drop(name)
-				break
-			}
-			changed = p.put(name, inst, ev.Node.Data)
-		case cache.EventRemoved:
-			delete(seen, name)
-			changed = p.drop(name)
-		case cache.EventInitialized:
-			changed = p.keepOnly(seen)
-			if !p.loaded {
-				p.loaded = true
-				close(p.ready)
-			}
-		}
-		if changed {
-			p.mu.Lock()
-			close(p.changed)
-			p.changed = make(chan struct{})
-			p.mu.Unlock()
-		}
-	}
-	return events.Err()
-}
-
-// stopped sorts an error of a read: it returns the error that must stop
-// the loop (the Session closed), or nil after pausing (a server answer such
-// as an ACL refusal, to be tried again).
-func (p *Provider) stopped(ctx context.Context, err error) error {
-	if errors.Is(err, recipes.ErrClosed) || errors.Is(err, recipes.ErrNilSession) {
-		return err
-	}
-	if ctx.Err() == nil {
-		p.d.s.Logger().Warn("discovery: provider read failed; trying again", "path", p.path, "err", err)
-		_ = p.d.s.Pause(ctx) // ends early with ctx
-	}
-	return nil
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-// put caches c's instance; it reports whether the cache changed.
-func (p *Provider) put(c string, inst Instance, raw []byte) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if old, ok := p.nodes[c]; ok && bytes.Equal(old.raw, raw) {
-		return false
-	}
-	p.nodes[c] = cached{inst, raw}
-	return true
-}
-
-// drop removes c from the cache; it reports whether the cache changed.
-func (p *Provider) drop(c string) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	_, ok := p.nodes[c]
-	delete(p.nodes, c)
-	return ok
-}
-
-// keepOnly drops the instances not in names; it reports whether the cache
-// changed.
-func (p *Provider) keepOnly(names map[string]bool) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := len(p.nodes)
-	maps.DeleteFunc(p.nodes, func(c string, _ cached) bool { return !names[c] })
-	return len(p.nodes) != n
 }

@@ -123,7 +123,7 @@ func (d *Discovery) Register(ctx context.Context, inst Instance) (*Registration,
 	if r.mode == zk.FlagEphemeral {
 		err = r.startNode(ctx)
 	} else {
-		_, err = r.create(ctx, true)
+		_, err = r.create(ctx, displaceIt)
 	}
 	if err != nil {
 		d.forget(r)
@@ -456,7 +456,7 @@ func (r *Registration) setOurs(ctx context.Context) error {
 		case err != nil:
 			return err
 		case st == nil:
-			taken, err := r.create(ctx, false)
+			taken, err := r.create(ctx, leaveIt)
 			if err != nil || !taken {
 				return err
 			}
@@ -475,13 +475,21 @@ func (r *Registration) setOurs(ctx context.Context) error {
 	}
 }
 
+// ifTaken says what create does with a node already at the path.
+type ifTaken bool
+
+const (
+	leaveIt    ifTaken = false // leave it and report taken
+	displaceIt ifTaken = true  // replace it with ours
+)
+
 // create writes r's persistent node (Static, Permanent) with r.data; the
 // caller holds r.op. With displace, a node already at the path (another
 // registrant's, or ours from a create whose answer was lost) is replaced
 // by ours in one multi (a delete with its version, our create), at most
 // maxDisplace times; without, it is left alone and create reports taken.
 // Errors: ctx's (Stopped), recipes.ErrClosed, or the server's answer.
-func (r *Registration) create(ctx context.Context, displace bool) (taken bool, err error) {
+func (r *Registration) create(ctx context.Context, displace ifTaken) (taken bool, err error) {
 	s := r.d.s
 	parent, _ := zkpath.Split(r.path)
 	for displaced := 0; ; {
@@ -500,7 +508,7 @@ func (r *Registration) create(ctx context.Context, displace bool) (taken bool, e
 			return false, nil
 		case !errors.Is(err, zk.ErrNodeExists):
 			return false, err
-		case !displace:
+		case displace == leaveIt:
 			return true, nil
 		case displaced >= maxDisplace:
 			return false, fmt.Errorf("another client keeps a node at the path: %w", zk.ErrNodeExists)

@@ -123,7 +123,7 @@ func (none) Pick([]Instance) int { return 7 }
 func TestProviderUsable(t *testing.T) {
 	p := &Provider{path: "/s/api", opts: providerOptions{strategy: RoundRobin(), downWindow: 200 * time.Millisecond, downThreshold: 2,
 		filters: []func(Instance) bool{func(i Instance) bool { return i.ID != "filtered" }}},
-		nodes: map[string]cached{}, downs: map[string]*downNote{}, changed: make(chan struct{})}
+		nodes: map[string]cached{}, downs: map[string]*downNote{}}
 	for _, inst := range []Instance{{ID: "b"}, {ID: "a"}, {ID: "off", Disabled: true}, {ID: "filtered"}, {ID: "c"}} {
 		p.nodes[inst.ID] = cached{inst: inst}
 	}

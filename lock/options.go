@@ -49,8 +49,8 @@ func WithLossPolicy(p recipes.LossPolicy) Option {
 // WithRevocation makes holdings watch their node for Curator's revocation
 // message (cost: 1 getData per acquisition): when someone calls Revoke on
 // the holder's node, the holding's revocation channel is closed
-// (Mutex.Revoked, Permit.Revoked; rwlock's Revoked and RRevoked) and its
-// context (Context; rwlock's RContext for the read side) cancelled with
+// (Mutex.Revoked, Permit.Revoked; the Revoked of each rwlock side) and its
+// context (Context, of either rwlock side) cancelled with
 // recipes.ErrRevoked. This is the "recoverable shared lock" of ZooKeeper's
 // recipes.
 func WithRevocation() Option {

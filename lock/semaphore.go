@@ -140,7 +140,7 @@ func (sem *Semaphore) leasesPath() string { return zkpath.Join(sem.path, "leases
 // recorded maximum is not ours, and ErrBadCount when the count's node does
 // not hold a count.
 func (sem *Semaphore) Acquire(ctx context.Context) (*Permit, error) {
-	ls, err := sem.take(ctx, 1, false)
+	ls, err := sem.take(ctx, 1, waitTurn)
 	if err != nil {
 		return nil, err
 	}
@@ -169,7 +169,7 @@ func (sem *Semaphore) Acquire(ctx context.Context) (*Permit, error) {
 // other acquirer, behind them. qty 1 (Acquire) waits for a count below 1
 // to grow, as documented at NewSemaphoreCount.
 func (sem *Semaphore) AcquireN(ctx context.Context, qty int) (Permits, error) {
-	return sem.take(ctx, qty, false)
+	return sem.take(ctx, qty, waitTurn)
 }
 
 // TryAcquire takes a permit only if one is free now, without waiting. When
@@ -183,7 +183,7 @@ func (sem *Semaphore) AcquireN(ctx context.Context, qty int) (Permits, error) {
 // the permits filled up meanwhile, its nodes are deleted and the result is
 // ErrNoPermit.
 func (sem *Semaphore) TryAcquire(ctx context.Context) (*Permit, error) {
-	ls, err := sem.take(ctx, 1, true)
+	ls, err := sem.take(ctx, 1, tryOnce)
 	if err != nil {
 		return nil, err
 	}
@@ -194,10 +194,10 @@ func (sem *Semaphore) TryAcquire(ctx context.Context) (*Permit, error) {
 // A qty AcquireN refuses fails with ErrPermits in the same way; count-based,
 // after TryAcquire's reads (1 getChildren + 1 getData), nothing written.
 func (sem *Semaphore) TryAcquireN(ctx context.Context, qty int) (Permits, error) {
-	return sem.take(ctx, qty, true)
+	return sem.take(ctx, qty, tryOnce)
 }
 
-func (sem *Semaphore) take(ctx context.Context, qty int, try bool) (Permits, error) {
+func (sem *Semaphore) take(ctx context.Context, qty int, try whenBusy) (Permits, error) {
 	if sem == nil {
 		return nil, ErrNilReceiver
 	}
@@ -210,7 +210,7 @@ func (sem *Semaphore) take(ctx context.Context, qty int, try bool) (Permits, err
 	if sem.count != nil && qty > 1 && !try {
 		// Read the count before writing anything (TryAcquireN's attempt
 		// reads it first anyway).
-		limit, _, err := sem.max(ctx, false)
+		limit, _, err := sem.max(ctx, readOnly)
 		if err != nil {
 			return nil, fmt.Errorf("lock: semaphore %s: %w", sem.path, err)
 		}
@@ -227,7 +227,7 @@ func (sem *Semaphore) take(ctx context.Context, qty int, try bool) (Permits, err
 			}
 			return ls, nil
 		}
-		if !try && ctx.Err() == nil && retryable(err) {
+		if try == waitTurn && ctx.Err() == nil && retryable(err) {
 			continue
 		}
 		return nil, fmt.Errorf("lock: semaphore %s: %w", sem.path, err)
@@ -259,14 +259,14 @@ func noPermit(format string, args ...any) error {
 // attempt takes the mutex, creates qty permits and waits (unless try) until
 // they count; it returns them, or an error with every node it made given
 // up.
-func (sem *Semaphore) attempt(ctx context.Context, qty int, try bool) ([]*recipes.Holding, error) {
+func (sem *Semaphore) attempt(ctx context.Context, qty int, try whenBusy) ([]*recipes.Holding, error) {
 	if try {
 		// Reads only, so that a full semaphore costs no write.
 		n, err := sem.peek(ctx)
 		if err != nil {
 			return nil, err
 		}
-		limit, _, err := sem.max(ctx, false)
+		limit, _, err := sem.max(ctx, readOnly)
 		if err != nil {
 			return nil, err
 		}
@@ -322,7 +322,7 @@ func (sem *Semaphore) attempt(ctx context.Context, qty int, try bool) ([]*recipe
 
 // peek returns how many permits there are now. Cost: 1 getChildren.
 func (sem *Semaphore) peek(ctx context.Context) (int, error) {
-	l, err := sem.list(ctx, false)
+	l, err := sem.list(ctx, noWatch)
 	if errors.Is(err, zk.ErrNoNode) {
 		return 0, nil
 	}
@@ -336,9 +336,25 @@ type listing struct {
 	watch    <-chan zk.Event // the child watch, when one was asked for
 }
 
-// list lists the permits, with a child watch when watch is set. A missing
+// childWatch says whether list sets a child watch on the permits.
+type childWatch bool
+
+const (
+	noWatch  childWatch = false
+	setWatch childWatch = true
+)
+
+// whenBusy says what take does when no permit is free.
+type whenBusy bool
+
+const (
+	waitTurn whenBusy = false // wait for a permit (Acquire)
+	tryOnce  whenBusy = true  // return at once (TryAcquire)
+)
+
+// list lists the permits, with a child watch when watch is setWatch. A missing
 // permits node is an error wrapping zk.ErrNoNode.
-func (sem *Semaphore) list(ctx context.Context, watch bool) (listing, error) {
+func (sem *Semaphore) list(ctx context.Context, watch childWatch) (listing, error) {
 	leases := sem.leasesPath()
 	l, err := recipes.Do(ctx, sem.s, func(conn *zk.Conn, _ int64) (l listing, err error) {
 		if watch {
@@ -359,7 +375,7 @@ func (sem *Semaphore) list(ctx context.Context, watch bool) (listing, error) {
 // maximum, and grants once the permits number at most the maximum. Unless
 // try, it waits for a change of the permits or of the count, or for a
 // holding to be lost.
-func (sem *Semaphore) await(ctx context.Context, mu *recipes.Holding, hs []*recipes.Holding, try bool) error {
+func (sem *Semaphore) await(ctx context.Context, mu *recipes.Holding, hs []*recipes.Holding, try whenBusy) error {
 	// guard reports why the permits cannot count now: the mutex or a permit
 	// may be lost, or a permit was created under a session other than the
 	// mutex's (the session changed in between: the mutex is gone).
@@ -397,7 +413,7 @@ func (sem *Semaphore) await(ctx context.Context, mu *recipes.Holding, hs []*reci
 		if err := guard(); err != nil {
 			return err
 		}
-		l, err := sem.list(wctx, !first && childW == nil)
+		l, err := sem.list(wctx, childWatch(!first && childW == nil))
 		if errors.Is(err, zk.ErrNoNode) {
 			return fmt.Errorf("%w: %w", recipes.ErrNodeNotFound, err)
 		}
@@ -423,7 +439,7 @@ func (sem *Semaphore) await(ctx context.Context, mu *recipes.Holding, hs []*reci
 		// The maximum is read after the listing: permits only go away in
 		// between, so the listing's count bounds the holders when the
 		// maximum read was in force.
-		limit, mzxid, err := sem.max(wctx, true)
+		limit, mzxid, err := sem.max(wctx, createMissing)
 		if err != nil {
 			return err
 		}

@@ -72,12 +72,20 @@ type countRead struct {
 	stat *zk.Stat
 }
 
+// ifMissing says what max does when the count node is missing.
+type ifMissing bool
+
+const (
+	readOnly      ifMissing = false // read it as the seed, write nothing
+	createMissing ifMissing = true  // create it with the seed
+)
+
 // max returns the maximum in force and, count-based, the count node's
 // modification zxid: a fresh read (1 getData), never a cached value. With
-// create set, a missing node is created with the seed (1 create, and 1
+// createMissing, a missing node is created with the seed (1 create, and 1
 // createContainer per missing parent level); without, it reads as the
 // seed and nothing is written.
-func (sem *Semaphore) max(ctx context.Context, create bool) (int, int64, error) {
+func (sem *Semaphore) max(ctx context.Context, create ifMissing) (int, int64, error) {
 	if sem.count == nil {
 		return sem.n, 0, nil
 	}
@@ -95,7 +103,7 @@ func (sem *Semaphore) max(ctx context.Context, create bool) (int, int64, error) 
 			return int(v), r.stat.Mzxid, nil
 		case recipes.Stopped(err):
 			return 0, 0, err
-		case errors.Is(err, zk.ErrNoNode) && !create:
+		case errors.Is(err, zk.ErrNoNode) && create == readOnly:
 			return int(sem.seed), 0, nil
 		case errors.Is(err, zk.ErrNoNode):
 			if err := sem.createCount(ctx); err != nil {

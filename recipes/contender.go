@@ -127,11 +127,11 @@ func Acquire(ctx context.Context, s *Session, spec Spec) (*Holding, error) {
 		return nil, err
 	}
 	for {
-		n, l, err := createListed(ctx, s, spec.Dialect, spec.Role, spec.Path, guid, prefix, spec.Data, true)
+		n, l, err := createListed(ctx, s, spec.Dialect, spec.Role, spec.Path, guid, prefix, spec.Data, createAndList)
 		if err != nil {
 			return nil, err
 		}
-		h, err := contend(ctx, s, &spec, n, l, false)
+		h, err := contend(ctx, s, &spec, n, l, waitTurn)
 		if errors.Is(err, errRetry) {
 			continue
 		}
@@ -174,7 +174,7 @@ func TryAcquire(ctx context.Context, s *Session, spec Spec) (*Holding, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := contend(ctx, s, &spec, n, nil, true)
+	h, err := contend(ctx, s, &spec, n, nil, tryOnce)
 	if errors.Is(err, errRetry) {
 		return nil, ErrWouldBlock
 	}
@@ -217,10 +217,18 @@ func parseChildren(d Dialect, children []string, roles []Role) []Contender {
 	return cs
 }
 
+// whenBusy says what contend does when our node is not yet the holder.
+type whenBusy bool
+
+const (
+	waitTurn whenBusy = false // wait for our turn (Acquire)
+	tryOnce  whenBusy = true  // delete our node and return (TryAcquire)
+)
+
 // contend runs the wait loop for our node n. It returns errRetry when n is
 // gone (session lost, or deleted by someone else) and the caller should
-// create again; with try set it gives up (deleting n) instead of waiting.
-func contend(ctx context.Context, s *Session, spec *Spec, n *node, pre *listing, try bool) (*Holding, error) {
+// create again; with tryOnce it gives up (deleting n) instead of waiting.
+func contend(ctx context.Context, s *Session, spec *Spec, n *node, pre *listing, try whenBusy) (*Holding, error) {
 	roles := spec.Dialect.Blocking(spec.Role)
 	var cs []Contender
 	self := -1

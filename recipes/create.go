@@ -55,14 +55,23 @@ func createProtected(ctx context.Context, s *Session, d Dialect, role Role, pare
 // (NodePrefix, or the dialect's protected form of a free label); role only
 // serves to parse the sequence of the node created (0 for none).
 func createPrefixed(ctx context.Context, s *Session, d Dialect, role Role, parent, guid, prefix string, data []byte) (*node, error) {
-	n, _, err := createListed(ctx, s, d, role, parent, guid, prefix, data, false)
+	n, _, err := createListed(ctx, s, d, role, parent, guid, prefix, data, createOnly)
 	return n, err
 }
 
-// createListed is createPrefixed that, with list set and under a parent
+// listAfter says whether createListed pipelines the parent's first
+// listing behind the create.
+type listAfter bool
+
+const (
+	createOnly    listAfter = false // the create alone
+	createAndList listAfter = true  // the create, then the parent's listing
+)
+
+// createListed is createPrefixed that, with createAndList and under a parent
 // known to exist, also sends the first listing of parent right behind the
 // create (pipeline.go); the listing returned may be nil.
-func createListed(ctx context.Context, s *Session, d Dialect, role Role, parent, guid, prefix string, data []byte, list bool) (*node, *listing, error) {
+func createListed(ctx context.Context, s *Session, d Dialect, role Role, parent, guid, prefix string, data []byte, list listAfter) (*node, *listing, error) {
 	full := zkpath.Join(parent, prefix)
 	ambiguous := false
 	for attempt := 0; ; attempt++ {
@@ -73,18 +82,18 @@ func createListed(ctx context.Context, s *Session, d Dialect, role Role, parent,
 		if err != nil {
 			return nil, nil, err
 		}
-		s.tap.expect(full)
+		s.tap.Expect(full)
 		var l *listing
 		var createDone chan struct{}
-		if list && attempt == 0 && s.liveParents.done(parent) {
+		if list == createAndList && attempt == 0 && s.liveParents.done(parent) {
 			createDone = make(chan struct{})
-			l = startListing(s, parent, s.tap.whenSent(full), createDone)
+			l = startListing(s, parent, s.tap.WhenSent(full), createDone)
 		}
 		created, err := s.conn.Create(full, data, zk.FlagEphemeralSequential, s.ACLFor(full))
 		if createDone != nil {
 			close(createDone)
 		}
-		czxid, tapped := s.tap.take(full)
+		czxid, tapped := s.tap.Take(full)
 		switch {
 		case err == nil:
 			s.liveParents.add(parent)

@@ -276,23 +276,31 @@ func (d Dialect) Parse(name string, roles ...Role) (c Contender, ok bool) {
 func (d Dialect) guidOf(head string) string {
 	if d.protected {
 		// "_c_" + 36 chars + "-"
-		if len(head) == 40 && strings.HasPrefix(head, "_c_") && head[39] == '-' && isGUID(head[3:39], true) {
+		if len(head) == 40 && strings.HasPrefix(head, "_c_") && head[39] == '-' && isGUID(head[3:39], dashedGUID) {
 			return head[3:39]
 		}
 		return ""
 	}
-	if len(head) == 32 && isGUID(head, false) {
+	if len(head) == 32 && isGUID(head, plainHex) {
 		return head
 	}
 	return ""
 }
 
-func isGUID(s string, dashes bool) bool {
+// guidForm says which spelling of a GUID isGUID accepts.
+type guidForm bool
+
+const (
+	plainHex   guidForm = false // hex digits only (kazoo's uuid4().hex)
+	dashedGUID guidForm = true  // hex digits, dashes allowed at 8, 13, 18, 23 (Curator's)
+)
+
+func isGUID(s string, dashes guidForm) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case c >= '0' && c <= '9', c >= 'a' && c <= 'f', c >= 'A' && c <= 'F':
-		case c == '-' && dashes && (i == 8 || i == 13 || i == 18 || i == 23):
+		case c == '-' && dashes == dashedGUID && (i == 8 || i == 13 || i == 18 || i == 23):
 		default:
 			return false
 		}

@@ -81,7 +81,7 @@
 // Session's frame tap makes sure that zxid is the one seen before the
 // reconnection, never one of a reply on the new connection, which would
 // keep the server from firing data and child changes made meanwhile
-// (go-zookeeper v1.0.4 reads it too late; see tap.go). Cost: no request.
+// (go-zookeeper v1.0.4 reads it too late; see internal/tap). Cost: no request.
 //
 // # Security
 //
@@ -135,11 +135,11 @@
 //     sends nothing. Other methods (accessors such as Path, Context, Fence
 //     and Err) may panic on a nil receiver, as in package sync.
 //   - Verbs: a Stream comes from Watch when it observes (the caches,
-//     group.Watch, leader.Election.Watch, shared.Value.Watch) and from
-//     Run when it takes part (partition.Partitioner.Run,
-//     twophase.Site.Run; leader.Run is the loop form). A value that
-//     keeps working in the background begins with Start(ctx)
-//     (persistent.Node, discovery.Provider); a presence ends with
+//     group.Watch, leader.Election.Watch, shared.Value.Watch,
+//     discovery.Provider.Watch) and from Run when it takes part
+//     (partition.Partitioner.Run, twophase.Site.Run; leader.Run is the
+//     loop form). A value that keeps working in the background begins
+//     with Start(ctx) (persistent.Node); a presence ends with
 //     Leave(ctx) (group.Member, discovery.Registration, persistent.Node);
 //     a holding with Release (or its recipe's Unlock).
 //   - Nil ctx: a function or method given a nil context.Context (package

@@ -44,8 +44,8 @@ var (
 	// ErrRevoked: another process asked the holder to release.
 	ErrRevoked = errors.New("recipes: revoked")
 	// ErrReleased: the holding was released by its owner. It is also what
-	// Release (and Unlock, RUnlock) answers when there was no live holding
-	// left to release: released before, never held, or lost before (then
+	// Release (and the lockers' Unlock) answers when there was no live
+	// holding left to release: released before, never held, or lost before (then
 	// the error wraps the loss's cause too); see Held.Release.
 	ErrReleased = errors.New("recipes: released")
 	// ErrWouldBlock: a non-blocking acquisition found it would have to wait.

@@ -13,8 +13,8 @@ import (
 //
 // The lockers (lock.Mutex, rwlock.RWMutex) hold at most one holding at a
 // time and spell the same methods on themselves (Context, Fence,
-// FencedMulti; RContext, RFence, RFencedMulti for a read holding), with
-// Unlock and RUnlock for Release, as sync.Mutex does.
+// FencedMulti; the same on an rwlock.RWMutex's Reader() for a read
+// holding), with Unlock for Release, as sync.Mutex does.
 type Held interface {
 	// Context is done the moment the holding may be lost; context.Cause
 	// says why, with an error that errors.Is one of ErrSuspended
@@ -35,7 +35,7 @@ type Held interface {
 	// anyone else can hold.
 	//
 	// Release returns nil only when it ended a holding that was still
-	// live (Context not done). Every holding type, and Unlock and RUnlock
+	// live (Context not done). Every holding type, and Unlock
 	// of the lockers, answers the other cases the same way, with an error
 	// that errors.Is ErrReleased:
 	//

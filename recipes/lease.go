@@ -9,7 +9,7 @@ import (
 )
 
 // The lease is the Session's own bound on its session's life, on the
-// client's monotonic clock. The tap (tap.go) reports, for every reply, when
+// client's monotonic clock. The tap (internal/tap) reports, for every reply, when
 // its request was sent, and the negotiated timeout from every connect
 // response; watch events prove nothing about our sends and renew nothing.
 //
@@ -397,7 +397,7 @@ func (s *Session) leaseRenew(sent time.Time) {
 		before = s.leaseEndLocked()
 	}
 	out := s.renewLocked(now, sent)
-	ev := s.leaseEventLocked(now, before, false)
+	ev := s.leaseEventLocked(now, before, leaseRenewed)
 	hooks := s.applyLocked(out)
 	s.mu.Unlock()
 	s.observeLease(ev)
@@ -474,7 +474,7 @@ func (s *Session) leaseTick() {
 	var out []StateChange
 	var ev LeaseEvent
 	if !l.expired && !now.Before(s.leaseEndLocked()) {
-		ev = s.leaseEventLocked(now, s.leaseEndLocked(), true)
+		ev = s.leaseEventLocked(now, s.leaseEndLocked(), leaseExpired)
 		l.expired = true
 		l.cause = s.expiryCauseLocked(now)
 		subs = s.takeSubsLocked()

@@ -218,11 +218,19 @@ func (s *Session) observeStates(out []StateChange) {
 
 // leaseEventLocked describes the lease for the observer, now, with before
 // the deadline before the event; the zero LeaseEvent without an observer.
-func (s *Session) leaseEventLocked(now, before time.Time, expired bool) LeaseEvent {
+// leaseEnd says whether a LeaseEvent reports the lease's expiry.
+type leaseEnd bool
+
+const (
+	leaseRenewed leaseEnd = false // a renewal or a change of deadline
+	leaseExpired leaseEnd = true  // the deadline passed: holdings were cancelled
+)
+
+func (s *Session) leaseEventLocked(now, before time.Time, expired leaseEnd) LeaseEvent {
 	if s.opts.observer == nil {
 		return LeaseEvent{}
 	}
-	return LeaseEvent{Expired: expired, SessionID: s.lease.sid, Remaining: before.Sub(now),
+	return LeaseEvent{Expired: bool(expired), SessionID: s.lease.sid, Remaining: before.Sub(now),
 		Deadline: s.leaseEndLocked(), Timeout: s.lease.timeout, Margin: s.margin()}
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/internal/tap"
 )
 
 // The names an Observer's events carry, and the metric labels the
@@ -85,12 +87,6 @@ var opNames = map[int32]string{
 	106: "addWatch", 107: "whoAmI", -11: "closeSession",
 }
 
-// pathOps are the ops whose request body starts with a path.
-var pathOps = map[int32]bool{
-	1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true, 12: true,
-	13: true, 15: true, 17: true, 18: true, 19: true, 20: true, 21: true, 103: true, 104: true, 106: true,
-}
-
 // codeErrs are the server's error codes go-zookeeper has errors for.
 var codeErrs = map[int32]error{
 	-100: zk.ErrAPIError, -101: zk.ErrNoNode, -102: zk.ErrNoAuth, -103: zk.ErrBadVersion,
@@ -108,4 +104,27 @@ func codeErr(code int32) error {
 		return err
 	}
 	return fmt.Errorf("%w: error code %d", zk.ErrUnknown, code)
+}
+
+// callSink returns the tap's sink of calls for observer o: each call as a
+// CallEvent to o.ObserveCall. Without an observer it is nil, and the tap
+// times nothing.
+func callSink(o Observer) func([]tap.Call) {
+	if o == nil {
+		return nil
+	}
+	return func(calls []tap.Call) {
+		for _, c := range calls {
+			o.ObserveCall(callEvent(c))
+		}
+	}
+}
+
+// callEvent is the CallEvent of a call the tap saw. Pure.
+func callEvent(c tap.Call) CallEvent {
+	err := codeErr(c.Code)
+	if c.Closed {
+		err = zk.ErrConnectionClosed
+	}
+	return CallEvent{Op: OpName(c.Op), Path: c.Path, SessionID: c.SessionID, Duration: c.Duration, Err: err}
 }

@@ -3,42 +3,18 @@ package recipes
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/internal/tap"
 )
-
-// scriptConn is a net.Conn whose reads return the chunks of in, in turn,
-// then io.EOF (or, with loop, in's first chunk forever); writes are
-// discarded.
-type scriptConn struct {
-	net.Conn
-	in   [][]byte
-	loop bool
-}
-
-func (c *scriptConn) Write(b []byte) (int, error) { return len(b), nil }
-func (c *scriptConn) Close() error                { return nil }
-
-func (c *scriptConn) Read(b []byte) (int, error) {
-	if len(c.in) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(b, c.in[0])
-	if !c.loop {
-		c.in = c.in[1:]
-	}
-	return n, nil
-}
 
 // recorder is an Observer keeping what it sees.
 type recorder struct {
@@ -53,71 +29,26 @@ func (r *recorder) ObserveCall(c CallEvent) {
 	r.mu.Unlock()
 }
 
-func pathRequest(xid, op int32, path string) []byte {
-	b := binary.BigEndian.AppendUint32(nil, uint32(xid))
-	b = binary.BigEndian.AppendUint32(b, uint32(op))
-	if path != "" {
-		b = binary.BigEndian.AppendUint32(b, uint32(len(path)))
-		b = append(b, path...)
+// TestCallSink: the tap's calls reach the observer as CallEvents, with the
+// op's name, the path, the session, and the error of the reply's code
+// (nil for 0, go-zookeeper's error when it has one, an error naming an
+// unknown code) or zk.ErrConnectionClosed for a call the connection's end
+// cut short; without an observer there is no sink and the tap times
+// nothing.
+func TestCallSink(t *testing.T) {
+	if callSink(nil) != nil {
+		t.Fatal("a sink without an observer")
 	}
-	return frame(append(b, 0))
-}
-
-func connectReply(timeoutMs int32, sid int64) []byte {
-	b := binary.BigEndian.AppendUint32(nil, 0)
-	b = binary.BigEndian.AppendUint32(b, uint32(timeoutMs))
-	b = binary.BigEndian.AppendUint64(b, uint64(sid))
-	return frame(append(b, make([]byte, 20)...))
-}
-
-// tapped returns a connection through a tap with observer o (nil: none)
-// over sc.
-func tapped(t testing.TB, o Observer, sc *scriptConn) net.Conn {
-	tap := newCreateTap()
-	tap.obs = o
-	c, err := tap.dialer(func(string, string, time.Duration) (net.Conn, error) { return sc, nil })("tcp", "x", time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-// TestTapCalls: the tap reports each request once, with its op, path,
-// session and the server's answer; pings and watch events are not calls;
-// requests unanswered when the connection ends, and any written after,
-// are reported closed.
-func TestTapCalls(t *testing.T) {
 	rec := &recorder{}
-	sc := &scriptConn{in: [][]byte{
-		connectReply(4000, 0x77),
-		append(reply(1, 5, 0), reply(-2, 5, 0)...),    // create answered, ping answered
-		append(reply(-1, 6, 0), reply(2, 6, -101)...), // a watch event, then getData: no node
-		reply(4, 6, -999),                             // multi: an unknown code
-	}}
-	c := tapped(t, rec, sc)
-	for _, b := range [][]byte{
-		frame(make([]byte, 40)), // connect
-		pathRequest(1, 1, "/a"), pathRequest(-2, opPingCode, ""), pathRequest(2, 4, "/b"), pathRequest(3, 3, "/c"), pathRequest(4, 14, ""),
-	} {
-		if _, err := c.Write(b); err != nil {
-			t.Fatal(err)
-		}
-	}
-	buf := make([]byte, 256)
-	for {
-		if _, err := c.Read(buf); err != nil {
-			break
-		}
-	}
-	if _, err := c.Write(pathRequest(5, 2, "/d")); err != nil {
-		t.Fatal(err)
-	}
+	callSink(rec)([]tap.Call{{Op: 1, Path: "/a", SessionID: 0x77, Duration: time.Millisecond},
+		{Op: 4, Path: "/b", SessionID: 0x77, Code: -101}, {Op: 14, SessionID: 0x77, Code: -999},
+		{Op: 3, Path: "/c", SessionID: 0x77, Closed: true}})
 	type call struct {
 		op, path string
 		err      error
 	}
 	want := []call{{"create", "/a", nil}, {"getData", "/b", zk.ErrNoNode}, {"multi", "", zk.ErrUnknown},
-		{"exists", "/c", zk.ErrConnectionClosed}, {"delete", "/d", zk.ErrConnectionClosed}}
+		{"exists", "/c", zk.ErrConnectionClosed}}
 	if len(rec.calls) != len(want) {
 		t.Fatalf("calls = %+v, want %d", rec.calls, len(want))
 	}
@@ -126,9 +57,9 @@ func TestTapCalls(t *testing.T) {
 		if g.Op != w.op || g.Path != w.path || g.SessionID != 0x77 || !errors.Is(g.Err, w.err) || (w.err == nil) != (g.Err == nil) {
 			t.Errorf("call %d = %+v, want %+v in session 0x77", i, g, w)
 		}
-		if g.Duration < 0 {
-			t.Errorf("call %d: negative duration %v", i, g.Duration)
-		}
+	}
+	if rec.calls[0].Duration != time.Millisecond {
+		t.Errorf("duration %v, want 1ms", rec.calls[0].Duration)
 	}
 	if s := rec.calls[2].Err.Error(); !strings.Contains(s, "-999") {
 		t.Errorf("unknown code's error %q does not name it", s)
@@ -184,40 +115,6 @@ func TestSlogObserver(t *testing.T) {
 		if !strings.Contains(lines[i], w) {
 			t.Errorf("line %d = %s\nwant it to contain %s", i, lines[i], w)
 		}
-	}
-}
-
-// BenchmarkTapObserver measures the tap's cost per call (one getData
-// request written, its reply read) without an observer and with one:
-// without, the observer's sites cost a nil check each and no allocation.
-func BenchmarkTapObserver(b *testing.B) {
-	for _, bc := range []struct {
-		name string
-		o    Observer
-	}{{"none", nil}, {"observer", BaseObserver{}}} {
-		b.Run(bc.name, func(b *testing.B) {
-			req, rep := pathRequest(1, 4, "/zkrecipes/bench/node"), reply(1, 9, 0)
-			sc := &scriptConn{in: [][]byte{connectReply(4000, 0x77)}}
-			c := tapped(b, bc.o, sc)
-			buf := make([]byte, 64)
-			if _, err := c.Write(frame(make([]byte, 40))); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := c.Read(buf); err != nil {
-				b.Fatal(err)
-			}
-			sc.in, sc.loop = [][]byte{rep}, true
-			b.ReportAllocs()
-			b.ResetTimer()
-			for range b.N {
-				if _, err := c.Write(req); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := c.Read(buf); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 // with a version read just before, would remove a node that another
 // process created at the path after ours went away; the node's czxid (the
 // zxid of the transaction that created it) tells the two apart, and the
-// create tap (tap.go) learns it for free.
+// create tap (internal/tap) learns it for free.
 
 // owner says which node at a path is ours: the one created in transaction
 // czxid (any, when 0) and, with sid set, ephemeral of session sid.
@@ -30,9 +30,9 @@ func (o owner) owns(st *zk.Stat) bool {
 // read from the reply by the create tap (0 when the tap missed: unusual
 // framing, or a reply lost with its connection). Cost: 1 create.
 func (s *Session) createTapped(path string, data []byte, flags int32, acl []zk.ACL) (string, int64, error) {
-	s.tap.expect(path)
+	s.tap.Expect(path)
 	created, err := s.conn.Create(path, data, flags, acl)
-	czxid, tapped := s.tap.take(path)
+	czxid, tapped := s.tap.Take(path)
 	if err != nil || !tapped {
 		czxid = 0
 	}

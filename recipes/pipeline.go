@@ -12,7 +12,7 @@ import (
 //
 // ZooKeeper answers one session's requests in the order it received them,
 // and go-zookeeper writes them in the order they were queued. The Session's
-// tap tells when the create's frame is being written (createTap.sent); the
+// tap tells when the create's frame is being written (tap.Tap.WhenSent); the
 // getChildren is queued only then, so it follows the create on the same
 // connection, and the server lists the parent after our node was created.
 // The listing is used only when that very create succeeded (no connection

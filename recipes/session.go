@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/zkrecipes/zkrecipes/internal/tap"
 )
 
 // Session owns one go-zookeeper connection and tracks its state and session
@@ -53,11 +55,10 @@ type Session struct {
 	conn    *zk.Conn
 	opts    options
 	log     *slog.Logger
-	tap     *createTap
+	tap     *tap.Tap
 	ready   chan struct{} // closed once conn is set
 	drained chan struct{} // closed when go-zookeeper's event channel is closed
-	watches watchRegistry // one armed watch per path and kind (watch.go)
-	fan     fanRegistry   // the watches WatchSets rely on (watchset.go)
+	watches watchRegistry // the Session's watches: Watch's and the WatchSets' (watch.go)
 	auth    authGate      // refusals for missing authentication (enforced.go)
 	parents parentChecks  // parents checked for squatting (squat.go)
 	// liveParents: parents a contender create succeeded under (and no
@@ -102,7 +103,6 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 		return nil, fmt.Errorf("recipes: connect: %w", err)
 	}
 	s := &Session{
-		tap:     newCreateTap(),
 		opts:    o,
 		ready:   make(chan struct{}),
 		drained: make(chan struct{}),
@@ -110,17 +110,20 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 		subs:    make(map[*Subscription]struct{}),
 		hooks:   make(map[uint64]func(StateChange)),
 	}
-	s.tap.lease = s // the tap renews the lease from what it reads
-	s.tap.obs = s.opts.observer
-	s.tap.auth = s // and reports refusals for missing authentication
-	// It also corrects the zxid of go-zookeeper's setWatches (tap.go).
-	s.tap.fixed = func(from, to int64) {
-		s.log.Info("recipes: setWatches carried a zxid above the last one seen before the reconnection; sent with that one",
-			"from", fmt.Sprintf("0x%x", from), "to", fmt.Sprintf("0x%x", to))
-	}
-	s.tap.stalled = func() {
-		s.log.Warn("recipes: a reply was held " + gateFallback.String() + " for a setWatches that did not come; let through")
-	}
+	s.tap = tap.New(tap.Sinks{
+		// The tap renews the lease from what it reads,
+		Handshake: s.leaseHandshake, Renew: s.leaseRenew, PingEvery: s.leasePing, Stall: s.leaseStall,
+		// reports refusals for missing authentication, and times calls,
+		Auth: s.authReply, Calls: callSink(s.opts.observer),
+		// and it corrects the zxid of go-zookeeper's setWatches (internal/tap).
+		Fixed: func(from, to int64) {
+			s.log.Info("recipes: setWatches carried a zxid above the last one seen before the reconnection; sent with that one",
+				"from", fmt.Sprintf("0x%x", from), "to", fmt.Sprintf("0x%x", to))
+		},
+		Stalled: func() {
+			s.log.Warn("recipes: a reply was held " + tap.GateFallback.String() + " for a setWatches that did not come; let through")
+		},
+	})
 	s.log = s.opts.logger
 	s.bgCtx, s.bgStop = context.WithCancel(context.Background())
 	// zk's option type is unexported; list infers it.
@@ -132,7 +135,7 @@ func Connect(ctx context.Context, servers []string, opts ...Option) (*Session, e
 		dial = tlsDialer(dial, s.opts.tls)
 	}
 	zopts := list(zk.WithEventCallback(s.onEvent), zk.WithLogger(zkLogger{s.log}), zk.WithLogInfo(false),
-		zk.WithDialer(s.tap.dialer(dial)))
+		zk.WithDialer(s.tap.Dialer(dial)))
 	if s.opts.tls != nil {
 		zopts = append(zopts, zk.WithHostProvider(&nameProvider{}))
 	}
@@ -178,8 +181,7 @@ func (z zkLogger) Printf(format string, args ...any) {
 // the watch registry (which closes channels and runs non-blocking calls).
 func (s *Session) onEvent(ev zk.Event) {
 	if ev.Type != zk.EventSession {
-		s.fanEvent(ev)    // watch events: to the WatchSets
-		s.fireWatches(ev) // and to the registry's armed watches
+		s.watchEvent(ev) // watch events: to the WatchSets and the armed watches
 		return
 	}
 	<-s.ready // Connect sets s.conn right after zk.Connect returns

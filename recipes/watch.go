@@ -57,12 +57,24 @@ type watchKey struct {
 	kind watchKind
 }
 
-// watchRegistry is the Session's set of armed watches; its zero value is
-// ready to use.
+// watchRegistry is the Session's one registry of watches, under one lock
+// and fed by one event path (watchEvent): the armed entries of WatchData,
+// WatchExists and WatchChildren, keyed by the request that set them, and
+// the watches the WatchSets' reads rely on, keyed by go-zookeeper's kind
+// of watch (watchset.go). The two keys differ because an exists request
+// sets a data watch on an existing node (flightType, setType translate).
+// Its zero value is ready to use.
 type watchRegistry struct {
-	mu     sync.Mutex
+	mu sync.Mutex
+
+	// The entries (this file).
 	m      map[watchKey]*watchEntry
 	closed bool // the Session is closed: every entry has fired
+
+	// The WatchSets' part (watchset.go).
+	armed   map[fanKey]int64 // watch set and not fired: the session id it was set under
+	flights map[*fanFlight]struct{}
+	sets    map[*WatchSet]struct{}
 }
 
 // watchEntry is one armed (or arming) watch.
@@ -378,12 +390,14 @@ func (s *Session) arm(e *watchEntry) {
 	}
 }
 
-// fireWatches is called by the Session's event callback for every watch
-// event, on go-zookeeper's receiving goroutine, before go-zookeeper fires
-// its own channels for it. It fires the listening entries the event
-// concerns and marks the arming ones it may concern as raced. It never
-// blocks (the entries' calls must not either).
-func (s *Session) fireWatches(ev zk.Event) {
+// watchEvent is called by the Session's event callback for every event
+// that is not a session event, on go-zookeeper's receiving goroutine,
+// before go-zookeeper fires its own channels for it. Under the registry's
+// lock it hands the event to the WatchSets (fanLocked), fires the
+// listening entries it concerns and marks the arming ones it may concern
+// as raced; then it runs the fired entries' calls. It never blocks (the
+// entries' calls must not either).
+func (s *Session) watchEvent(ev zk.Event) {
 	types := fanTypes(ev.Type)
 	if len(types) == 0 {
 		return
@@ -391,6 +405,7 @@ func (s *Session) fireWatches(ev zk.Event) {
 	r := &s.watches
 	var calls []func(zk.Event)
 	r.mu.Lock()
+	r.fanLocked(ev, types)
 	for kind := watchData; kind <= watchChildren; kind++ {
 		e := r.m[watchKey{ev.Path, kind}]
 		switch {

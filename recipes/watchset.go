@@ -45,7 +45,7 @@ import (
 // are bounded by the paths read. Watches survive a reconnection under the
 // same session: go-zookeeper sets them again on the new connection (with
 // the last zxid it saw before it, which the Session's tap makes sure of,
-// so the server fires those whose node changed meanwhile: see tap.go); a
+// so the server fires those whose node changed meanwhile: see internal/tap); a
 // read that failed with a connection error set no watch.
 //
 // Reads are single attempts: they check ctx (a done ctx sends nothing), the
@@ -81,15 +81,6 @@ type fanKey struct {
 	typ  fanType
 }
 
-// fanRegistry is the Session's memory of the watches its WatchSets set;
-// its zero value is ready to use.
-type fanRegistry struct {
-	mu      sync.Mutex
-	armed   map[fanKey]int64 // watch set and not fired: the session id it was set under
-	flights map[*fanFlight]struct{}
-	sets    map[*WatchSet]struct{}
-}
-
 // fanFlight is a watch-setting read in flight.
 type fanFlight struct {
 	key   fanKey // for ExistsW, the exist key: its events cover the data key's
@@ -112,17 +103,9 @@ func fanTypes(t zk.EventType) []fanType {
 	return nil
 }
 
-// fanEvent is called by the Session's event callback for every event that
-// is not a session event, on go-zookeeper's receiving goroutine, before
-// go-zookeeper fires its own channels for it. It never blocks.
-func (s *Session) fanEvent(ev zk.Event) {
-	types := fanTypes(ev.Type)
-	if len(types) == 0 {
-		return
-	}
-	r := &s.fan
-	r.mu.Lock()
-	defer r.mu.Unlock()
+// fanLocked is watchEvent's part for the WatchSets: ev fires the watches
+// of types on its path. Called with the registry's mu held; never blocks.
+func (r *watchRegistry) fanLocked(ev zk.Event, types []fanType) {
 	for _, t := range types {
 		delete(r.armed, fanKey{ev.Path, t})
 	}
@@ -146,16 +129,17 @@ func hasType(ts []fanType, t fanType) bool {
 }
 
 // isArmed reports whether k's watch is set under the current session sid.
-func (r *fanRegistry) isArmed(k fanKey, sid int64) bool {
+func (r *watchRegistry) isArmed(k fanKey, sid int64) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return sid != 0 && r.armed[k] == sid
 }
 
-// arm runs call, a watch-setting read, and remembers the watch it set
-// (the key call returns; set false when it set none) unless an event that
-// may have fired it arrived while it was in flight or the session changed.
-func (r *fanRegistry) arm(s *Session, flightKey fanKey, call func() (k fanKey, set bool, err error)) error {
+// armRead runs call, a WatchSet's watch-setting read, and remembers the
+// watch it set (the key call returns; set false when it set none) unless
+// an event that may have fired it arrived while it was in flight or the
+// session changed.
+func (r *watchRegistry) armRead(s *Session, flightKey fanKey, call func() (k fanKey, set bool, err error)) error {
 	f := &fanFlight{key: flightKey}
 	sid := s.ID()
 	r.mu.Lock()
@@ -184,7 +168,7 @@ func (s *Session) NewWatchSet() (*WatchSet, error) {
 		return nil, err
 	}
 	w := &WatchSet{s: s, interest: make(map[fanKey]struct{}), ready: make(chan struct{}, 1)}
-	r := &s.fan
+	r := &s.watches
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.sets == nil {
@@ -218,7 +202,7 @@ func (w *WatchSet) Close() {
 	if w == nil {
 		return
 	}
-	r := &w.s.fan
+	r := &w.s.watches
 	r.mu.Lock()
 	delete(r.sets, w)
 	r.mu.Unlock()
@@ -271,7 +255,7 @@ func (w *WatchSet) want(keys ...fanKey) {
 // being set (a read found no node, so set none), so that interest stays
 // bounded by the watches that exist.
 func (w *WatchSet) unwant(k fanKey) {
-	r := &w.s.fan
+	r := &w.s.watches
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.armed[k]; ok {
@@ -329,10 +313,10 @@ func (w *WatchSet) GetData(ctx context.Context, path string) ([]byte, *zk.Stat, 
 	}
 	s, k := w.s, fanKey{path, fanData}
 	w.want(k)
-	if s.fan.isArmed(k, s.ID()) {
+	if s.watches.isArmed(k, s.ID()) {
 		data, stat, err := s.conn.Get(path)
 		switch {
-		case err == nil && s.fan.isArmed(k, s.ID()):
+		case err == nil && s.watches.isArmed(k, s.ID()):
 			return data, stat, nil
 		case errors.Is(err, zk.ErrNoNode):
 			w.unwant(k)
@@ -344,7 +328,7 @@ func (w *WatchSet) GetData(ctx context.Context, path string) ([]byte, *zk.Stat, 
 	}
 	var data []byte
 	var stat *zk.Stat
-	err := s.fan.arm(s, k, func() (fanKey, bool, error) {
+	err := s.watches.armRead(s, k, func() (fanKey, bool, error) {
 		var err error
 		data, stat, _, err = s.conn.GetW(path)
 		return k, err == nil, err
@@ -369,10 +353,10 @@ func (w *WatchSet) Children(ctx context.Context, path string) ([]string, *zk.Sta
 	}
 	s, k := w.s, fanKey{path, fanChild}
 	w.want(k)
-	if s.fan.isArmed(k, s.ID()) {
+	if s.watches.isArmed(k, s.ID()) {
 		names, stat, err := s.conn.Children(path)
 		switch {
-		case err == nil && s.fan.isArmed(k, s.ID()):
+		case err == nil && s.watches.isArmed(k, s.ID()):
 			return names, stat, nil
 		case errors.Is(err, zk.ErrNoNode):
 			w.unwant(k)
@@ -383,7 +367,7 @@ func (w *WatchSet) Children(ctx context.Context, path string) ([]string, *zk.Sta
 	}
 	var names []string
 	var stat *zk.Stat
-	err := s.fan.arm(s, k, func() (fanKey, bool, error) {
+	err := s.watches.armRead(s, k, func() (fanKey, bool, error) {
 		var err error
 		names, stat, _, err = s.conn.ChildrenW(path)
 		return k, err == nil, err
@@ -409,23 +393,23 @@ func (w *WatchSet) Exists(ctx context.Context, path string) (bool, *zk.Stat, err
 	s := w.s
 	kd, ke := fanKey{path, fanData}, fanKey{path, fanExist}
 	w.want(kd, ke)
-	if sid := s.ID(); s.fan.isArmed(kd, sid) || s.fan.isArmed(ke, sid) {
+	if sid := s.ID(); s.watches.isArmed(kd, sid) || s.watches.isArmed(ke, sid) {
 		ok, stat, err := s.conn.Exists(path)
 		if err != nil {
 			return false, nil, readErr("exists", path, err)
 		}
 		switch sid := s.ID(); {
-		case ok && s.fan.isArmed(kd, sid):
+		case ok && s.watches.isArmed(kd, sid):
 			w.unwant(ke)
 			return true, stat, nil
-		case !ok && s.fan.isArmed(ke, sid):
+		case !ok && s.watches.isArmed(ke, sid):
 			w.unwant(kd)
 			return false, nil, nil
 		}
 	}
 	var found bool
 	var stat *zk.Stat
-	err := s.fan.arm(s, ke, func() (fanKey, bool, error) {
+	err := s.watches.armRead(s, ke, func() (fanKey, bool, error) {
 		var err error
 		found, stat, _, err = s.conn.ExistsW(path)
 		if found {
@@ -447,7 +431,7 @@ func (w *WatchSet) Exists(ctx context.Context, path string) (bool, *zk.Stat, err
 // fanStats returns the number of watches the WatchSets' reads have set and
 // not seen fire, of their reads in flight, and of open WatchSets.
 func (s *Session) fanStats() (armed, flights, sets int) {
-	r := &s.fan
+	r := &s.watches
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.armed), len(r.flights), len(r.sets)

@@ -8,7 +8,7 @@ import (
 )
 
 // The WatchSet's bookkeeping, driven by hand: no server, the events fed to
-// fanEvent as go-zookeeper's callback would.
+// watchEvent as go-zookeeper's callback would.
 
 func TestFanTypes(t *testing.T) {
 	for _, tc := range []struct {
@@ -36,12 +36,12 @@ func fakeSession(id int64) *Session {
 
 func fakeSet(s *Session) *WatchSet {
 	w := &WatchSet{s: s, interest: make(map[fanKey]struct{}), ready: make(chan struct{}, 1)}
-	s.fan.mu.Lock()
-	if s.fan.sets == nil {
-		s.fan.sets = make(map[*WatchSet]struct{})
+	s.watches.mu.Lock()
+	if s.watches.sets == nil {
+		s.watches.sets = make(map[*WatchSet]struct{})
 	}
-	s.fan.sets[w] = struct{}{}
-	s.fan.mu.Unlock()
+	s.watches.sets[w] = struct{}{}
+	s.watches.mu.Unlock()
 	return w
 }
 
@@ -56,51 +56,51 @@ func TestFanArm(t *testing.T) {
 		armed  bool
 	}{
 		{"quiet", func(*Session) {}, true},
-		{"event on another path", func(s *Session) { s.fanEvent(zk.Event{Type: zk.EventNodeDataChanged, Path: "/b"}) }, true},
-		{"children event on the path", func(s *Session) { s.fanEvent(zk.Event{Type: zk.EventNodeChildrenChanged, Path: "/a"}) }, true},
-		{"data event on the path", func(s *Session) { s.fanEvent(zk.Event{Type: zk.EventNodeDataChanged, Path: "/a"}) }, false},
-		{"deleted", func(s *Session) { s.fanEvent(zk.Event{Type: zk.EventNodeDeleted, Path: "/a"}) }, false},
-		{"watches dropped", func(s *Session) { s.fanEvent(zk.Event{Type: zk.EventNotWatching, Path: "/a"}) }, false},
+		{"event on another path", func(s *Session) { s.watchEvent(zk.Event{Type: zk.EventNodeDataChanged, Path: "/b"}) }, true},
+		{"children event on the path", func(s *Session) { s.watchEvent(zk.Event{Type: zk.EventNodeChildrenChanged, Path: "/a"}) }, true},
+		{"data event on the path", func(s *Session) { s.watchEvent(zk.Event{Type: zk.EventNodeDataChanged, Path: "/a"}) }, false},
+		{"deleted", func(s *Session) { s.watchEvent(zk.Event{Type: zk.EventNodeDeleted, Path: "/a"}) }, false},
+		{"watches dropped", func(s *Session) { s.watchEvent(zk.Event{Type: zk.EventNotWatching, Path: "/a"}) }, false},
 		{"new session", func(s *Session) { s.mu.Lock(); s.id = 2; s.mu.Unlock() }, false},
 	} {
 		s := fakeSession(1)
-		err := s.fan.arm(s, k, func() (fanKey, bool, error) {
+		err := s.watches.armRead(s, k, func() (fanKey, bool, error) {
 			tc.during(s)
 			return k, true, nil
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := s.fan.isArmed(k, s.ID()); got != tc.armed {
+		if got := s.watches.isArmed(k, s.ID()); got != tc.armed {
 			t.Errorf("%s: armed %v, want %v", tc.name, got, tc.armed)
 		}
 		if a, f, _ := s.fanStats(); f != 0 || (a == 1) != tc.armed {
 			t.Errorf("%s: %d armed, %d in flight", tc.name, a, f)
 		}
-		s.fanEvent(zk.Event{Type: zk.EventNodeDataChanged, Path: "/a"})
-		if s.fan.isArmed(k, s.ID()) {
+		s.watchEvent(zk.Event{Type: zk.EventNodeDataChanged, Path: "/a"})
+		if s.watches.isArmed(k, s.ID()) {
 			t.Errorf("%s: still armed after its event", tc.name)
 		}
 	}
 	// A read that set no watch (missing node, error) is not remembered.
 	s := fakeSession(1)
-	_ = s.fan.arm(s, k, func() (fanKey, bool, error) { return k, false, zk.ErrNoNode })
-	if s.fan.isArmed(k, 1) {
+	_ = s.watches.armRead(s, k, func() (fanKey, bool, error) { return k, false, zk.ErrNoNode })
+	if s.watches.isArmed(k, 1) {
 		t.Error("a failed read is armed")
 	}
 	// An exists on a missing node arms the exist key: a creation fires it.
 	ke := fanKey{"/a", fanExist}
-	_ = s.fan.arm(s, ke, func() (fanKey, bool, error) { return ke, true, nil })
-	if !s.fan.isArmed(ke, 1) || s.fan.isArmed(k, 1) {
+	_ = s.watches.armRead(s, ke, func() (fanKey, bool, error) { return ke, true, nil })
+	if !s.watches.isArmed(ke, 1) || s.watches.isArmed(k, 1) {
 		t.Error("exists on a missing node: wrong key armed")
 	}
-	s.fanEvent(zk.Event{Type: zk.EventNodeCreated, Path: "/a"})
-	if s.fan.isArmed(ke, 1) {
+	s.watchEvent(zk.Event{Type: zk.EventNodeCreated, Path: "/a"})
+	if s.watches.isArmed(ke, 1) {
 		t.Error("still armed after the creation")
 	}
 	// An entry of an older session does not count.
-	_ = s.fan.arm(s, k, func() (fanKey, bool, error) { return k, true, nil })
-	if s.fan.isArmed(k, 2) {
+	_ = s.watches.armRead(s, k, func() (fanKey, bool, error) { return k, true, nil })
+	if s.watches.isArmed(k, 2) {
 		t.Error("armed under another session")
 	}
 }
@@ -114,10 +114,10 @@ func TestFanDeliver(t *testing.T) {
 	w.want(fanKey{"/a", fanData}, fanKey{"/b", fanChild})
 	other.want(fanKey{"/a", fanData})
 
-	s.fanEvent(zk.Event{Type: zk.EventNodeChildrenChanged, Path: "/a"}) // not a watch of ours
-	s.fanEvent(zk.Event{Type: zk.EventNodeDataChanged, Path: "/a"})
-	s.fanEvent(zk.Event{Type: zk.EventNodeDataChanged, Path: "/a"}) // not read again: no watch
-	s.fanEvent(zk.Event{Type: zk.EventNodeDeleted, Path: "/b"})     // fires the child watch too
+	s.watchEvent(zk.Event{Type: zk.EventNodeChildrenChanged, Path: "/a"}) // not a watch of ours
+	s.watchEvent(zk.Event{Type: zk.EventNodeDataChanged, Path: "/a"})
+	s.watchEvent(zk.Event{Type: zk.EventNodeDataChanged, Path: "/a"}) // not read again: no watch
+	s.watchEvent(zk.Event{Type: zk.EventNodeDeleted, Path: "/b"})     // fires the child watch too
 	select {
 	case <-w.Ready():
 	default:
@@ -142,7 +142,7 @@ func TestFanDeliver(t *testing.T) {
 
 	other.Close()
 	other.want(fanKey{"/c", fanData})
-	s.fanEvent(zk.Event{Type: zk.EventNodeDataChanged, Path: "/c"})
+	s.watchEvent(zk.Event{Type: zk.EventNodeDataChanged, Path: "/c"})
 	if evs := other.Events(); evs != nil {
 		t.Fatalf("a closed set got %v", evs)
 	}
@@ -163,14 +163,14 @@ func TestFanUnwant(t *testing.T) {
 		t.Fatal("interest kept for a watch nobody set")
 	}
 	w.want(k)
-	_ = s.fan.arm(s, k, func() (fanKey, bool, error) { return k, true, nil })
+	_ = s.watches.armRead(s, k, func() (fanKey, bool, error) { return k, true, nil })
 	w.unwant(k)
 	if len(w.interest) != 1 {
 		t.Fatal("interest dropped for an armed watch")
 	}
-	s.fanEvent(zk.Event{Type: zk.EventNodeDataChanged, Path: "/a"})
+	s.watchEvent(zk.Event{Type: zk.EventNodeDataChanged, Path: "/a"})
 	w.want(k)
-	_ = s.fan.arm(s, k, func() (fanKey, bool, error) {
+	_ = s.watches.armRead(s, k, func() (fanKey, bool, error) {
 		w.unwant(k) // another read of the path is in flight
 		if len(w.interest) != 1 {
 			t.Error("interest dropped while a read is in flight")

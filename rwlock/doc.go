@@ -48,19 +48,22 @@
 //
 // # ZooKeeper calls
 //
-//	Lock, RLock uncontended   1 create + 1 getChildren, + 1 getData on our node (czxid, see below)
-//	Lock, RLock contended     + 1 getData per node watched; when a watched node goes and
+// Each row holds for both sides (the RWMutex's own methods, the Writer's,
+// and the Reader's).
+//
+//	Lock uncontended          1 create + 1 getChildren, + 1 getData on our node (czxid, see below)
+//	Lock contended            + 1 getData per node watched; when a watched node goes and
 //	                          more than two were ahead, + 1 getChildren instead of walking
 //	Lock woken, Curator       + 1 getChildren before holding, when nothing of its listing
-//	                          is left ahead (kazoo dialect, RLock: none)
-//	TryLock, TryRLock         1 getChildren when it would block (no write);
+//	                          is left ahead (kazoo dialect, Reader: none)
+//	TryLock                   1 getChildren when it would block (no write);
 //	                          else 1 getChildren + 1 create + 1 getChildren (+ 1 getData)
-//	RLock while writing       1 create + 1 getData (downgrade, no wait), + 1 getData in
+//	Reader().Lock, writing    1 create + 1 getData (downgrade, no wait), + 1 getData in
 //	                          the background to watch the write node, unless watched
-//	Unlock, RUnlock           1 delete
-//	Unlock, RUnlock not held  nothing (ErrNotHeld)
+//	Unlock                    1 delete
+//	Unlock, not held          nothing (ErrNotHeld)
 //	Unlock after a downgrade  1 getChildren + 1 delete (no delete if the write node is kept)
-//	Context, RContext         first call: 1 getData in the background to watch our node,
+//	Context                   first call: 1 getData in the background to watch our node,
 //	                          unless watched
 //
 // The getData on our own node after an acquisition reads its czxid (the
@@ -92,8 +95,7 @@
 //
 // Each side is a View with lock.Mutex's methods: Reader() for the read
 // lock, Writer() for the write lock, whose methods are also the RWMutex's
-// own (Lock, Unlock, Context, ...). The R-prefixed methods (RLock,
-// RUnlock, RContext, ...) are deprecated spellings of the Reader's. Each
+// own (Lock, Unlock, Context, ...). Each
 // holding (Context, Fence, Revoked, Node, FencedMulti, Unlock: the methods
 // of recipes.Held) exposes a context cancelled, with a cause that
 // errors.Is a recipes sentinel, the moment it may be lost, and a fencing

@@ -13,13 +13,13 @@ import (
 // ErrNilReceiver are the very values of package lock, so errors.Is(err,
 // lock.ErrLocked) and errors.Is(err, rwlock.ErrLocked) agree.
 var (
-	// ErrLocked: TryLock found the lock held or contended, or TryRLock found
+	// ErrLocked: TryLock found the lock held or contended, or Reader().TryLock found
 	// a writer holding or queued.
 	ErrLocked = lock.ErrLocked
-	// ErrNotHeld: Unlock without the write holding, or RUnlock without the
+	// ErrNotHeld: Unlock without the write holding, or Reader().Unlock without the
 	// read holding. It errors.Is recipes.ErrReleased (see recipes.Held).
 	ErrNotHeld = lock.ErrNotHeld
-	// ErrAlreadyHeld: Lock while this RWMutex holds the write lock, RLock
+	// ErrAlreadyHeld: Lock while this RWMutex holds the write lock, Reader().Lock
 	// while it holds the read lock, or any acquisition while another
 	// acquisition on the same RWMutex is in progress. An RWMutex is not
 	// reentrant.

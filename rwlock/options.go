@@ -28,6 +28,6 @@ func WithData(b []byte) Option { return Option{lockopt.Data(b)} }
 // WithLossPolicy is lock.WithLossPolicy.
 func WithLossPolicy(p recipes.LossPolicy) Option { return Option{lockopt.LossPolicy(p)} }
 
-// WithRevocation is lock.WithRevocation: Revoked (write) or RRevoked (read)
+// WithRevocation is lock.WithRevocation: Revoked (of the write or the read side)
 // is closed when someone revokes the holding.
 func WithRevocation() Option { return Option{lockopt.Revocation()} }

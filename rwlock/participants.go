@@ -53,10 +53,10 @@ func (m *RWMutex) Participants(ctx context.Context) ([]Participant, error) {
 }
 
 // Revoke asks the holder of the node at nodePath (a full path, as listed by
-// Participants or returned by Node / RNode) to release, with Curator's
+// Participants or returned by a side's Node) to release, with Curator's
 // protocol: it writes "__REVOKE__" into the node's data. It is
 // lock.Revoke, shared by every recipe: a holder with WithRevocation sees
-// Revoked() (or RRevoked()) closed and its context cancelled with
+// its side's Revoked() closed and its context cancelled with
 // recipes.ErrRevoked; any holder's fenced writes fail from then on. The
 // lock is free only once the holder unlocks (or its session ends). Cost: 1
 // setData.

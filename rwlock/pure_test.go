@@ -180,14 +180,14 @@ func TestNilReceiver(t *testing.T) {
 	ctx := context.Background()
 	var nilM *RWMutex
 	for name, err := range map[string]error{
-		"Lock": nilM.Lock(ctx), "RLock": nilM.RLock(ctx), "TryLock": nilM.TryLock(ctx),
-		"TryRLock": nilM.TryRLock(ctx), "Unlock": nilM.Unlock(ctx), "RUnlock": nilM.RUnlock(ctx),
+		"Lock": nilM.Lock(ctx), "Reader().Lock": nilM.Reader().Lock(ctx), "TryLock": nilM.TryLock(ctx),
+		"Reader().TryLock": nilM.Reader().TryLock(ctx), "Unlock": nilM.Unlock(ctx), "Reader().Unlock": nilM.Reader().Unlock(ctx),
 	} {
 		if !errors.Is(err, ErrNilReceiver) {
 			t.Errorf("%s on nil = %v", name, err)
 		}
 	}
-	if nilM.Context().Err() == nil || nilM.RContext().Err() == nil || nilM.Fence().Valid() || nilM.Node() != "" || nilM.Revoked() != nil {
+	if nilM.Context().Err() == nil || nilM.Reader().Context().Err() == nil || nilM.Fence().Valid() || nilM.Node() != "" || nilM.Revoked() != nil {
 		t.Error("nil RWMutex reports a holding")
 	}
 }

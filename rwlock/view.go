@@ -19,7 +19,7 @@ import (
 // RWMutex's own methods are its write side, as with sync.RWMutex.
 type View struct {
 	m     *RWMutex
-	write bool
+	write side
 }
 
 // Reader returns the read side of m. On a nil m, the View's methods that
@@ -27,7 +27,7 @@ type View struct {
 func (m *RWMutex) Reader() View { return View{m: m} }
 
 // Writer returns the write side of m: its methods are m's own.
-func (m *RWMutex) Writer() View { return View{m: m, write: true} }
+func (m *RWMutex) Writer() View { return View{m: m, write: writeSide} }
 
 // Path returns the lock's path.
 func (v View) Path() string { return v.m.Path() }
@@ -60,9 +60,9 @@ func (v View) Path() string { return v.m.Path() }
 // Lock starts over under the new session.
 func (v View) Lock(ctx context.Context) error {
 	if v.write {
-		return v.m.lockWrite(ctx, false)
+		return v.m.lockWrite(ctx, waitTurn)
 	}
-	return v.m.lockRead(ctx, false)
+	return v.m.lockRead(ctx, waitTurn)
 }
 
 // TryLock takes this side only if it would not wait. On the write side it
@@ -74,9 +74,9 @@ func (v View) Lock(ctx context.Context) error {
 // write lock the read side downgrades as Lock does.
 func (v View) TryLock(ctx context.Context) error {
 	if v.write {
-		return v.m.lockWrite(ctx, true)
+		return v.m.lockWrite(ctx, tryOnce)
 	}
-	return v.m.lockRead(ctx, true)
+	return v.m.lockRead(ctx, tryOnce)
 }
 
 // Unlock releases this side. On the write side it is RWMutex.Unlock. On
@@ -142,46 +142,4 @@ func (v View) FencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse, 
 // Participants is RWMutex.Participants: both sides queue in one path.
 func (v View) Participants(ctx context.Context) ([]Participant, error) {
 	return v.m.Participants(ctx)
-}
-
-// RLock is Reader().Lock.
-//
-// Deprecated: use m.Reader().Lock.
-func (m *RWMutex) RLock(ctx context.Context) error { return m.Reader().Lock(ctx) }
-
-// TryRLock is Reader().TryLock.
-//
-// Deprecated: use m.Reader().TryLock.
-func (m *RWMutex) TryRLock(ctx context.Context) error { return m.Reader().TryLock(ctx) }
-
-// RUnlock is Reader().Unlock.
-//
-// Deprecated: use m.Reader().Unlock.
-func (m *RWMutex) RUnlock(ctx context.Context) error { return m.Reader().Unlock(ctx) }
-
-// RContext is Reader().Context.
-//
-// Deprecated: use m.Reader().Context.
-func (m *RWMutex) RContext() context.Context { return m.Reader().Context() }
-
-// RRevoked is Reader().Revoked.
-//
-// Deprecated: use m.Reader().Revoked.
-func (m *RWMutex) RRevoked() <-chan struct{} { return m.Reader().Revoked() }
-
-// RFence is Reader().Fence.
-//
-// Deprecated: use m.Reader().Fence.
-func (m *RWMutex) RFence() recipes.Fence { return m.Reader().Fence() }
-
-// RNode is Reader().Node.
-//
-// Deprecated: use m.Reader().Node.
-func (m *RWMutex) RNode() string { return m.Reader().Node() }
-
-// RFencedMulti is Reader().FencedMulti.
-//
-// Deprecated: use m.Reader().FencedMulti.
-func (m *RWMutex) RFencedMulti(ctx context.Context, ops ...any) ([]zk.MultiResponse, error) {
-	return m.Reader().FencedMulti(ctx, ops...)
 }

@@ -129,7 +129,7 @@ export GOFLAGS="${GOFLAGS:+$GOFLAGS }-tags=zkrecipes_hooks"
 #     (a run killed with SIGKILL leaves valid artifacts). Their clients reconnect hundreds of times with
 #     watches set, where go-zookeeper v1.0.4 races on its own lastZxid
 #     (PR #35 upstream, unfixed): under -race that failed about half the
-#     runs (the Session's tap removes the race since, recipes/tapgate.go;
+#     runs (the Session's tap removes the race since, internal/tap/gate.go;
 #     these tests stay without -race for time);
 #   - lab/bench (and lab/bench/scale, in the full tier): their series run
 #     against time budgets, which the race detector's slowdown on a loaded

@@ -94,12 +94,12 @@ func (c *Count) Get(ctx context.Context) (Versioned[int32], error) {
 // TrySet writes next only if the node is still at prev.Version (never -1:
 // recipes.ErrBadArgument); see Value.TrySet.
 func (c *Count) TrySet(ctx context.Context, prev Versioned[int32], next int32) (Versioned[int32], bool, error) {
-	return decoded(c.value().set(ctx, prev.Version, true, EncodeCount(next)))
+	return decoded(c.value().set(ctx, prev.Version, compareAndSet, EncodeCount(next)))
 }
 
 // Set writes next whatever the current version; see Value.Set.
 func (c *Count) Set(ctx context.Context, next int32) (Versioned[int32], error) {
-	n, _, err := decoded(c.value().set(ctx, anyVersion, false, EncodeCount(next)))
+	n, _, err := decoded(c.value().set(ctx, anyVersion, blindSet, EncodeCount(next)))
 	return n, err
 }
 

@@ -143,7 +143,7 @@ func (v *Value) create(ctx context.Context) error {
 // (recipes.ErrBadArgument, see Versioned). Nothing is sent when ctx is done
 // or the arguments are refused.
 func (v *Value) TrySet(ctx context.Context, prev Versioned[[]byte], next []byte) (Versioned[[]byte], bool, error) {
-	return v.set(ctx, prev.Version, true, next)
+	return v.set(ctx, prev.Version, compareAndSet, next)
 }
 
 // anyVersion is ZooKeeper's version for "whatever the version": a set with
@@ -162,13 +162,21 @@ func (v *Value) checkVersion(version int32) error {
 // Get costs when the node is missing: it is created with the seed, then
 // set). ErrUncertain as for TrySet.
 func (v *Value) Set(ctx context.Context, next []byte) (Versioned[[]byte], error) {
-	r, _, err := v.set(ctx, anyVersion, false, next)
+	r, _, err := v.set(ctx, anyVersion, blindSet, next)
 	return r, err
 }
 
-// set writes next at version, a compare-and-set when cas (anyVersion is
+// setMode says whether set is a compare-and-set.
+type setMode bool
+
+const (
+	blindSet      setMode = false // whatever the version (Set)
+	compareAndSet setMode = true  // only at version (TrySet)
+)
+
+// set writes next at version, a compare-and-set when compareAndSet (anyVersion is
 // refused then), a blind set otherwise (version is anyVersion).
-func (v *Value) set(ctx context.Context, version int32, cas bool, next []byte) (Versioned[[]byte], bool, error) {
+func (v *Value) set(ctx context.Context, version int32, cas setMode, next []byte) (Versioned[[]byte], bool, error) {
 	if err := v.check(ctx); err != nil {
 		return Versioned[[]byte]{}, false, err
 	}
@@ -201,7 +209,7 @@ func (v *Value) set(ctx context.Context, version int32, cas bool, next []byte) (
 		case errors.Is(err, zk.ErrBadVersion):
 			cur, err := v.get(ctx)
 			return cur, false, err
-		case errors.Is(err, zk.ErrNoNode) && !cas:
+		case errors.Is(err, zk.ErrNoNode) && cas == blindSet:
 			if err := v.create(ctx); err != nil {
 				return Versioned[[]byte]{}, false, err
 			}

@@ -139,7 +139,7 @@ func (p *Site) stream(ctx context.Context, out chan<- *Proposal) error {
 				next[tx] = true
 				continue
 			}
-			prop, err := p.examine(ctx, tx, false)
+			prop, err := p.examine(ctx, tx, skipDecided)
 			switch {
 			case err == nil, errors.Is(err, ErrNotInTx), errors.Is(err, ErrUnknownTx):
 				next[tx] = true
@@ -184,12 +184,21 @@ func (p *Site) Lookup(ctx context.Context, txID string) (*Proposal, error) {
 	if err := validateTxID(txID); err != nil {
 		return nil, err
 	}
-	return p.examine(ctx, txID, true)
+	return p.examine(ctx, txID, withDecided)
 }
 
-// examine reads transaction tx for this site. Unless all is set it returns
+// decided says whether examine returns a decided transaction this site
+// did not vote commit in.
+type decided bool
+
+const (
+	skipDecided decided = false // nil for it (Run's scan)
+	withDecided decided = true  // it too (Proposal)
+)
+
+// examine reads transaction tx for this site. Unless all is withDecided it returns
 // nil for a decided transaction this site did not vote commit in.
-func (p *Site) examine(ctx context.Context, tx string, all bool) (*Proposal, error) {
+func (p *Site) examine(ctx context.Context, tx string, all decided) (*Proposal, error) {
 	txPath := zkpath.Join(p.root, tx)
 	kids, _, err := children(ctx, p.s, txPath)
 	if errors.Is(err, zk.ErrNoNode) {
@@ -213,7 +222,7 @@ func (p *Site) examine(ctx context.Context, tx string, all bool) (*Proposal, err
 		return nil, fmt.Errorf("twophase: list %s: %w", sitePath, err)
 	}
 	finished := slices.Contains(mine, doneNode)
-	if finished && !all {
+	if finished && all == skipDecided {
 		return nil, nil // nothing left to do for this site
 	}
 	var vote Decision

@@ -42,7 +42,8 @@ import (
 //     never passes for a trace of a fault (checkers.Exercised).
 //   - A provider holds a discovery.Provider of the service and records its
 //     view (history.KindProviderView: every instance's id and version)
-//     when it starts and at each change of its cache (Provider.Changed),
+//     when it starts and at each change of its cache (a value of
+//     Provider.Watch's Stream),
 //     and a closed view before it closes it. It also queries the service
 //     from ZooKeeper (Discovery.Instances, history.FnQuery) every 400 ms,
 //     once its session has been usable without a change for
@@ -182,13 +183,57 @@ func runDiscovery(ctx context.Context, env *cluster.Env, cs []*cluster.Client, r
 	return errors.Join(errs...)
 }
 
-// discViewer is what a provider client reads: a discovery.Provider, or
-// the mutant's.
+// discViewer is what a provider client reads: a discovery.Provider run
+// by its Watch (discWatched), or the mutant's. wait returns after a
+// change since the last Instances (true), or once the viewer stopped or
+// ctx is done (false).
 type discViewer interface {
-	Changed() <-chan struct{}
 	Instances() []discovery.Instance
+	wait(ctx context.Context) bool
 	Err() error
 	Close() error
+}
+
+// discWatched is a discovery.Provider with the Stream of its Watch.
+type discWatched struct {
+	*discovery.Provider
+	st *recipes.Stream[[]discovery.Instance]
+}
+
+// loaded waits for the Stream's first value (the load), or for ctx.
+func (w *discWatched) loaded(ctx context.Context) error {
+	select {
+	case _, ok := <-w.st.C:
+		if !ok {
+			if err := w.st.Err(); err != nil {
+				return err
+			}
+			return errors.New("provider stopped before its load")
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (w *discWatched) wait(ctx context.Context) bool {
+	select {
+	case _, ok := <-w.st.C:
+		return ok
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// Err is the Stream's: nil while it runs, and after a Stop.
+func (w *discWatched) Err() error { return w.st.Err() }
+
+// Close stops the Stream and waits for C to close.
+func (w *discWatched) Close() error {
+	w.st.Stop()
+	for range w.st.C {
+	}
+	return nil
 }
 
 // discProviderClient starts a provider of the service (the mutant's when
@@ -213,8 +258,12 @@ func discProviderClient(ctx context.Context, env *cluster.Env, c *cluster.Client
 		} else {
 			var dp *discovery.Provider
 			if dp, err = d.NewProvider(discoveryService); err == nil {
-				if err = dp.Start(lctx); err == nil {
-					p = dp
+				// Followed until Close (Stop), as long as the client runs.
+				w := &discWatched{dp, dp.Watch(context.Background())}
+				if err = w.loaded(lctx); err == nil {
+					p = w
+				} else {
+					_ = w.Close()
 				}
 			}
 		}
@@ -244,16 +293,14 @@ func discProviderClient(ctx context.Context, env *cluster.Env, c *cluster.Client
 		}
 	}()
 	last := "\x00"
-	for ctx.Err() == nil && p.Err() == nil {
-		changed := p.Changed()
+	for ctx.Err() == nil {
 		view := discView(p.Instances())
 		if detail := history.FormatInstances(view); detail != last {
 			c.Log.Event(history.Event{Kind: history.KindProviderView, Key: discoveryService, Detail: detail, Value: int64(len(view))})
 			last = detail
 		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
+		if !p.wait(ctx) {
+			break
 		}
 	}
 	<-queried

@@ -86,7 +86,8 @@ type forgetful struct {
 
 	mu      sync.Mutex
 	nodes   map[string]discovery.Instance // by node name
-	changed chan struct{}
+	changed chan struct{}                 // closed at the next change
+	next    chan struct{}                 // changed as of the last Instances
 }
 
 // newForgetful starts the mutant's provider of the service at path and
@@ -108,17 +109,28 @@ func newForgetful(ctx context.Context, s *recipes.Session, path string) (*forget
 	}
 }
 
-// Changed returns a channel closed at the next change of the cache.
-func (p *forgetful) Changed() <-chan struct{} {
+// wait returns true at the first change after the last Instances, false
+// when ctx is done first.
+func (p *forgetful) wait(ctx context.Context) bool {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.changed
+	ch := p.next
+	if ch == nil {
+		ch = p.changed
+	}
+	p.mu.Unlock()
+	select {
+	case <-ch:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // Instances returns the cached instances, sorted by node name.
 func (p *forgetful) Instances() []discovery.Instance {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.next = p.changed
 	names := make([]string, 0, len(p.nodes))
 	for n := range p.nodes {
 		names = append(names, n)

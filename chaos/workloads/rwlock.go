@@ -17,7 +17,7 @@ import (
 // otherwise). Writers do a few fenced increments of a counter
 // (FencedMulti); readers hold for a moment so that they overlap. Each
 // holding is recorded from the lock call's return (acquired, mode "read" or
-// "write", with its fencing token) to the moment RContext/Context is done (lost)
+// "write", with its fencing token) to the moment the side's Context is done (lost)
 // or the unlock is called (released).
 //
 // Checked by: a writer never overlaps any other holder, fencing order of
@@ -64,10 +64,10 @@ func (w *RWLock) Run(ctx context.Context, env *cluster.Env) error {
 					}
 					return &holding{mode: "write", held: m.Context(), fence: m.Fence(), multi: m.FencedMulti, release: m.Unlock}, nil
 				}
-				if err := m.RLock(ctx); err != nil {
+				if err := m.Reader().Lock(ctx); err != nil {
 					return nil, err
 				}
-				return &holding{mode: "read", held: m.RContext(), fence: m.RFence(), release: m.RUnlock}, nil
+				return &holding{mode: "read", held: m.Reader().Context(), fence: m.Reader().Fence(), release: m.Reader().Unlock}, nil
 			}, nil
 		},
 	})

@@ -681,7 +681,7 @@ func (w *goneWaiter) lock(ctx context.Context) (*holding, error) {
 }
 
 // RWLockLater is the kazoo #649 variant and its twin. The target (c1)
-// reads: it loops RLock, 300 ms of holding, RUnlock; the bystanders
+// reads: it loops Reader().Lock, 300 ms of holding, Reader().Unlock; the bystanders
 // (rwlock.RWMutex writers) loop Lock, two fenced increments, Unlock.
 //
 // With Mutant set, the target's reader picks the node to wait for as
@@ -691,7 +691,7 @@ func (w *goneWaiter) lock(ctx context.Context) (*holding, error) {
 // deadlock that holds every later client until the scenario ends (liveness
 // catches it). No fault is needed: any reader that a writer follows in the
 // queue deadlocks; the scenario's fault (latency-low) only slows the
-// clients. The twin's reader (rwlock.RWMutex.RLock) waits only for the
+// clients. The twin's reader (an rwlock.RWMutex's Reader().Lock) waits only for the
 // last writer ahead of it.
 type RWLockLater struct {
 	Mutant bool
@@ -728,10 +728,10 @@ func (w *RWLockLater) Run(ctx context.Context, env *cluster.Env) error {
 			}
 			if i == 0 {
 				return func(ctx context.Context) (*holding, error) {
-					if err := m.RLock(ctx); err != nil {
+					if err := m.Reader().Lock(ctx); err != nil {
 						return nil, err
 					}
-					return &holding{mode: "read", held: m.RContext(), fence: m.RFence(), release: m.RUnlock}, nil
+					return &holding{mode: "read", held: m.Reader().Context(), fence: m.Reader().Fence(), release: m.Reader().Unlock}, nil
 				}
 			}
 			return func(ctx context.Context) (*holding, error) {

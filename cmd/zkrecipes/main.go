@@ -24,7 +24,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/zkrecipes/zkrecipes/internal/inspect"
+	"github.com/zkrecipes/zkrecipes/cmd/zkrecipes/inspect"
 )
 
 func main() {

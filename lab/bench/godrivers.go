@@ -242,10 +242,10 @@ func (d *zkrecipesDriver) RWMix(ctx context.Context, path string, dur time.Durat
 			}
 			return m.Unlock(ctx)
 		}
-		if err := m.RLock(ctx); err != nil {
+		if err := m.Reader().Lock(ctx); err != nil {
 			return err
 		}
-		return m.RUnlock(ctx)
+		return m.Reader().Unlock(ctx)
 	})
 }
 

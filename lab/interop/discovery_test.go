@@ -249,14 +249,15 @@ func TestDiscoveryCuratorSeenByGo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer prov.Close()
-		if err := prov.Start(ctx); err != nil {
-			t.Fatal(err)
-		}
+		changes := prov.Watch(ctx)
+		defer func() {
+			changes.Stop()
+			for range changes.C {
+			}
+		}()
 		waitGo := func(want string) []discovery.Instance {
 			t.Helper()
 			for {
-				ch := prov.Changed()
 				all := prov.Instances()
 				var ids []string
 				for _, i := range all {
@@ -267,7 +268,10 @@ func TestDiscoveryCuratorSeenByGo(t *testing.T) {
 					return all
 				}
 				select {
-				case <-ch:
+				case _, ok := <-changes.C: // the load, or a change
+					if !ok {
+						t.Fatalf("Go provider stopped with %v, want %s: %v", ids, want, changes.Err())
+					}
 				case <-ctx.Done():
 					t.Fatalf("Go provider has %v, want %s", ids, want)
 				}

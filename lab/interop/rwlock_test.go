@@ -61,7 +61,7 @@ func mixedRW(t *testing.T, rel peers.Release, kind peers.Kind, modes []string, n
 		go func() {
 			defer wg.Done()
 			for range n {
-				lock, unlock := m.RLock, m.RUnlock
+				lock, unlock := m.Reader().Lock, m.Reader().Unlock
 				if write {
 					lock, unlock = m.Lock, m.Unlock
 				}
@@ -169,7 +169,7 @@ func TestRWMutexWithKazooReadLock(t *testing.T) {
 			t.Fatalf("kazoo reader holds %+v, want one after the writer's end %d", hs, writeEnd)
 		}
 		// A Go reader and a kazoo reader hold at once; a Go writer waits for both.
-		if err := r.RLock(ctx); err != nil {
+		if err := r.Reader().Lock(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := reader.Do(ctx, fmt.Sprintf("rw-loop %s 1 r %s", path, counter)); err != nil {
@@ -178,7 +178,7 @@ func TestRWMutexWithKazooReadLock(t *testing.T) {
 		if err := w.TryLock(ctx); err == nil {
 			t.Fatal("Go writer got the lock while a Go reader held")
 		}
-		if err := r.RUnlock(ctx); err != nil {
+		if err := r.Reader().Unlock(ctx); err != nil {
 			t.Fatal(err)
 		}
 		// The readers' deletes were acknowledged by their own servers; w's

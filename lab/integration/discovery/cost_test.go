@@ -99,18 +99,14 @@ func TestCost(t *testing.T) {
 	}
 	want("Instance", c.Snapshot().Sub(before), map[zkcount.Op]int64{zkcount.OpGetData: 1})
 
-	// A provider: NewProvider sends nothing (a constructor; it sent the
-	// load before Start existed); Start's load is 1 getChildren + 1 getData per instance,
-	// with watches; reading it sends nothing.
+	// A provider: NewProvider sends nothing (a constructor); Watch's
+	// load is 1 getChildren + 1 getData per instance, with watches;
+	// reading it sends nothing.
 	before = c.Snapshot()
-	unstarted, err := d.NewProvider("api")
-	if err != nil {
+	if _, err := d.NewProvider("api"); err != nil {
 		t.Fatal(err)
 	}
 	want("NewProvider", c.Snapshot().Sub(before), map[zkcount.Op]int64{})
-	if err := unstarted.Close(); err != nil {
-		t.Fatal(err)
-	}
 	p := newProvider(t, d, "api")
 	for range 10 {
 		if _, err := p.Pick(); err != nil {
@@ -118,7 +114,7 @@ func TestCost(t *testing.T) {
 		}
 	}
 	_ = p.Instances()
-	want("Start of 3, 10 Picks", c.Snapshot().Sub(before), map[zkcount.Op]int64{zkcount.OpGetChildren2: 1, zkcount.OpGetData: 3})
+	want("Watch of 3, 10 Picks", c.Snapshot().Sub(before), map[zkcount.Op]int64{zkcount.OpGetChildren2: 1, zkcount.OpGetData: 3})
 	// Another client's changes: an instance added is 1 getChildren + 1
 	// getData, a data change 1 getData, a removal 1 getChildren.
 	dOther := newDiscovery(t, other, base)
@@ -127,13 +123,12 @@ func TestCost(t *testing.T) {
 	waitInstances(t, p, "a,b,c,d")
 	want("provider: one added", settle(t, c, before, zkcount.OpGetData, 1), map[zkcount.Op]int64{zkcount.OpGetChildren2: 1, zkcount.OpGetData: 1})
 	before = c.Snapshot()
-	ch := p.Changed()
 	inst = added.Instance()
 	inst.Port = 9
 	if err := added.Update(ctx, inst); err != nil {
 		t.Fatal(err)
 	}
-	<-ch
+	waitPort(t, p, "d", 9)
 	want("provider: one changed", c.Snapshot().Sub(before), map[zkcount.Op]int64{zkcount.OpGetData: 1})
 	before = c.Snapshot()
 	if err := added.Leave(ctx); err != nil {
@@ -153,9 +148,7 @@ func TestCost(t *testing.T) {
 	// Leave: 1 exists + 1 delete. (The provider's watch on the node
 	// fires; it reads nothing for a deletion but lists the service: 1
 	// getChildren.)
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
+	p.stop(t)
 	for _, r := range []*discovery.Registration{r, r2, r3} {
 		before = c.Snapshot()
 		if err := r.Leave(ctx); err != nil {
@@ -194,12 +187,14 @@ func TestDoneCtxSendsNothing(t *testing.T) {
 		},
 		"Update": func() error { return r.Update(done, r.Instance()) },
 		"Leave":  func() error { return r.Leave(done) },
-		"Provider.Start": func() error {
+		"Provider.Watch": func() error {
 			p, err := d.NewProvider("api")
 			if err != nil {
 				return err
 			}
-			return p.Start(done)
+			w := &watched{p, p.Watch(done)}
+			w.ended(t)
+			return w.st.Err()
 		},
 	}
 	for name, call := range calls {

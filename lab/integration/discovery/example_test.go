@@ -37,19 +37,19 @@ func ExampleProvider() {
 
 	d, _ := discovery.New(client, "/examples/services")
 	p, _ := d.NewProvider("orders") // round robin; sends nothing
-	defer p.Close()
-	if err := p.Start(ctx); err != nil { // loads the instances
-		fmt.Println(err)
+	changes := p.Watch(ctx)         // loads the instances, then follows them
+	defer changes.Stop()
+	if _, ok := <-changes.C; !ok { // the first value: loaded
+		fmt.Println(changes.Err())
 		return
 	}
 	for range 3 {
 		inst, _ := p.Pick()
 		fmt.Println("picked", inst.ID, inst.Address)
 	}
-	changed := p.Changed()
 	_ = b.Leave(ctx)
-	<-changed // the provider has read the change
-	fmt.Println(len(p.Instances()), "left")
+	insts := <-changes.C // the provider has read the change
+	fmt.Println(len(insts), "left")
 	// Output:
 	// picked a 10.0.0.1
 	// picked b 10.0.0.2

@@ -92,19 +92,42 @@ func ids(insts []discovery.Instance) string {
 
 // waitInstances waits until p's usable instances have exactly the ids
 // want (comma separated, in order).
-func waitInstances(tb testing.TB, p *discovery.Provider, want string) []discovery.Instance {
+func waitInstances(tb testing.TB, p *watched, want string) []discovery.Instance {
 	tb.Helper()
 	ctx := ctxT(tb, 30*time.Second)
 	for {
-		ch := p.Changed()
 		insts := p.Instances()
 		if ids(insts) == want {
 			return insts
 		}
 		select {
-		case <-ch:
+		case _, ok := <-p.st.C: // a change since Instances, or one before
+			if !ok {
+				tb.Fatalf("provider of %s stopped with [%s], want [%s] (err %v)", p.Name(), ids(insts), want, p.st.Err())
+			}
 		case <-ctx.Done():
-			tb.Fatalf("provider of %s has [%s], want [%s] (err %v)", p.Name(), ids(insts), want, p.Err())
+			tb.Fatalf("provider of %s has [%s], want [%s]", p.Name(), ids(insts), want)
+		}
+	}
+}
+
+// waitPort waits until p's usable instance id has port port.
+func waitPort(tb testing.TB, p *watched, id string, port int) {
+	tb.Helper()
+	ctx := ctxT(tb, 30*time.Second)
+	for {
+		for _, inst := range p.Instances() {
+			if inst.ID == id && inst.Port == port {
+				return
+			}
+		}
+		select {
+		case _, ok := <-p.st.C:
+			if !ok {
+				tb.Fatalf("provider of %s stopped before %s had port %d (err %v)", p.Name(), id, port, p.st.Err())
+			}
+		case <-ctx.Done():
+			tb.Fatalf("provider of %s: %s never had port %d", p.Name(), id, port)
 		}
 	}
 }

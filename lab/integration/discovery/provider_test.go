@@ -1,29 +1,67 @@
 package discovery_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"testing"
 	"time"
+
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 
 	"github.com/zkrecipes/zkrecipes/discovery"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
-// newProvider is Discovery.NewProvider and Provider.Start for arguments
-// the test knows to be valid; the Provider is closed at cleanup.
-func newProvider(tb testing.TB, d *discovery.Discovery, name string, opts ...discovery.ProviderOption) *discovery.Provider {
+// watched is a Provider with the Stream of its Watch.
+type watched struct {
+	*discovery.Provider
+	st *recipes.Stream[[]discovery.Instance]
+}
+
+// newProvider is Discovery.NewProvider and Provider.Watch for arguments
+// the test knows to be valid, returned once the first value (the load)
+// arrived; the Stream is stopped at cleanup.
+func newProvider(tb testing.TB, d *discovery.Discovery, name string, opts ...discovery.ProviderOption) *watched {
 	tb.Helper()
 	p, err := d.NewProvider(name, opts...)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { _ = p.Close() })
-	if err := p.Start(ctxT(tb, time.Minute)); err != nil {
-		tb.Fatal(err)
+	w := &watched{p, p.Watch(context.Background())}
+	tb.Cleanup(func() { w.stop(tb) })
+	select {
+	case _, ok := <-w.st.C:
+		if !ok {
+			tb.Fatalf("Watch ended before the load: %v", w.st.Err())
+		}
+	case <-ctxT(tb, time.Minute).Done():
+		tb.Fatal("no load within a minute")
 	}
-	return p
+	return w
+}
+
+// stop stops w's Stream and waits (with a deadline) for C to close.
+func (w *watched) stop(tb testing.TB) {
+	w.st.Stop()
+	w.ended(tb)
+}
+
+// ended waits (with a deadline) for w's C to close, for a Stream that
+// ends on its own (bad input, a closed session, a done ctx).
+func (w *watched) ended(tb testing.TB) {
+	tb.Helper()
+	ctx := ctxT(tb, 30*time.Second)
+	for {
+		select {
+		case _, ok := <-w.st.C:
+			if !ok {
+				return
+			}
+		case <-ctx.Done():
+			tb.Fatal("the provider's Stream still open after 30 s")
+		}
+	}
 }
 
 // The provider follows registrations, updates and unregistrations made by
@@ -107,42 +145,39 @@ func TestProviderFollows(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitInstances(t, p, "")
-	if err := p.Err(); err != nil {
+	if err := p.st.Err(); err != nil {
 		t.Fatalf("Err while running = %v", err)
 	}
 }
 
-// Close stops the Provider: Pick fails, Changed is closed, its goroutines
-// are gone (ensemble checks); closing again is fine.
-func TestProviderClose(t *testing.T) {
+// Stopping the Stream of Watch stops the Provider: C closes, Err is nil,
+// Pick fails, Instances keeps the last state, its goroutines are gone
+// (ensemble checks); stopping again is fine, and so is a second Watch,
+// which ends at once.
+func TestProviderStop(t *testing.T) {
 	e := ensemble(t)
 	s := connect(t, e.Addrs())
 	d := newDiscovery(t, s, basePath(t))
 	register(t, d, discovery.Instance{Name: "api", ID: "i"})
 	p := newProvider(t, d, "api")
 	if ids(p.Instances()) != "i" {
-		t.Fatalf("Start returned before the load: [%s]", ids(p.Instances()))
+		t.Fatalf("the first value came before the load: [%s]", ids(p.Instances()))
 	}
-	ch := p.Changed()
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-ch:
-	default:
-		t.Fatal("Changed not closed by Close")
+	p.stop(t)
+	if err := p.st.Err(); err != nil {
+		t.Fatalf("Err after Stop = %v", err)
 	}
 	if _, err := p.Pick(); !errors.Is(err, discovery.ErrProviderClosed) {
-		t.Fatalf("Pick after Close = %v", err)
-	}
-	if !errors.Is(p.Err(), discovery.ErrProviderClosed) {
-		t.Fatalf("Err after Close = %v", p.Err())
+		t.Fatalf("Pick after Stop = %v", err)
 	}
 	if ids(p.Instances()) != "i" {
-		t.Fatalf("Instances after Close = [%s], want the last state", ids(p.Instances()))
+		t.Fatalf("Instances after Stop = [%s], want the last state", ids(p.Instances()))
 	}
-	if err := p.Close(); err != nil {
-		t.Fatal(err)
+	p.stop(t)
+	again := &watched{p.Provider, p.Watch(ctxT(t, time.Minute))}
+	again.ended(t)
+	if err := again.st.Err(); !errors.Is(err, discovery.ErrProviderClosed) {
+		t.Fatalf("a second Watch ended with %v, want ErrProviderClosed", err)
 	}
 
 	// Stopped by the session's close: Err says so.
@@ -151,16 +186,19 @@ func TestProviderClose(t *testing.T) {
 	if err := s2.Close(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-p2.Changed():
-	case <-ctxT(t, 10*time.Second).Done():
-		t.Fatal("the provider did not stop with its session")
+	ctx := ctxT(t, 10*time.Second)
+	for open := true; open; {
+		select {
+		case _, open = <-p2.st.C:
+		case <-ctx.Done():
+			t.Fatal("the provider did not stop with its session")
+		}
 	}
-	for p2.Err() == nil {
-		<-p2.Changed()
-	}
-	if err := p2.Err(); !errors.Is(err, discovery.ErrProviderClosed) || !errors.Is(err, recipes.ErrClosed) {
+	if err := p2.st.Err(); !errors.Is(err, recipes.ErrClosed) {
 		t.Fatalf("Err after the session closed = %v", err)
+	}
+	if _, err := p2.Pick(); !errors.Is(err, discovery.ErrProviderClosed) || !errors.Is(err, recipes.ErrClosed) {
+		t.Fatalf("Pick after the session closed = %v", err)
 	}
 }
 
@@ -180,7 +218,7 @@ func TestProviderStrategies(t *testing.T) {
 	rr := newProvider(t, d, "api")
 	sticky := newProvider(t, d, "api", discovery.WithStrategy(discovery.Sticky(nil)), discovery.WithDownPolicy(time.Hour, 1))
 	random := newProvider(t, d, "api", discovery.WithStrategy(discovery.Random()))
-	for _, p := range []*discovery.Provider{rr, sticky, random} {
+	for _, p := range []*watched{rr, sticky, random} {
 		waitInstances(t, p, "a,b,c")
 	}
 	var got []string
@@ -194,7 +232,7 @@ func TestProviderStrategies(t *testing.T) {
 	if fmt.Sprint(got) != "[a b c a b c]" {
 		t.Fatalf("round robin picked %v", got)
 	}
-	pick := func(p *discovery.Provider) string {
+	pick := func(p *watched) string {
 		inst, err := p.Pick()
 		if err != nil {
 			t.Fatal(err)

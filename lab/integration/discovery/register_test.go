@@ -400,7 +400,12 @@ func TestRegistrationEndsWithSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.Start(ctx); !errors.Is(err, recipes.ErrClosed) || !errors.Is(err, discovery.ErrProviderClosed) {
-		t.Fatalf("Provider.Start on a closed session = %v", err)
+	w := &watched{p, p.Watch(ctx)}
+	w.ended(t)
+	if err := w.st.Err(); !errors.Is(err, recipes.ErrClosed) {
+		t.Fatalf("Provider.Watch on a closed session ended with %v", err)
+	}
+	if _, err := p.Pick(); !errors.Is(err, recipes.ErrClosed) || !errors.Is(err, discovery.ErrProviderClosed) {
+		t.Fatalf("Pick after that = %v", err)
 	}
 }

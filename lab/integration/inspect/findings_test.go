@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/zkrecipes/zkrecipes/internal/inspect"
+	"github.com/zkrecipes/zkrecipes/cmd/zkrecipes/inspect"
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/leader"
 	"github.com/zkrecipes/zkrecipes/lock"
@@ -46,7 +46,7 @@ func TestShowOneOfThreeServers(t *testing.T) {
 		t.Skip("integration test: needs a ZooKeeper ensemble (testenv)")
 	}
 	e := testenv.New(t, testenv.Config{Servers: 3})
-	testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "lock", "internal/inspect"))
+	testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "lock", "cmd/zkrecipes/inspect"))
 	path := testPath(t)
 	ctx := ctxFor(t, 3*time.Minute)
 	addrs := e.Addrs()
@@ -183,7 +183,7 @@ func TestShowAppLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rw.RLock(ctx); err != nil {
+	if err := rw.Reader().Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	sem, err := lock.NewSemaphore(s, app+"/pools/db", 3)
@@ -238,7 +238,7 @@ func TestShowAppLayout(t *testing.T) {
 		t.Errorf("%s with only locks/report: %s, want unknown", only, rep.Kind)
 	}
 	for _, f := range []func() error{func() error { return m.Unlock(ctx) }, func() error { return m2.Unlock(ctx) },
-		func() error { return rw.RUnlock(ctx) }, func() error { return lease.Release(ctx) }, func() error { return term.Release(ctx) }} {
+		func() error { return rw.Reader().Unlock(ctx) }, func() error { return lease.Release(ctx) }, func() error { return term.Release(ctx) }} {
 		if err := f(); err != nil {
 			t.Error(err)
 		}

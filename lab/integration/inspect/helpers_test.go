@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/internal/inspect"
+	"github.com/zkrecipes/zkrecipes/cmd/zkrecipes/inspect"
 	"github.com/zkrecipes/zkrecipes/lab/internal/peers"
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -31,7 +31,7 @@ func TestMain(m *testing.M) { testutil.Main(m, shared) }
 func ensemble(t *testing.T) *testenv.Ensemble {
 	t.Helper()
 	e := shared.Start(t)
-	testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "lock", "leader", "queue", "barrier", "twophase", "internal/inspect"))
+	testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "lock", "leader", "queue", "barrier", "twophase", "cmd/zkrecipes/inspect"))
 	return e
 }
 

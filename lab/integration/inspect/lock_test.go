@@ -215,7 +215,7 @@ func TestShowRWLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r1.RLock(ctx); err != nil {
+	if err := r1.Reader().Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	background(t, "curator writer", func() error {
@@ -228,7 +228,7 @@ func TestShowRWLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	rlocked := make(chan error, 1)
-	go func() { rlocked <- r2.RLock(ctx) }()
+	go func() { rlocked <- r2.Reader().Lock(ctx) }()
 	waitFor(t, time.Minute, "the second reader's node", func() bool { return len(children(t, s1, path)) == 3 })
 
 	rep := show(t, e, path)
@@ -253,17 +253,17 @@ func TestShowRWLock(t *testing.T) {
 		t.Errorf("revoke printed %q, want the reader %s only", out, rep.Contenders[0].Path)
 	}
 	select {
-	case <-r1.RRevoked():
+	case <-r1.Reader().Revoked():
 	case <-ctx.Done():
 		t.Fatal("the reader did not see the revocation")
 	}
-	if err := r1.RUnlock(ctx); !errors.Is(err, recipes.ErrRevoked) {
+	if err := r1.Reader().Unlock(ctx); !errors.Is(err, recipes.ErrRevoked) {
 		t.Errorf("RUnlock after revocation: %v, want ErrRevoked", err)
 	}
 	if err := <-rlocked; err != nil {
 		t.Fatal(err)
 	}
-	if err := r2.RUnlock(ctx); err != nil {
+	if err := r2.Reader().Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -26,7 +26,7 @@ func TestCommandOnSecuredEnsemble(t *testing.T) {
 		t.Skip("integration test: needs a ZooKeeper ensemble (testenv)")
 	}
 	e := testenv.New(t, testenv.Config{Servers: 1, TLS: true, EnforceAuth: true})
-	testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "lock", "internal/inspect"))
+	testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "lock", "cmd/zkrecipes/inspect"))
 	path := testPath(t)
 	ctx := ctxFor(t, 2*time.Minute)
 	creds := []recipes.Option{recipes.WithTLS(e.ClientTLS()), recipes.WithDigestAuth(testutil.User, testutil.Password)}

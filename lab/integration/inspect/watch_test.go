@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkrecipes/zkrecipes/internal/inspect"
+	"github.com/zkrecipes/zkrecipes/cmd/zkrecipes/inspect"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )

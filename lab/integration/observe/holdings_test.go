@@ -79,8 +79,8 @@ func TestHoldingsOfEveryRecipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	expectHoldings(t, s, r, "RLock", func() error { return rw.RLock(ctx) }, acquired("read"))
-	expectHoldings(t, s, r, "RUnlock", func() error { return rw.RUnlock(ctx) }, released("read"))
+	expectHoldings(t, s, r, "RLock", func() error { return rw.Reader().Lock(ctx) }, acquired("read"))
+	expectHoldings(t, s, r, "RUnlock", func() error { return rw.Reader().Unlock(ctx) }, released("read"))
 	expectHoldings(t, s, r, "Lock", func() error { return rw.Lock(ctx) }, acquired("write"))
 	expectHoldings(t, s, r, "Unlock", func() error { return rw.Unlock(ctx) }, released("write"))
 

@@ -216,15 +216,15 @@ func releasables(ctx context.Context) []releasable {
 			}
 			return m.Node(), m.Context, m.Unlock
 		}},
-		{"rwlock.RWMutex.RUnlock", rwlock.ErrNotHeld, true, func(t *testing.T, s *recipes.Session, path string) (string, func() context.Context, func(context.Context) error) {
+		{"rwlock.Reader.Unlock", rwlock.ErrNotHeld, true, func(t *testing.T, s *recipes.Session, path string) (string, func() context.Context, func(context.Context) error) {
 			m, err := rwlock.New(s, path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := m.RLock(ctx); err != nil {
+			if err := m.Reader().Lock(ctx); err != nil {
 				t.Fatal(err)
 			}
-			return m.RNode(), m.RContext, m.RUnlock
+			return m.Reader().Node(), m.Reader().Context, m.Reader().Unlock
 		}},
 	}
 }

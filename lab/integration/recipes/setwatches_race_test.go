@@ -113,7 +113,7 @@ func (h *countingHandler) WithGroup(string) slog.Handler      { return h }
 // 16,310 changes never fired).
 //
 // Under -race it is also the test of the tap's setWatches gate
-// (recipes/tapgate.go): go-zookeeper reads lastZxid for each request while
+// (internal/tap/gate.go): go-zookeeper reads lastZxid for each request while
 // its receive goroutine handles the queued requests' replies. Before the
 // gate the race detector reported that (go-zookeeper's unsynchronized
 // lastZxid, conn.go:614 against conn.go:849) on every run (2026-11-28:

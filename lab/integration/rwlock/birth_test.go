@@ -109,14 +109,14 @@ func TestDowngradeSuspendedAtBirth(t *testing.T) {
 		t.Fatal(err)
 	}
 	fault := cutAtBirth(t, path, link, s)
-	done := async(func() error { return m.RLock(ctx) })
+	done := async(func() error { return m.Reader().Lock(ctx) })
 	waitFault(t, fault)
 	if err := link.Restore(); err != nil {
 		t.Fatal(err)
 	}
 	err = recv(t, done, waitLong, "RLock (downgrade)")
 	if err == nil {
-		t.Fatalf("RLock (downgrade) returned success; RContext: %v", context.Cause(m.RContext()))
+		t.Fatalf("RLock (downgrade) returned success; RContext: %v", context.Cause(m.Reader().Context()))
 	}
 	if !errors.Is(err, recipes.ErrSuspended) {
 		t.Fatalf("RLock (downgrade) = %v, want ErrSuspended", err)

@@ -54,7 +54,7 @@ func TestCost(t *testing.T) {
 	acquired("uncontended Lock", ca, func() error { return ma.Lock(ctx) }, testutil.FirstCreateUnder(1, map[zkcount.Op]int64{create: 1, children: 1}))
 	writeWatched := ca.Snapshot().Sub(lockStart).Req(get) == 1 // the getData armed a watch on our node
 	step("TryRLock against a writer", cb, func() error {
-		if err := mb.TryRLock(ctx); !errors.Is(err, rwlock.ErrLocked) {
+		if err := mb.Reader().TryLock(ctx); !errors.Is(err, rwlock.ErrLocked) {
 			return err
 		}
 		return nil
@@ -68,7 +68,7 @@ func TestCost(t *testing.T) {
 	// The downgrade also watches the write node (from the background)
 	// unless the Lock's getData already did.
 	before := ca.Snapshot()
-	if err := ma.RLock(ctx); err != nil {
+	if err := ma.Reader().Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	wantGet := int64(1)
@@ -80,17 +80,17 @@ func TestCost(t *testing.T) {
 	step("Unlock after a downgrade", ca, func() error { return ma.Unlock(ctx) }, map[zkcount.Op]int64{children: 1, del: 1})
 	// b's first create under path (its Try calls above created nothing): its
 	// open-parent check in the secured pass.
-	acquired("uncontended RLock", cb, func() error { return mb.RLock(ctx) }, testutil.FirstCreateUnder(1, map[zkcount.Op]int64{create: 1, children: 1}))
-	step("RUnlock", ca, func() error { return ma.RUnlock(ctx) }, map[zkcount.Op]int64{del: 1})
+	acquired("uncontended RLock", cb, func() error { return mb.Reader().Lock(ctx) }, testutil.FirstCreateUnder(1, map[zkcount.Op]int64{create: 1, children: 1}))
+	step("RUnlock", ca, func() error { return ma.Reader().Unlock(ctx) }, map[zkcount.Op]int64{del: 1})
 	step("TryLock against readers", ca, func() error {
 		if err := ma.TryLock(ctx); !errors.Is(err, rwlock.ErrLocked) {
 			return err
 		}
 		return nil
 	}, map[zkcount.Op]int64{children: 1})
-	step("RUnlock", cb, func() error { return mb.RUnlock(ctx) }, map[zkcount.Op]int64{del: 1})
-	acquired("uncontended TryRLock", cb, func() error { return mb.TryRLock(ctx) }, map[zkcount.Op]int64{children: 2, create: 1})
-	step("RUnlock", cb, func() error { return mb.RUnlock(ctx) }, map[zkcount.Op]int64{del: 1})
+	step("RUnlock", cb, func() error { return mb.Reader().Unlock(ctx) }, map[zkcount.Op]int64{del: 1})
+	acquired("uncontended TryRLock", cb, func() error { return mb.Reader().TryLock(ctx) }, map[zkcount.Op]int64{children: 2, create: 1})
+	step("RUnlock", cb, func() error { return mb.Reader().Unlock(ctx) }, map[zkcount.Op]int64{del: 1})
 	acquired("uncontended TryLock", ca, func() error { return ma.TryLock(ctx) }, map[zkcount.Op]int64{children: 2, create: 1})
 	step("Unlock", ca, func() error { return ma.Unlock(ctx) }, map[zkcount.Op]int64{del: 1})
 }
@@ -119,7 +119,7 @@ func TestWakeups(t *testing.T) {
 		s, c := countedSession(t, e.Addrs())
 		m := newRW(t, s, path)
 		start := c.Snapshot()
-		f := m.RLock
+		f := m.Reader().Lock
 		if write {
 			f = m.Lock
 		}
@@ -148,7 +148,7 @@ func TestWakeups(t *testing.T) {
 		}
 	}
 	for i, r := range readers[:2] {
-		if err := r.m.RUnlock(ctx); err != nil {
+		if err := r.m.Reader().Unlock(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if !pending(w2.done) {
@@ -158,7 +158,7 @@ func TestWakeups(t *testing.T) {
 	if d := w2.c.Snapshot().Sub(w2snap); d.Notifications != 0 {
 		t.Errorf("queued writer woken %d times before the reader ahead of it left", d.Notifications)
 	}
-	if err := readers[2].m.RUnlock(ctx); err != nil {
+	if err := readers[2].m.Reader().Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := recv(t, w2.done, waitLong, "writer"); err != nil {
@@ -204,7 +204,7 @@ func TestWokenSecondInLine(t *testing.T) {
 			s, c := countedSession(t, e.Addrs())
 			m := newRW(t, s, path, tc.opts...)
 			start := c.Snapshot()
-			f := m.RLock
+			f := m.Reader().Lock
 			if tc.write {
 				f = m.Lock
 			}
@@ -230,7 +230,7 @@ func TestWokenSecondInLine(t *testing.T) {
 				t.Errorf("after the wake-up: %d notifications, %v; want 1 notification, %d getChildren, at most 1 getData (own node)", d.Notifications, d.Requests, tc.children)
 			}
 			t.Logf("%s after its wake-up: %v", tc.name, d.Requests)
-			unlock := m.RUnlock
+			unlock := m.Reader().Unlock
 			if tc.write {
 				unlock = m.Unlock
 			}

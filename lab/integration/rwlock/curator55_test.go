@@ -187,7 +187,7 @@ func queue(t *testing.T, addrs []string, path string, ctx context.Context, write
 	t.Helper()
 	s, c := countedSession(t, addrs)
 	q := &queued{m: newRW(t, s, path), c: c, start: c.Snapshot()}
-	f := q.m.RLock
+	f := q.m.Reader().Lock
 	if write {
 		f = q.m.Lock
 	}
@@ -325,7 +325,7 @@ func readerAndWriterBehindDowngrade(t *testing.T, mk func(*testing.T, *testenv.E
 		t.Fatal(err)
 	}
 	snap := w.c.Snapshot()
-	if err := r.m.RUnlock(ctx); err != nil {
+	if err := r.m.Reader().Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if w.settledOrReturned(t, snap, 2) {

@@ -22,14 +22,14 @@ func ExampleRWMutex() {
 	reader1, _ := rwlock.New(a, "/examples/rwlock") // Curator's InterProcessReadWriteLock names
 	reader2, _ := rwlock.New(b, "/examples/rwlock")
 	writer, _ := rwlock.New(b, "/examples/rwlock")
-	fmt.Println("reader1:", reader1.RLock(ctx))
-	fmt.Println("reader2:", reader2.RLock(ctx))
+	fmt.Println("reader1:", reader1.Reader().Lock(ctx))
+	fmt.Println("reader2:", reader2.Reader().Lock(ctx))
 	fmt.Println("writer (try):", writer.TryLock(ctx))
 
 	done := make(chan error)
 	go func() { done <- writer.Lock(ctx) }()
-	_ = reader1.RUnlock(ctx)
-	_ = reader2.RUnlock(ctx)
+	_ = reader1.Reader().Unlock(ctx)
+	_ = reader2.Reader().Unlock(ctx)
 	fmt.Println("writer:", <-done)
 	held := writer.Context() // cancelled the moment the write lock may be lost
 	fmt.Println("write held:", held.Err() == nil)
@@ -68,18 +68,19 @@ func ExampleRWMutex_downgrade() {
 	// A fenced write: ZooKeeper rejects it if the write holding is gone.
 	_, err = m.FencedMulti(ctx, &zk.SetDataRequest{Path: "/example-rw-config", Data: []byte("v2"), Version: -1})
 	fmt.Println("fenced write:", err)
-	fmt.Println("RLock while writing:", m.RLock(ctx))
+	r := m.Reader()
+	fmt.Println("read lock while writing:", r.Lock(ctx))
 	fmt.Println("Unlock:", m.Unlock(ctx))
-	fmt.Println("still reading:", m.RContext().Err() == nil)
+	fmt.Println("still reading:", r.Context().Err() == nil)
 	fmt.Println("upgrade:", m.Lock(ctx))
-	fmt.Println("RUnlock:", m.RUnlock(ctx))
+	fmt.Println("read unlock:", r.Unlock(ctx))
 	// Output:
 	// fenced write: <nil>
-	// RLock while writing: <nil>
+	// read lock while writing: <nil>
 	// Unlock: <nil>
 	// still reading: true
 	// upgrade: rwlock: cannot upgrade a read holding to write: /examples/rwlock-downgrade
-	// RUnlock: <nil>
+	// read unlock: <nil>
 }
 
 // Revocation: a writer asks the reader holding the lock to let go.
@@ -91,13 +92,13 @@ func ExampleRevoke() {
 	defer b.Close()
 
 	reader, _ := rwlock.New(a, "/examples/rwlock-revoke", rwlock.WithRevocation())
-	if err := reader.RLock(ctx); err != nil {
+	if err := reader.Reader().Lock(ctx); err != nil {
 		fmt.Println(err)
 		return
 	}
 	go func() {
-		<-reader.RRevoked() // asked to release
-		_ = reader.RUnlock(ctx)
+		<-reader.Reader().Revoked() // asked to release
+		_ = reader.Reader().Unlock(ctx)
 	}()
 
 	writer, _ := rwlock.New(b, "/examples/rwlock-revoke")

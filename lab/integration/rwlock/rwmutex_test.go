@@ -39,16 +39,16 @@ func TestReadersCoexist(t *testing.T) {
 	var rs []*rwlock.RWMutex
 	for range 3 {
 		m := newRW(t, connect(t, e.Addrs()), path)
-		if err := m.RLock(ctx); err != nil {
+		if err := m.Reader().Lock(ctx); err != nil {
 			t.Fatal(err)
 		}
 		rs = append(rs, m)
 	}
 	for i, m := range rs {
-		if err := m.RContext().Err(); err != nil {
-			t.Fatalf("reader %d: RContext done: %v", i, context.Cause(m.RContext()))
+		if err := m.Reader().Context().Err(); err != nil {
+			t.Fatalf("reader %d: RContext done: %v", i, context.Cause(m.Reader().Context()))
 		}
-		if m.Context().Err() == nil || m.Fence().Valid() || !m.RFence().Valid() {
+		if m.Context().Err() == nil || m.Fence().Valid() || !m.Reader().Fence().Valid() {
 			t.Errorf("reader %d reports a write holding", i)
 		}
 	}
@@ -59,7 +59,7 @@ func TestReadersCoexist(t *testing.T) {
 	waitChildren(t, admin, path, 3)
 	// Another reader still gets in at once.
 	r4 := newRW(t, connect(t, e.Addrs()), path)
-	if err := r4.TryRLock(ctx); err != nil {
+	if err := r4.Reader().TryLock(ctx); err != nil {
 		t.Fatalf("TryRLock with readers = %v", err)
 	}
 	rs = append(rs, r4)
@@ -69,7 +69,7 @@ func TestReadersCoexist(t *testing.T) {
 		if !pending(done) {
 			t.Fatalf("writer got the lock with %d readers left", len(rs)-i)
 		}
-		if err := m.RUnlock(ctx); err != nil {
+		if err := m.Reader().Unlock(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -198,22 +198,22 @@ func operate(ctx context.Context, s *recipes.Session, m *rwlock.RWMutex, counter
 	case 0, 1, 2, 3, 4: // read
 		var err error
 		if kind == 4 {
-			err = m.TryRLock(ctx)
+			err = m.Reader().TryLock(ctx)
 			if errors.Is(err, rwlock.ErrLocked) {
 				return nil
 			}
 		} else {
-			err = m.RLock(ctx)
+			err = m.Reader().Lock(ctx)
 		}
 		if err != nil {
 			return err
 		}
 		from := time.Now()
 		enterRead()
-		err = work(m.RContext(), false)
+		err = work(m.Reader().Context(), false)
 		leaveRead()
 		record(interval{owner: owner, from: from, to: time.Now()})
-		return errors.Join(err, m.RUnlock(ctx))
+		return errors.Join(err, m.Reader().Unlock(ctx))
 	case 5, 6, 7: // write
 		var err error
 		if kind == 7 {
@@ -236,7 +236,7 @@ func operate(ctx context.Context, s *recipes.Session, m *rwlock.RWMutex, counter
 			return err
 		}
 		wFrom := time.Now()
-		if err := m.RLock(ctx); err != nil {
+		if err := m.Reader().Lock(ctx); err != nil {
 			return err
 		}
 		rFrom := time.Now()
@@ -246,10 +246,10 @@ func operate(ctx context.Context, s *recipes.Session, m *rwlock.RWMutex, counter
 			return err
 		}
 		enterRead()
-		err = errors.Join(err, work(m.RContext(), false))
+		err = errors.Join(err, work(m.Reader().Context(), false))
 		leaveRead()
 		record(interval{owner: owner, from: rFrom, to: time.Now()})
-		return errors.Join(err, m.RUnlock(ctx))
+		return errors.Join(err, m.Reader().Unlock(ctx))
 	}
 }
 
@@ -265,7 +265,7 @@ func TestFairness(t *testing.T) {
 	b := newRW(t, connect(t, e.Addrs()), path)
 	c := newRW(t, connect(t, e.Addrs()), path)
 	d := newRW(t, connect(t, e.Addrs()), path)
-	if err := a.RLock(ctx); err != nil {
+	if err := a.Reader().Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
@@ -277,12 +277,12 @@ func TestFairness(t *testing.T) {
 		return err
 	})
 	waitChildren(t, admin, path, 2)
-	if err := d.TryRLock(ctx); !errors.Is(err, rwlock.ErrLocked) {
+	if err := d.Reader().TryLock(ctx); !errors.Is(err, rwlock.ErrLocked) {
 		t.Fatalf("TryRLock behind a queued writer = %v, want ErrLocked", err)
 	}
 	waitChildren(t, admin, path, 2) // TryRLock wrote nothing
 	cDone := async(func() error {
-		err := c.RLock(ctx)
+		err := c.Reader().Lock(ctx)
 		note("c read")
 		return err
 	})
@@ -290,7 +290,7 @@ func TestFairness(t *testing.T) {
 	if !pending(bDone) || !pending(cDone) {
 		t.Fatal("the writer or the later reader got in while the first reader holds")
 	}
-	if err := a.RUnlock(ctx); err != nil {
+	if err := a.Reader().Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := recv(t, bDone, waitLong, "writer"); err != nil {
@@ -306,7 +306,7 @@ func TestFairness(t *testing.T) {
 	if err := recv(t, cDone, waitLong, "later reader"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.RUnlock(ctx); err != nil {
+	if err := c.Reader().Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Join(order, ", "); got != "b write, b unlock, c read" {
@@ -328,15 +328,15 @@ func TestDowngrade(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeHeld := a.Context()
-	cDone := async(func() error { return c.RLock(ctx) })
+	cDone := async(func() error { return c.Reader().Lock(ctx) })
 	waitChildren(t, admin, path, 2)
-	if err := a.RLock(ctx); err != nil {
+	if err := a.Reader().Lock(ctx); err != nil {
 		t.Fatalf("RLock while writing: %v", err)
 	}
-	if a.Context().Err() != nil || a.RContext().Err() != nil {
+	if a.Context().Err() != nil || a.Reader().Context().Err() != nil {
 		t.Fatal("downgrade: a holding ended")
 	}
-	if err := a.RLock(ctx); !errors.Is(err, rwlock.ErrAlreadyHeld) {
+	if err := a.Reader().Lock(ctx); !errors.Is(err, rwlock.ErrAlreadyHeld) {
 		t.Errorf("second RLock = %v, want ErrAlreadyHeld", err)
 	}
 	if err := a.Lock(ctx); !errors.Is(err, rwlock.ErrAlreadyHeld) {
@@ -345,7 +345,7 @@ func TestDowngrade(t *testing.T) {
 	if !pending(cDone) {
 		t.Fatal("reader got in while we write")
 	}
-	readHeld := a.RContext()
+	readHeld := a.Reader().Context()
 	if err := a.Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +362,7 @@ func TestDowngrade(t *testing.T) {
 	b := newRW(t, connect(t, e.Addrs()), path)
 	bDone := async(func() error { return b.Lock(ctx) })
 	waitChildren(t, admin, path, 3)
-	if err := a.RUnlock(ctx); err != nil {
+	if err := a.Reader().Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if !errors.Is(context.Cause(readHeld), recipes.ErrReleased) {
@@ -371,7 +371,7 @@ func TestDowngrade(t *testing.T) {
 	if !pending(bDone) {
 		t.Fatal("writer got in while c reads")
 	}
-	if err := c.RUnlock(ctx); err != nil {
+	if err := c.Reader().Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := recv(t, bDone, waitLong, "writer"); err != nil {
@@ -400,7 +400,7 @@ func TestDowngradeQueuedWriter(t *testing.T) {
 	writeNode := a.Node()
 	bDone := async(func() error { return b.Lock(ctx) })
 	waitChildren(t, admin, path, 2)
-	if err := a.TryRLock(ctx); err != nil { // downgrade through TryRLock
+	if err := a.Reader().TryLock(ctx); err != nil { // downgrade through TryRLock
 		t.Fatal(err)
 	}
 	if err := a.Unlock(ctx); err != nil {
@@ -418,16 +418,16 @@ func TestDowngradeQueuedWriter(t *testing.T) {
 	if ok, _, err := admin.Conn().Exists(writeNode); err != nil || !ok {
 		t.Fatalf("write node kept as a barrier: exists=%v err=%v", ok, err)
 	}
-	cDone := async(func() error { return c.RLock(ctx) })
+	cDone := async(func() error { return c.Reader().Lock(ctx) })
 	waitChildren(t, admin, path, 4) // a's write and read nodes, b, c
 	if !pending(bDone) || !pending(cDone) {
 		t.Fatal("queued writer or later reader got in while the downgraded reader holds")
 	}
-	readHeld := a.RContext()
+	readHeld := a.Reader().Context()
 	if readHeld.Err() != nil {
 		t.Fatalf("downgraded read holding ended: %v", context.Cause(readHeld))
 	}
-	if err := a.RUnlock(ctx); err != nil {
+	if err := a.Reader().Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := recv(t, bDone, waitLong, "queued writer"); err != nil {
@@ -443,7 +443,7 @@ func TestDowngradeQueuedWriter(t *testing.T) {
 	if err := recv(t, cDone, waitLong, "reader"); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.RUnlock(ctx); err != nil {
+	if err := c.Reader().Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	waitChildren(t, admin, path, 0)
@@ -461,7 +461,7 @@ func TestUpgradeAndMisuse(t *testing.T) {
 	if err := m.Unlock(ctx); !errors.Is(err, rwlock.ErrNotHeld) {
 		t.Errorf("Unlock before anything = %v", err)
 	}
-	if err := m.RUnlock(ctx); !errors.Is(err, rwlock.ErrNotHeld) {
+	if err := m.Reader().Unlock(ctx); !errors.Is(err, rwlock.ErrNotHeld) {
 		t.Errorf("RUnlock before anything = %v", err)
 	}
 	// One acquisition at a time per RWMutex.
@@ -469,14 +469,14 @@ func TestUpgradeAndMisuse(t *testing.T) {
 	if err := other.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waiting := async(func() error { return m.RLock(ctx) })
+	waiting := async(func() error { return m.Reader().Lock(ctx) })
 	waitChildren(t, admin, path, 2)
-	for name, f := range map[string]func(context.Context) error{"Lock": m.Lock, "TryLock": m.TryLock, "RLock": m.RLock, "TryRLock": m.TryRLock} {
+	for name, f := range map[string]func(context.Context) error{"Lock": m.Lock, "TryLock": m.TryLock, "RLock": m.Reader().Lock, "TryRLock": m.Reader().TryLock} {
 		if err := f(ctx); !errors.Is(err, rwlock.ErrAlreadyHeld) {
 			t.Errorf("%s during RLock = %v, want ErrAlreadyHeld", name, err)
 		}
 	}
-	if err := m.RUnlock(ctx); !errors.Is(err, rwlock.ErrNotHeld) {
+	if err := m.Reader().Unlock(ctx); !errors.Is(err, rwlock.ErrNotHeld) {
 		t.Errorf("RUnlock during RLock = %v, want ErrNotHeld", err)
 	}
 	if err := other.Unlock(ctx); err != nil {
@@ -490,17 +490,17 @@ func TestUpgradeAndMisuse(t *testing.T) {
 			t.Errorf("%s while reading = %v, want ErrUpgrade", name, err)
 		}
 	}
-	if err := m.TryRLock(ctx); !errors.Is(err, rwlock.ErrAlreadyHeld) {
+	if err := m.Reader().TryLock(ctx); !errors.Is(err, rwlock.ErrAlreadyHeld) {
 		t.Errorf("TryRLock while reading = %v, want ErrAlreadyHeld", err)
 	}
 	if err := m.Unlock(ctx); !errors.Is(err, rwlock.ErrNotHeld) {
 		t.Errorf("Unlock while reading = %v, want ErrNotHeld", err)
 	}
 	waitChildren(t, admin, path, 1)
-	if err := m.RUnlock(ctx); err != nil {
+	if err := m.Reader().Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.RUnlock(ctx); !errors.Is(err, rwlock.ErrNotHeld) {
+	if err := m.Reader().Unlock(ctx); !errors.Is(err, rwlock.ErrNotHeld) {
 		t.Errorf("double RUnlock = %v, want ErrNotHeld", err)
 	}
 	// Downgrade, then release the read part first: the write holding stays.
@@ -510,10 +510,10 @@ func TestUpgradeAndMisuse(t *testing.T) {
 	if err := m.TryLock(ctx); !errors.Is(err, rwlock.ErrAlreadyHeld) {
 		t.Errorf("TryLock while writing = %v, want ErrAlreadyHeld", err)
 	}
-	if err := m.RLock(ctx); err != nil {
+	if err := m.Reader().Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.RUnlock(ctx); err != nil {
+	if err := m.Reader().Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.Context().Err(); err != nil {
@@ -561,7 +561,7 @@ func TestBadInput(t *testing.T) {
 	cancel(cause)
 	m := newRW(t, s, path)
 	for name, f := range map[string]func(context.Context) error{
-		"Lock": m.Lock, "RLock": m.RLock, "TryLock": m.TryLock, "TryRLock": m.TryRLock,
+		"Lock": m.Lock, "RLock": m.Reader().Lock, "TryLock": m.TryLock, "TryRLock": m.Reader().TryLock,
 	} {
 		if err := f(done); !errors.Is(err, cause) {
 			t.Errorf("%s with cancelled ctx = %v, want its cause", name, err)
@@ -576,7 +576,7 @@ func TestBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitCtx, stop := context.WithCancelCause(ctx)
-	rDone := async(func() error { return m.RLock(waitCtx) })
+	rDone := async(func() error { return m.Reader().Lock(waitCtx) })
 	waitChildren(t, s, path, 2)
 	stop(cause)
 	if err := recv(t, rDone, waitLong, "cancelled RLock"); !errors.Is(err, cause) {
@@ -591,7 +591,7 @@ func TestBadInput(t *testing.T) {
 	if err := closed.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := newRW(t, closed, path).RLock(ctx); !errors.Is(err, recipes.ErrClosed) {
+	if err := newRW(t, closed, path).Reader().Lock(ctx); !errors.Is(err, recipes.ErrClosed) {
 		t.Errorf("closed session: %v", err)
 	}
 	waitChildren(t, s, path, 0)
@@ -622,9 +622,9 @@ func TestSessionExpiry(t *testing.T) {
 				held = holder.Context()
 				fenced = func() error { _, err := holder.FencedMulti(ctx); return err }
 			} else {
-				err = holder.RLock(ctx)
-				held = holder.RContext()
-				fenced = func() error { _, err := holder.RFencedMulti(ctx); return err }
+				err = holder.Reader().Lock(ctx)
+				held = holder.Reader().Context()
+				fenced = func() error { _, err := holder.Reader().FencedMulti(ctx); return err }
 			}
 			if err != nil {
 				t.Fatal(err)
@@ -634,7 +634,7 @@ func TestSessionExpiry(t *testing.T) {
 			r := newRW(t, connect(t, e.Addrs()), path)
 			wDone := async(func() error { return w.Lock(ctx) })
 			waitChildren(t, admin, path, 2)
-			rDone := async(func() error { return r.RLock(ctx) })
+			rDone := async(func() error { return r.Reader().Lock(ctx) })
 			waitChildren(t, admin, path, 3)
 			sid := hs.ID()
 			if err := link.ExpireSession(ctx, sid); err != nil {
@@ -648,7 +648,7 @@ func TestSessionExpiry(t *testing.T) {
 			}
 			if write {
 				// No downgrade from a lost write holding.
-				if err := holder.RLock(ctx); !errors.Is(err, recipes.ErrLeaseExpired) {
+				if err := holder.Reader().Lock(ctx); !errors.Is(err, recipes.ErrLeaseExpired) {
 					t.Errorf("RLock after the write holding was lost = %v, want ErrLeaseExpired", err)
 				}
 			}
@@ -666,7 +666,7 @@ func TestSessionExpiry(t *testing.T) {
 			if err := recv(t, rDone, waitLong, "waiting reader"); err != nil {
 				t.Fatal(err)
 			}
-			if err := r.RUnlock(ctx); err != nil {
+			if err := r.Reader().Unlock(ctx); err != nil {
 				t.Fatal(err)
 			}
 			// The expired holder's release sends nothing and says that the
@@ -674,7 +674,7 @@ func TestSessionExpiry(t *testing.T) {
 			if write {
 				err = holder.Unlock(ctx)
 			} else {
-				err = holder.RUnlock(ctx)
+				err = holder.Reader().Unlock(ctx)
 			}
 			if !errors.Is(err, recipes.ErrReleased) || !errors.Is(err, recipes.ErrLeaseExpired) {
 				t.Errorf("release after expiry: %v, want recipes.ErrReleased and recipes.ErrLeaseExpired", err)
@@ -703,7 +703,7 @@ func TestRevocation(t *testing.T) {
 	ctx := testCtx(t, time.Minute)
 	rs := connect(t, e.Addrs())
 	r := newRW(t, rs, path, rwlock.WithRevocation(), rwlock.WithData([]byte("reader")))
-	if err := r.RLock(ctx); err != nil {
+	if err := r.Reader().Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	ws := connect(t, e.Addrs())
@@ -718,10 +718,10 @@ func TestRevocation(t *testing.T) {
 		t.Fatalf("participants: %+v", ps)
 	}
 	go func() {
-		<-r.RRevoked()
-		_ = r.RUnlock(context.WithoutCancel(ctx))
+		<-r.Reader().Revoked()
+		_ = r.Reader().Unlock(context.WithoutCancel(ctx))
 	}()
-	held := r.RContext()
+	held := r.Reader().Context()
 	if err := rwlock.Revoke(ctx, ws, ps[0].Node); err != nil {
 		t.Fatal(err)
 	}
@@ -751,13 +751,13 @@ func TestKazooDialect(t *testing.T) {
 	s := connect(t, e.Addrs())
 	ensurePath(t, s, path)
 	r := newRW(t, s, path, rwlock.WithDialect(recipes.Kazoo))
-	if err := r.RLock(ctx); err != nil {
+	if err := r.Reader().Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if !regexp.MustCompile(`/[0-9a-f]{32}__rlock__\d{10}$`).MatchString(r.RNode()) {
-		t.Errorf("kazoo read node %q", r.RNode())
+	if !regexp.MustCompile(`/[0-9a-f]{32}__rlock__\d{10}$`).MatchString(r.Reader().Node()) {
+		t.Errorf("kazoo read node %q", r.Reader().Node())
 	}
-	if err := r.RUnlock(ctx); err != nil {
+	if err := r.Reader().Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	// A kazoo Lock holder (as kazoo would write it) blocks our reader.
@@ -765,10 +765,10 @@ func TestKazooDialect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.TryRLock(ctx); !errors.Is(err, rwlock.ErrLocked) {
+	if err := r.Reader().TryLock(ctx); !errors.Is(err, rwlock.ErrLocked) {
 		t.Errorf("TryRLock behind kazoo Lock = %v", err)
 	}
-	rDone := async(func() error { return r.RLock(ctx) })
+	rDone := async(func() error { return r.Reader().Lock(ctx) })
 	waitChildren(t, s, path, 2)
 	if err := s.Conn().Delete(kz, -1); err != nil {
 		t.Fatal(err)
@@ -776,7 +776,7 @@ func TestKazooDialect(t *testing.T) {
 	if err := recv(t, rDone, waitLong, "reader"); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.RUnlock(ctx); err != nil {
+	if err := r.Reader().Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	w := newRW(t, s, path, rwlock.WithDialect(recipes.Kazoo))
@@ -799,17 +799,17 @@ func TestCuratorNames(t *testing.T) {
 	if err := m.Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.RLock(ctx); err != nil {
+	if err := m.Reader().Lock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	uuid := `[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`
 	if !regexp.MustCompile(`/_c_` + uuid + `-__WRIT__\d{10}$`).MatchString(m.Node()) {
 		t.Errorf("write node %q", m.Node())
 	}
-	if !regexp.MustCompile(`/_c_` + uuid + `-__READ__\d{10}$`).MatchString(m.RNode()) {
-		t.Errorf("read node %q", m.RNode())
+	if !regexp.MustCompile(`/_c_` + uuid + `-__READ__\d{10}$`).MatchString(m.Reader().Node()) {
+		t.Errorf("read node %q", m.Reader().Node())
 	}
-	if err := errors.Join(m.Unlock(ctx), m.RUnlock(ctx)); err != nil {
+	if err := errors.Join(m.Unlock(ctx), m.Reader().Unlock(ctx)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -830,10 +830,10 @@ func TestDowngradeLosesWriteNode(t *testing.T) {
 	writeNode := a.Node()
 	bDone := async(func() error { return b.Lock(ctx) })
 	waitChildren(t, admin, path, 2)
-	if err := errors.Join(a.RLock(ctx), a.Unlock(ctx)); err != nil {
+	if err := errors.Join(a.Reader().Lock(ctx), a.Unlock(ctx)); err != nil {
 		t.Fatal(err)
 	}
-	readHeld := a.RContext()
+	readHeld := a.Reader().Context()
 	if err := admin.Conn().Delete(writeNode, -1); err != nil {
 		t.Fatalf("delete kept write node: %v", err)
 	}
@@ -846,7 +846,7 @@ func TestDowngradeLosesWriteNode(t *testing.T) {
 	}
 	// The read holding ended with the write node it relied on: RUnlock
 	// says so, and still deletes the read node.
-	if err := a.RUnlock(ctx); !errors.Is(err, recipes.ErrReleased) || !errors.Is(err, recipes.ErrNodeDeleted) {
+	if err := a.Reader().Unlock(ctx); !errors.Is(err, recipes.ErrReleased) || !errors.Is(err, recipes.ErrNodeDeleted) {
 		t.Errorf("RUnlock after the write node was deleted = %v, want recipes.ErrReleased and recipes.ErrNodeDeleted", err)
 	}
 	if err := b.Unlock(ctx); err != nil {
@@ -878,7 +878,7 @@ func TestDowngradeUnlockUnlistedKeepsWriteNode(t *testing.T) {
 	writeNode := a.Node()
 	bDone := async(func() error { return b.Lock(ctx) })
 	waitChildren(t, admin, path, 2)
-	if err := a.RLock(ctx); err != nil { // downgrade: our read node is queued behind b
+	if err := a.Reader().Lock(ctx); err != nil { // downgrade: our read node is queued behind b
 		t.Fatal(err)
 	}
 	done, cancel := context.WithCancel(ctx)
@@ -897,10 +897,10 @@ func TestDowngradeUnlockUnlistedKeepsWriteNode(t *testing.T) {
 		t.Fatalf("queued writer got the lock while the downgraded reader holds (Lock = %v)", err)
 	case <-window.C:
 	}
-	if readHeld := a.RContext(); readHeld.Err() != nil {
+	if readHeld := a.Reader().Context(); readHeld.Err() != nil {
 		t.Fatalf("downgraded read holding ended: %v", context.Cause(readHeld))
 	}
-	if err := a.RUnlock(ctx); err != nil {
+	if err := a.Reader().Unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if err := recv(t, bDone, waitLong, "queued writer"); err != nil {

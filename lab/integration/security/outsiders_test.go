@@ -180,8 +180,8 @@ func TestRWLockOutsiders(t *testing.T) {
 			err = m.Lock(ctx)
 			held, node = m.Context(), m.Node()
 		} else {
-			err = m.RLock(ctx)
-			held, node = m.RContext(), m.RNode()
+			err = m.Reader().Lock(ctx)
+			held, node = m.Reader().Context(), m.Reader().Node()
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -208,9 +208,9 @@ func TestRWLockOutsiders(t *testing.T) {
 				if mode == "read" {
 					// A reader would hold at once: refused at the create.
 					attempts = append(attempts, attempt{"take the read lock", func() error {
-						err := om.RLock(ctx)
+						err := om.Reader().Lock(ctx)
 						if err == nil {
-							om.RUnlock(ctx)
+							om.Reader().Unlock(ctx)
 						}
 						return wantRecipesNoAuth(err)
 					}})
@@ -225,7 +225,7 @@ func TestRWLockOutsiders(t *testing.T) {
 		if mode == "write" {
 			err = m.Unlock(ctx)
 		} else {
-			err = m.RUnlock(ctx)
+			err = m.Reader().Unlock(ctx)
 		}
 		if err != nil {
 			t.Fatalf("%s unlock after the attacks: %v", mode, err)

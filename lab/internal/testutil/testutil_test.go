@@ -39,7 +39,7 @@ func TestRunning(t *testing.T) {
 		"github.com/zkrecipes/zkrecipes/lock.(*Mutex).Lock(...)":         true,
 		"created by github.com/zkrecipes/zkrecipes/recipes.Connect in 1": true,
 		"github.com/zkrecipes/zkrecipes/lock_test.TestX(...)":            false,
-		"github.com/zkrecipes/zkrecipes/rwlock.(*RWMutex).RLock(...)":    false,
+		"github.com/zkrecipes/zkrecipes/rwlock.View.Lock(...)":           false,
 	} {
 		if got := m(stack); got != want {
 			t.Errorf("Running(recipes, lock)(%q) = %v, want %v", stack, got, want)

@@ -1,4 +1,4 @@
-package recipes
+package tap
 
 import (
 	"encoding/binary"
@@ -39,86 +39,87 @@ import (
 // relativeZxid is above base is written with base instead, which is what
 // go-zookeeper meant to send. The race itself (go-zookeeper reads
 // lastZxid while its receive goroutine may write it) is removed by the
-// tap's setWatches gate (tapgate.go).
+// tap's setWatches gate (gate.go).
 // Lowering it is always safe: at worst the server fires a watch whose
 // node changed before it was set, and its reader looks again. Cost:
 // nothing on the wire (the request go-zookeeper sends anyway, its 8 bytes
 // rewritten in a copy).
 //
-// The same tap feeds the Session's lease (lease.go): it remembers when each
+// The same tap feeds the Session's lease (recipes' lease.go): it remembers when each
 // request and ping was sent (by xid; pings all have xid -2 and are answered
 // in order) and, when the reply comes, tells the lease that the server heard
 // from us no earlier than that send time. It also reads the timeout the
 // server negotiated from every connect response.
-type createTap struct {
+type Tap struct {
 	mu    sync.Mutex
 	want  map[string]int           // requested create paths we wait for
 	done  map[string]int64         // requested path -> zxid of its successful reply
-	sent  map[string]chan struct{} // requested path -> closed when its create is written (pipeline.go)
-	lease leaseSink                // nil: no lease (tests of the tap alone)
-	obs   Observer                 // nil: no call is timed (tapcall.go)
-	auth  authSink                 // nil: refusals not reported (tests of the tap alone)
+	sent  map[string]chan struct{} // requested path -> closed when its create is written (recipes' pipeline.go)
+	sinks Sinks
 
 	// seen is go-zookeeper's lastZxid as the tap reads it: the zxid of the
 	// last reply to a request that carried one (go-zookeeper records no
 	// zxid 0, and no zxid of a watch event or ping reply), 0 after an
 	// expiry (go-zookeeper resets it).
 	seen atomic.Int64
-	// fixed is told of each setWatches whose relativeZxid the tap lowered
-	// (nil: not reported). Called without any lock of the tap held.
-	fixed func(from, to int64)
 
 	// watches is go-zookeeper's watch table as the wire shows it, and sid
-	// the session of the last connect response (tapgate.go); guarded by mu.
+	// the session of the last connect response (gate.go); guarded by mu.
 	watches map[tableKey]struct{}
 	sid     int64
-	// stalled is told when a held reply was let through after
-	// gateFallback with no setWatches written (nil: not reported). Called
-	// without any lock of the tap held.
-	stalled func()
 }
 
-// authSink receives the error code of the last reply to a request (not
-// the connect response, not a watch event) of each read, without any lock
-// of the tap held.
-type authSink interface{ authReply(code int32) }
-
-// leaseSink receives what the tap learns for the lease. Its methods are
-// called without any lock of the tap held.
-type leaseSink interface {
-	// leaseHandshake: a connect request sent at sent was answered with
-	// session sid and the negotiated timeout.
-	leaseHandshake(sent time.Time, timeout time.Duration, sid int64)
-	// leaseRenew: a request or ping sent at sent was answered.
-	leaseRenew(sent time.Time)
-	// leaseStall: how long after the send time of the oldest request
+// Sinks are told what the tap learns. Each is optional (nil: not
+// reported) and is called without any lock of the tap held.
+type Sinks struct {
+	// Handshake: a connect request sent at sent was answered with
+	// session sid and the negotiated timeout (for the lease).
+	Handshake func(sent time.Time, timeout time.Duration, sid int64)
+	// Renew: a request or ping sent at sent was answered (for the lease).
+	Renew func(sent time.Time)
+	// PingEvery returns the interval at which the connection must carry
+	// a frame for the lease (the tap then pings on its own when
+	// go-zookeeper has written nothing for that long); 0: go-zookeeper's
+	// pings suffice. Asked after each handshake.
+	PingEvery func() time.Duration
+	// Stall returns how long after the send time of the oldest request
 	// then unanswered on its connection a request's reply may still renew
-	// the lease from (LeaseBudget.Stall), and for how long after a reply
+	// the lease from (the lease's Stall), and for how long after a reply
 	// so capped arrived the cap holds for later requests (S); ok false: no
-	// such cap.
-	leaseStall() (stall, window time.Duration, ok bool)
-	// leasePing: the interval at which the connection must carry a frame
-	// for the lease (the tap then pings on its own when go-zookeeper has
-	// written nothing for that long); 0: go-zookeeper's pings suffice.
-	leasePing() time.Duration
+	// such cap. Asked after each handshake.
+	Stall func() (stall, window time.Duration, ok bool)
+	// Auth receives the error code of the last reply to a request (not
+	// the connect response, not a watch event) of each read.
+	Auth func(code int32)
+	// Calls receives the requests answered or ended (calls.go); without
+	// it no call is timed.
+	Calls func([]Call)
+	// Fixed is told of each setWatches whose relativeZxid the tap
+	// lowered, from what to what.
+	Fixed func(from, to int64)
+	// Stalled is told when a held reply was let through after
+	// GateFallback with no setWatches written.
+	Stalled func()
 }
 
-func newCreateTap() *createTap {
-	return &createTap{want: make(map[string]int), done: make(map[string]int64), sent: make(map[string]chan struct{}),
-		watches: make(map[tableKey]struct{})}
+// New returns a tap that reports to sinks. It dials nothing: Dialer
+// wraps the connections.
+func New(sinks Sinks) *Tap {
+	return &Tap{want: make(map[string]int), done: make(map[string]int64), sent: make(map[string]chan struct{}),
+		watches: make(map[tableKey]struct{}), sinks: sinks}
 }
 
-// expect announces a create of path (as requested, before the server appends
-// a sequence). Call take afterwards, whatever the outcome.
-func (t *createTap) expect(path string) {
+// Expect announces a create of path (as requested, before the server appends
+// a sequence). Call Take afterwards, whatever the outcome.
+func (t *Tap) Expect(path string) {
 	t.mu.Lock()
 	t.want[path]++
 	t.mu.Unlock()
 }
 
-// take returns the zxid of the last successful reply to a create of path
+// Take returns the zxid of the last successful reply to a create of path
 // and forgets the announcement.
-func (t *createTap) take(path string) (int64, bool) {
+func (t *Tap) Take(path string) (int64, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	z, ok := t.done[path]
@@ -130,9 +131,9 @@ func (t *createTap) take(path string) (int64, bool) {
 	return z, ok
 }
 
-// whenSent returns a channel closed when a create of path, announced with
-// expect, is written (before take; take forgets it).
-func (t *createTap) whenSent(path string) <-chan struct{} {
+// WhenSent returns a channel closed when a create of path, announced with
+// Expect, is written (before Take; Take forgets it).
+func (t *Tap) WhenSent(path string) <-chan struct{} {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ch, ok := t.sent[path]
@@ -145,7 +146,7 @@ func (t *createTap) whenSent(path string) <-chan struct{} {
 
 // wanted reports whether a create of path was announced, and signals its
 // writing to whenSent's channel.
-func (t *createTap) wanted(path string) bool {
+func (t *Tap) wanted(path string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if ch, ok := t.sent[path]; ok {
@@ -155,7 +156,7 @@ func (t *createTap) wanted(path string) bool {
 	return t.want[path] > 0
 }
 
-func (t *createTap) record(path string, zxid int64) {
+func (t *Tap) record(path string, zxid int64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.want[path] > 0 {
@@ -163,9 +164,9 @@ func (t *createTap) record(path string, zxid int64) {
 	}
 }
 
-// dialer wraps base (net.DialTimeout when nil) so that every connection
+// Dialer wraps base (net.DialTimeout when nil) so that every connection
 // feeds the tap.
-func (t *createTap) dialer(base func(network, address string, timeout time.Duration) (net.Conn, error)) func(network, address string, timeout time.Duration) (net.Conn, error) {
+func (t *Tap) Dialer(base func(network, address string, timeout time.Duration) (net.Conn, error)) func(network, address string, timeout time.Duration) (net.Conn, error) {
 	if base == nil {
 		base = net.DialTimeout
 	}
@@ -208,7 +209,7 @@ const maxUnanswered = 1 << 16
 // renews no more).
 type tapConn struct {
 	net.Conn
-	t       *createTap
+	t       *Tap
 	wmu     sync.Mutex // held across parsing and writing a frame: the wire order is the parse order
 	mu      sync.Mutex
 	out, in *zkframe.Splitter
@@ -233,9 +234,9 @@ type tapConn struct {
 	lastCode    int32 // error code of the last reply to a request, for the auth sink
 	hasCode     bool
 
-	calls tapCalls // with an observer only (tapcall.go)
+	calls tapCalls // with Sinks.Calls only (calls.go)
 
-	// The setWatches gate (tapgate.go), guarded by mu but gateOpen.
+	// The setWatches gate (gate.go), guarded by mu but gateOpen.
 	watchReads map[int32]watchRead // xid -> a read with its watch flag set, not answered yet
 	gated      bool                // a reconnection with watches held: replies with a zxid wait for setWatches
 	hold       bool                // the Read being parsed must wait for the gate
@@ -262,8 +263,8 @@ func (c *tapConn) Write(b []byte) (int, error) {
 	calls, base := c.calls.take(), c.base
 	c.mu.Unlock()
 	c.t.observe(calls)
-	if from != 0 && c.t.fixed != nil {
-		c.t.fixed(from, base)
+	if from != 0 && c.t.sinks.Fixed != nil {
+		c.t.sinks.Fixed(from, base)
 	}
 	return c.Conn.Write(b)
 }
@@ -302,7 +303,7 @@ var pingFrame = []byte{0, 0, 0, 8, 0xff, 0xff, 0xff, 0xfe, 0, 0, 0, 11}
 // startPinger starts the lease pinger once per connection, after the
 // handshake: it writes a ping whenever nothing was written for every, so
 // that the server (and through it the leader) hears from us at least that
-// often (see lease.go). The ping goes through the tap like any frame, so
+// often (see recipes' lease.go). The ping goes through the tap like any frame, so
 // its reply renews the lease.
 func (c *tapConn) startPinger(every time.Duration) {
 	c.mu.Lock()
@@ -339,7 +340,7 @@ func (c *tapConn) pinger(every time.Duration) {
 
 func (c *tapConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
-	obs := c.t.obs != nil
+	obs := c.t.sinks.Calls != nil
 	if n > 0 || obs && err != nil {
 		c.mu.Lock()
 		if obs {
@@ -357,23 +358,27 @@ func (c *tapConn) Read(b []byte) (int, error) {
 		calls := c.calls.take()
 		c.mu.Unlock()
 		c.t.observe(calls)
-		if a := c.t.auth; a != nil && hasCode {
-			a.authReply(code)
+		if a := c.t.sinks.Auth; a != nil && hasCode {
+			a(code)
 		}
-		if l := c.t.lease; l != nil {
-			if hs {
-				l.leaseHandshake(sent, timeout, sid)
-				stall, window, ok := l.leaseStall()
+		if hs {
+			if h := c.t.sinks.Handshake; h != nil {
+				h(sent, timeout, sid)
+			}
+			if st := c.t.sinks.Stall; st != nil {
+				stall, window, ok := st()
 				c.mu.Lock()
 				c.stall, c.window, c.capped = stall, window, ok
 				c.mu.Unlock()
-				if p := l.leasePing(); p > 0 {
+			}
+			if pe := c.t.sinks.PingEvery; pe != nil {
+				if p := pe(); p > 0 {
 					c.startPinger(p)
 				}
 			}
-			if some {
-				l.leaseRenew(renewed)
-			}
+		}
+		if r := c.t.sinks.Renew; r != nil && some {
+			r(renewed)
 		}
 		if hold {
 			c.waitGate()
@@ -392,7 +397,7 @@ func (c *tapConn) request(head []byte, first bool) {
 	if len(head) < 8 {
 		return
 	}
-	if c.t.obs != nil {
+	if c.t.sinks.Calls != nil {
 		c.calls.sent(head, c.now)
 	}
 	xid, op := int32(binary.BigEndian.Uint32(head[0:4])), int32(binary.BigEndian.Uint32(head[4:8]))
@@ -460,7 +465,7 @@ func (c *tapConn) reply(head []byte, first bool) {
 	} else {
 		c.watchReply(xid, int32(binary.BigEndian.Uint32(head[12:16])))
 	}
-	if c.t.obs != nil {
+	if c.t.sinks.Calls != nil {
 		c.calls.replied(xid, int32(binary.BigEndian.Uint32(head[12:16])))
 	}
 	if xid != xidWatchEvent {

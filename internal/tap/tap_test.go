@@ -1,4 +1,4 @@
-package recipes
+package tap
 
 import (
 	"encoding/binary"
@@ -31,11 +31,11 @@ func reply(xid int32, zxid int64, errc int32) []byte {
 // recorded, whatever the read and write chunking; others are ignored.
 func TestCreateTap(t *testing.T) {
 	for _, chunk := range []int{1, 5, 1 << 20} {
-		tap := newCreateTap()
-		tap.expect("/a/_c_x-lock-")
-		tap.expect("/a/_c_y-lock-")
+		tap := New(Sinks{})
+		tap.Expect("/a/_c_x-lock-")
+		tap.Expect("/a/_c_y-lock-")
 		client, server := net.Pipe()
-		dial := tap.dialer(func(string, string, time.Duration) (net.Conn, error) { return client, nil })
+		dial := tap.Dialer(func(string, string, time.Duration) (net.Conn, error) { return client, nil })
 		c, err := dial("tcp", "x", time.Second)
 		if err != nil {
 			t.Fatal(err)
@@ -74,13 +74,13 @@ func TestCreateTap(t *testing.T) {
 		}
 		_ = c.Close()
 		_ = server.Close()
-		if z, ok := tap.take("/a/_c_x-lock-"); !ok || z != 0x1234 {
+		if z, ok := tap.Take("/a/_c_x-lock-"); !ok || z != 0x1234 {
 			t.Errorf("chunk %d: take x = %x, %v", chunk, z, ok)
 		}
-		if _, ok := tap.take("/a/_c_y-lock-"); ok {
+		if _, ok := tap.Take("/a/_c_y-lock-"); ok {
 			t.Errorf("chunk %d: failed create recorded", chunk)
 		}
-		if _, ok := tap.take("/other"); ok {
+		if _, ok := tap.Take("/other"); ok {
 			t.Errorf("chunk %d: unwanted create recorded", chunk)
 		}
 		if len(tap.want) != 0 || len(tap.done) != 0 {

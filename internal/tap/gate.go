@@ -1,4 +1,4 @@
-package recipes
+package tap
 
 import (
 	"encoding/binary"
@@ -35,7 +35,7 @@ import (
 //
 // Should the table ever claim a watch go-zookeeper does not hold (a path
 // longer than the tap keeps, say), no setWatches comes and the gate opens
-// after gateFallback, reported through stalled; the replies are then late,
+// after GateFallback, reported through Sinks.Stalled; the replies are then late,
 // never lost. Cost: nothing on the wire; on a reconnection with watches,
 // the replies to requests queued while disconnected wait for the
 // setWatches written right after them.
@@ -83,9 +83,9 @@ const (
 // path (int32 length, bytes) of up to 4 KiB.
 const replyHead = 16 + 12 + 4096
 
-// gateFallback bounds how long a reply is held for a setWatches that does
+// GateFallback bounds how long a reply is held for a setWatches that does
 // not come (a variable for the tap's own tests only).
-var gateFallback = 2 * time.Second
+var GateFallback = 2 * time.Second
 
 // watchRequest notes a read with its watch flag set (head: xid, op, path,
 // then the flag). Called with c.mu held.
@@ -189,17 +189,17 @@ func (c *tapConn) gateHandshake(sid int64) {
 func (c *tapConn) openGate() { c.gateOnce.Do(func() { close(c.gateOpen) }) }
 
 // waitGate waits, outside every lock, until the gate is open, the
-// connection closed, or gateFallback has passed.
+// connection closed, or GateFallback has passed.
 func (c *tapConn) waitGate() {
-	t := time.NewTimer(gateFallback)
+	t := time.NewTimer(GateFallback)
 	defer t.Stop()
 	select {
 	case <-c.gateOpen:
 	case <-c.closed:
 	case <-t.C:
 		c.openGate()
-		if c.t.stalled != nil {
-			c.t.stalled()
+		if c.t.sinks.Stalled != nil {
+			c.t.sinks.Stalled()
 		}
 	}
 }

@@ -69,7 +69,7 @@ func envName(flag string) string {
 var errVersion = errors.New("version")
 
 // version is the command's version when the build sets it
-// (-ldflags "-X github.com/zkrecipes/zkrecipes/internal/inspect.version=v1.2.3");
+// (-ldflags "-X github.com/zkrecipes/zkrecipes/cmd/zkrecipes/inspect.version=v1.2.3");
 // otherwise the module's version from the build information ("(devel)"
 // in a checkout).
 var version = ""

@@ -1,28 +1,40 @@
-package recipes
+package tap
 
 import (
 	"encoding/binary"
 	"time"
-
-	"github.com/go-zookeeper/zk"
 )
 
-// tapCalls times one connection's requests for the Session's observer: the
-// tap notes each request's op, path and send time by xid, and turns its
-// reply into a CallEvent. It is used only when an observer is set; it is
-// guarded by the tapConn's mu.
+// Call is one request as the tap saw it: its op code and path (for the ops
+// whose request starts with one), the connection's session, and either the
+// error code of its reply, or Closed when the connection's read side ended
+// before any reply. Duration runs from the request's write to the read
+// that brought its reply (or the end).
+type Call struct {
+	Op        int32
+	Path      string
+	SessionID int64
+	Duration  time.Duration
+	Code      int32
+	Closed    bool
+}
+
+// tapCalls times one connection's requests for the Sinks' Calls: the tap
+// notes each request's op, path and send time by xid, and turns its
+// reply into a Call. It is used only when Calls is set; it is guarded by
+// the tapConn's mu.
 //
 // Invariant: every request noted is reported exactly once: at its reply
-// (matched by xid, oldest first), or with zk.ErrConnectionClosed when the
-// connection's read side ends; a request written after that is reported
-// at once, also as closed. Pings and the connect request are not calls.
+// (matched by xid, oldest first), or Closed when the connection's read
+// side ends; a request written after that is reported at once, also as
+// closed. Pings and the connect request are not calls.
 type tapCalls struct {
 	sid     int64               // the connection's session, from its connect response
 	pending map[int32][]tapCall // xid -> requests not answered yet, oldest first
 	n       int                 // total length of the lists in pending
 	readAt  time.Time           // when the Read being parsed returned
 	ended   bool                // the read side failed: no reply will come
-	out     []CallEvent         // events to hand to the observer after unlocking
+	out     []Call              // calls to hand to the sink after unlocking
 }
 
 type tapCall struct {
@@ -32,6 +44,12 @@ type tapCall struct {
 }
 
 const opPingCode = 11
+
+// pathOps are the ops whose request body starts with a path.
+var pathOps = map[int32]bool{
+	1: true, 2: true, 3: true, 4: true, 5: true, 6: true, 7: true, 8: true, 9: true, 12: true,
+	13: true, 15: true, 17: true, 18: true, 19: true, 20: true, 21: true, 103: true, 104: true, 106: true,
+}
 
 // sent notes a request whose head is head (xid, op, then for most ops the
 // path), written at at.
@@ -52,7 +70,7 @@ func (t *tapCalls) sent(head []byte, at time.Time) {
 	}
 	switch {
 	case t.ended:
-		t.out = append(t.out, CallEvent{Op: OpName(op), Path: path, SessionID: t.sid, Err: zk.ErrConnectionClosed})
+		t.out = append(t.out, Call{Op: op, Path: path, SessionID: t.sid, Closed: true})
 	case t.n < maxUnanswered:
 		if t.pending == nil {
 			t.pending = make(map[int32][]tapCall)
@@ -75,8 +93,8 @@ func (t *tapCalls) replied(xid, code int32) {
 		t.pending[xid] = q[1:]
 	}
 	t.n--
-	t.out = append(t.out, CallEvent{Op: OpName(c.op), Path: c.path, SessionID: t.sid,
-		Duration: t.readAt.Sub(c.at), Err: codeErr(code)})
+	t.out = append(t.out, Call{Op: c.op, Path: c.path, SessionID: t.sid,
+		Duration: t.readAt.Sub(c.at), Code: code})
 }
 
 // end reports every request not answered as closed: the connection's read
@@ -88,23 +106,23 @@ func (t *tapCalls) end() {
 	t.ended = true
 	for _, q := range t.pending {
 		for _, c := range q {
-			t.out = append(t.out, CallEvent{Op: OpName(c.op), Path: c.path, SessionID: t.sid,
-				Duration: t.readAt.Sub(c.at), Err: zk.ErrConnectionClosed})
+			t.out = append(t.out, Call{Op: c.op, Path: c.path, SessionID: t.sid,
+				Duration: t.readAt.Sub(c.at), Closed: true})
 		}
 	}
 	t.pending, t.n = nil, 0
 }
 
-// take returns the events gathered and forgets them.
-func (t *tapCalls) take() []CallEvent {
+// take returns the calls gathered and forgets them.
+func (t *tapCalls) take() []Call {
 	out := t.out
 	t.out = nil
 	return out
 }
 
-// observe hands calls to the observer; called without any lock held.
-func (t *createTap) observe(calls []CallEvent) {
-	for _, c := range calls {
-		t.obs.ObserveCall(c)
+// observe hands calls to the sink; called without any lock held.
+func (t *Tap) observe(calls []Call) {
+	if len(calls) > 0 {
+		t.sinks.Calls(calls)
 	}
 }

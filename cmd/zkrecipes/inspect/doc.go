@@ -1,7 +1,8 @@
-// Package inspect is the logic of the zkrecipes command (cmd/zkrecipes):
-// it recognises the recipe at a ZooKeeper path from its children's names
-// and, for layouts with fixed child names, the names under those
-// (Recognise, pure), reads what it needs to show who holds what (Inspect,
+// Package inspect is the logic of the zkrecipes command (cmd/zkrecipes),
+// kept with the command: it is no library API and makes no compatibility
+// promise. It recognises the recipe at a ZooKeeper path from its
+// children's names and, for layouts with fixed child names, the names
+// under those (Recognise, pure), reads what it needs to show who holds what (Inspect,
 // reads only), learns whether each owner session is connected (Sessions,
 // ApplyLiveness), renders that as text or JSON (WriteText, WriteJSON), asks
 // a lock holder to release (Curator's revocation protocol, through

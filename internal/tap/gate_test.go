@@ -1,4 +1,4 @@
-package recipes
+package tap
 
 import (
 	"encoding/binary"
@@ -77,16 +77,15 @@ func watchEventFrame(typ int32, path string) []byte {
 // setWatches frame is written; replies of the first connection, of a new
 // session, without watches held, or without a zxid are not. A watch
 // event forgets what it fired. With no setWatches the reply goes through
-// after gateFallback, reported.
+// after GateFallback, reported.
 func TestTapGate(t *testing.T) {
-	defer func(d time.Duration) { gateFallback = d }(gateFallback)
-	gateFallback = 300 * time.Millisecond
-	tap := newCreateTap()
+	defer func(d time.Duration) { GateFallback = d }(GateFallback)
+	GateFallback = 300 * time.Millisecond
 	var stalls atomic.Int32
-	tap.stalled = func() { stalls.Add(1) }
+	tap := New(Sinks{Stalled: func() { stalls.Add(1) }})
 	dial := func(in ...[]byte) net.Conn {
 		w := &wireConn{in: in}
-		c, err := tap.dialer(func(string, string, time.Duration) (net.Conn, error) { return w, nil })("tcp", "x", time.Second)
+		c, err := tap.Dialer(func(string, string, time.Duration) (net.Conn, error) { return w, nil })("tcp", "x", time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -164,7 +163,7 @@ func TestTapGate(t *testing.T) {
 	// Events forget what they fired (/a's data change its data watch,
 	// /c's creation its exist watch). With /b's child watch left, a
 	// reconnection whose setWatches never comes lets the reply through
-	// after gateFallback, reported.
+	// after GateFallback, reported.
 	c4 := dial(connectResponse(10000, 5), watchEventFrame(eventNodeDataChanged, "/a"), watchEventFrame(eventNodeCreated, "/c"), reply(8, 0x30, 0))
 	write(c4, frame(make([]byte, 40)))
 	read(c4, "handshake")

@@ -1,4 +1,4 @@
-package recipes
+package tap
 
 import (
 	"bytes"
@@ -56,12 +56,11 @@ func relativeZxid(t *testing.T, f []byte) int64 {
 // Replies that go-zookeeper does not record (zxid 0, as ZooKeeper answers
 // setAuth; watch events; pings) do not count, and an expiry resets it.
 func TestTapFixesSetWatches(t *testing.T) {
-	tap := newCreateTap()
 	var fixes [][2]int64
-	tap.fixed = func(from, to int64) { fixes = append(fixes, [2]int64{from, to}) }
+	tap := New(Sinks{Fixed: func(from, to int64) { fixes = append(fixes, [2]int64{from, to}) }})
 	dial := func(in ...[]byte) (net.Conn, *wireConn) {
 		w := &wireConn{in: in}
-		c, err := tap.dialer(func(string, string, time.Duration) (net.Conn, error) { return w, nil })("tcp", "x", time.Second)
+		c, err := tap.Dialer(func(string, string, time.Duration) (net.Conn, error) { return w, nil })("tcp", "x", time.Second)
 		if err != nil {
 			t.Fatal(err)
 		}
