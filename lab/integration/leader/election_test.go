@@ -359,6 +359,19 @@ func TestRunRequeues(t *testing.T) {
 	t.Logf("%d terms: %v", total, terms)
 }
 
+// within receives from ch, failing the test if nothing comes within 30 s
+// (a test that waits on a channel must not hang its package).
+func within[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s: nothing within 30 s", what)
+	}
+	panic("unreachable")
+}
+
 func TestRunTellsFnOnLoss(t *testing.T) {
 	e := shared(t)
 	path := testPath(t)
@@ -377,24 +390,24 @@ func TestRunTellsFnOnLoss(t *testing.T) {
 			return errors.New("interrupted")
 		}, leader.WithErrorHandler(func(error) {}))
 	}()
-	term := <-started
+	term := within(t, started, "fn's first term")
 	// Someone deletes the leader's node: its fn must be told at once and
 	// Run must requeue.
 	if err := admin.Conn().Delete(term.Fence().Path, -1); err != nil {
 		t.Fatal(err)
 	}
-	if cause := <-causes; !errors.Is(cause, recipes.ErrNodeDeleted) {
+	if cause := within(t, causes, "fn told of the deleted node"); !errors.Is(cause, recipes.ErrNodeDeleted) {
 		t.Errorf("fn's cause %v, want ErrNodeDeleted", cause)
 	}
-	term2 := <-started
+	term2 := within(t, started, "the requeued term")
 	if term2.Fence().Token <= term.Fence().Token {
 		t.Errorf("requeued term's fence %d <= %d", term2.Fence().Token, term.Fence().Token)
 	}
 	cancel()
-	if cause := <-causes; !errors.Is(cause, context.Canceled) {
+	if cause := within(t, causes, "fn told of the cancel"); !errors.Is(cause, context.Canceled) {
 		t.Errorf("fn's cause on cancel: %v", cause)
 	}
-	if err := <-done; !errors.Is(err, context.Canceled) {
+	if err := within(t, done, "Run's return"); !errors.Is(err, context.Canceled) {
 		t.Errorf("Run: %v", err)
 	}
 	waitFor(t, 10*time.Second, "the path to empty", func() bool {

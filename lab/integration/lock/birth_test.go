@@ -2,13 +2,15 @@ package lock_test
 
 import (
 	"context"
-	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/internal/hooks"
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
+	"github.com/zkrecipes/zkrecipes/lab/internal/zkcount"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/testenv"
@@ -191,6 +193,73 @@ func TestSemaphoreLeaseSuspendedAtBirth(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := <-done
+	if l == nil {
+		t.FailNow()
+	}
+	alive(t, "Acquire", l.Context(), l.Fence(), s)
+	if err := l.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSemaphoreSuspendedWhileListing guards Semaphore.Acquire's promise
+// "Acquire never returns a lease whose Context() is already done. If the
+// mutex or the lease may be lost before the lease counts (the connection is
+// suspended under the default loss policy [...]), both are given up and
+// Acquire starts over" at the last step before a grant: the connection is
+// suspended while the acquirer's listing of the leases, which shows room,
+// is in flight (its reply held back by the link's latency), and comes back
+// within the session. The listing is answered after the reconnection; the
+// mutex and the lease stepped down meanwhile, so that answer must not grant.
+func TestSemaphoreSuspendedWhileListing(t *testing.T) {
+	testutil.RequireHooks(t)
+	e := ensemble(t)
+	path := testPath(t)
+	link, err := e.NewLink("semaphore-suspended-listing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer link.Close()
+	s, counter := countedSession(t, link.Addrs())
+	sem := newSemaphore(t, s, path, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// At the lease's birth (the mutex is held), hold replies back, then cut
+	// once the next listing has been sent, wait for the suspension, and
+	// restore the link.
+	var once sync.Once
+	fault := make(chan error, 1)
+	t.Cleanup(hooks.SetBeforeHold(func(p string) {
+		if !strings.HasPrefix(p, path+"/leases/") {
+			return
+		}
+		once.Do(func() {
+			before := counter.Snapshot()
+			if err := link.Latency(time.Second, 0); err != nil {
+				fault <- err
+				return
+			}
+			go func() {
+				if !until(20*time.Second, func() bool { return counter.Snapshot().Sub(before).Req(zkcount.OpGetChildren2) >= 1 }) {
+					fault <- errors.New("no listing sent after the lease's birth")
+					return
+				}
+				err := cutUntilSuspended(link, s)()
+				err = errors.Join(err, link.Heal(), link.Restore())
+				fault <- err
+			}()
+		})
+	}))
+	got := make(chan *lock.Permit, 1)
+	go func() {
+		l, err := sem.Acquire(ctx)
+		if err != nil {
+			t.Errorf("Acquire = %v", err)
+		}
+		got <- l
+	}()
+	afterFault(t, fault)
+	l := <-got
 	if l == nil {
 		t.FailNow()
 	}

@@ -487,3 +487,55 @@ func TestSemaphoreBadCount(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSemaphoreRecordCheckedPerLeasesNode guards the Semaphore's promise
+// that the recorded maximum is "checked under the mutex, once per Semaphore
+// and leases node": when the leases node is gone (a container the server
+// removed once empty; here an admin deletes it, as the server would) and a
+// peer with another n creates it again, a Semaphore that checked the old
+// node must check the new one and refuse, with ErrMaxMismatch, to join the
+// leases held under the other maximum, even though the new node's record is
+// at the same data version as the one it checked.
+func TestSemaphoreRecordCheckedPerLeasesNode(t *testing.T) {
+	e := ensemble(t)
+	path := testPath(t)
+	admin := connect(t, e.Addrs())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	two, three := newSemaphore(t, connect(t, e.Addrs()), path, 2), newSemaphore(t, connect(t, e.Addrs()), path, 3)
+	l2, err := two.Acquire(ctx) // creates the leases node and records 2: checked by two
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, old, err := admin.Conn().Get(path + "/leases")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l2.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the mutex released", func() bool { return len(rawChildren(t, admin, path+"/locks")) == 0 })
+	if err := admin.Conn().Delete(path+"/leases", -1); err != nil { // empty: what the server does to a container
+		t.Fatal(err)
+	}
+	l3, err := three.Acquire(ctx) // a new leases node, recording 3
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, cur, err := admin.Conn().Get(path + "/leases")
+	switch {
+	case err != nil:
+		t.Fatal(err)
+	case string(data) != "3" || cur.Czxid == old.Czxid:
+		t.Fatalf("leases node after n=3 joined: record %q, czxid %d (old %d); want a new node recording \"3\"", data, cur.Czxid, old.Czxid)
+	}
+	if _, err := two.Acquire(ctx); !errors.Is(err, lock.ErrMaxMismatch) {
+		t.Fatalf("n=2 Acquire beside a lease held under a new leases node recording 3 = %v, want ErrMaxMismatch (old node version %d, new %d)", err, old.Version, cur.Version)
+	}
+	if n := len(leaseNodes(t, admin, path)); n != 1 {
+		t.Fatalf("refused Acquire left %d lease nodes, want 1", n)
+	}
+	if err := l3.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -89,7 +89,8 @@ func (c *three) afterB(t *testing.T, ctx context.Context, cb *queue.Claim) {
 }
 
 // TestReleaseLostReplyKeepsOthersClaim: A's Release deletes its claim node
-// but the reply is lost (half-open link); B claims the item; when A's
+// but the reply is lost (half-open link); B claims the item, by then A's
+// claim's Context must be done (Release cancels it first); when A's
 // session reconnects, A must not delete B's claim node (the claim path is
 // the same for every claimant), so C cannot claim the item while B works on
 // it, and B's Ack succeeds.
@@ -116,6 +117,13 @@ func TestReleaseLostReplyKeepsOthersClaim(t *testing.T) {
 	cb, err := c.qb.Claim(ctx)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// Claim.Release: "Context is cancelled (recipes.ErrReleased) first, then
+	// our claim node is deleted"; so no two live claims on one item.
+	if err := ca.Context().Err(); err == nil {
+		t.Errorf("B claimed %s while A's releasing claim's Context was still live", cb.Item().Name)
+	} else if cause := context.Cause(ca.Context()); !errors.Is(cause, recipes.ErrReleased) {
+		t.Errorf("A's claim ended with %v, want recipes.ErrReleased", cause)
 	}
 	if err := <-released; err != nil {
 		t.Errorf("A's Release with its reply lost: %v, want nil", err)
