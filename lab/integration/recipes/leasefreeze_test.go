@@ -170,20 +170,9 @@ func (c *endConn) Read(b []byte) (int, error) {
 func freezeTrialRun(t *testing.T, e *testenv.Ensemble, c freezeSetup) freezeTrial {
 	t.Helper()
 	ctx := testutil.Ctx(t, 2*time.Minute)
-	if err := e.WaitQuorum(ctx); err != nil {
-		t.Fatal(err)
-	}
-	leader, err := e.Leader(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs, ws := (leader+1)%e.Servers(), leader
-	link, err := e.NewLink(fmt.Sprintf("freeze-%d", time.Now().UnixNano()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer link.Close()
-	holderAddr, waiterAddr := link.Addrs()[hs], link.Addrs()[ws]
+	p := placeOnFollower(t, ctx, e, "freeze")
+	defer p.link.Close()
+	hs, link, holderAddr, waiterAddr := p.hs, p.link, p.holderAddr, p.waiterAddr
 	leases := &leaseLog{}
 	conns := &oneConn{}
 	opts := []recipes.Option{recipes.WithLossPolicy(recipes.StepDownOnLost), recipes.WithSessionTimeout(c.timeout),
@@ -196,19 +185,7 @@ func freezeTrialRun(t *testing.T, e *testenv.Ensemble, c freezeSetup) freezeTria
 	defer conns.allow.Store(true) // before the Close above
 	waiter := testutil.Connect(t, []string{waiterAddr}, recipes.WithEnsembleTiming(e.Timing()))
 	defer testutil.CloseSession(t, waiter)
-	if got := holder.Conn().Server(); got != holderAddr {
-		t.Fatalf("holder's session is on %s, want %s (server %d): not exercised", got, holderAddr, hs)
-	}
-	if got := waiter.Conn().Server(); got != waiterAddr {
-		t.Fatalf("waiter's session is on %s, want %s (server %d): not exercised", got, waiterAddr, ws)
-	}
-	if got := holder.NegotiatedTimeout(); got != c.timeout {
-		t.Fatalf("negotiated timeout %v, want %v", got, c.timeout)
-	}
-	b, err := holder.LeaseBudget()
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := p.confirm(t, holder, waiter, c.timeout)
 	leases.mu.Lock()
 	leases.hold = b.Hold
 	leases.mu.Unlock()

@@ -81,20 +81,9 @@ func (p *pingClock) lastBefore(t time.Time) (time.Time, bool) {
 func termTrialRun(t *testing.T, e *testenv.Ensemble, c termSetup) termTrial {
 	t.Helper()
 	ctx := testutil.Ctx(t, 2*time.Minute)
-	if err := e.WaitQuorum(ctx); err != nil {
-		t.Fatal(err)
-	}
-	leader, err := e.Leader(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs, ws := (leader+1)%e.Servers(), leader
-	link, err := e.NewLink(fmt.Sprintf("term-%d", time.Now().UnixNano()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer link.Close()
-	holderAddr, waiterAddr := link.Addrs()[hs], link.Addrs()[ws]
+	p := placeOnFollower(t, ctx, e, "term")
+	defer p.link.Close()
+	hs, holderAddr, waiterAddr := p.hs, p.holderAddr, p.waiterAddr
 	pings := &pingClock{}
 	var restore func()
 	if c.dropQ || c.dropP || c.dropR {
@@ -108,19 +97,7 @@ func termTrialRun(t *testing.T, e *testenv.Ensemble, c termSetup) termTrial {
 	defer testutil.CloseSession(t, holder)
 	waiter := testutil.Connect(t, []string{waiterAddr}, recipes.WithEnsembleTiming(e.Timing()))
 	defer testutil.CloseSession(t, waiter)
-	if got := holder.Conn().Server(); got != holderAddr {
-		t.Fatalf("holder's session is on %s, want %s (server %d): not exercised", got, holderAddr, hs)
-	}
-	if got := waiter.Conn().Server(); got != waiterAddr {
-		t.Fatalf("waiter's session is on %s, want %s (server %d): not exercised", got, waiterAddr, ws)
-	}
-	if got := holder.NegotiatedTimeout(); got != c.timeout {
-		t.Fatalf("negotiated timeout %v, want %v", got, c.timeout)
-	}
-	b, err := holder.LeaseBudget()
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := p.confirm(t, holder, waiter, c.timeout)
 	tick, syncLimit := e.Timing()
 	s, q, rt := tick*time.Duration(syncLimit), tick/2, recipes.DefaultQuorumRetransmit
 	want := s + q + rt + b.Ping
@@ -403,4 +380,54 @@ func TestLeaseRetransmitTermOutside(t *testing.T) {
 	if exercised == 0 {
 		t.Fatal("no trial exercised R: not exercised")
 	}
+}
+
+// placement is a boundary trial's topology: the holder's session on
+// follower hs, the waiter's on the leader ws, each through its own
+// address of link.
+type placement struct {
+	link                   *testenv.Link
+	hs, ws                 int
+	holderAddr, waiterAddr string
+}
+
+// placeOnFollower waits for a quorum and returns a new link (named prefix
+// and the time; the caller closes it) with the holder's address on the
+// follower after the leader and the waiter's on the leader.
+func placeOnFollower(t *testing.T, ctx context.Context, e *testenv.Ensemble, prefix string) placement {
+	t.Helper()
+	if err := e.WaitQuorum(ctx); err != nil {
+		t.Fatal(err)
+	}
+	leader, err := e.Leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := placement{hs: (leader + 1) % e.Servers(), ws: leader}
+	if p.link, err = e.NewLink(fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano())); err != nil {
+		t.Fatal(err)
+	}
+	p.holderAddr, p.waiterAddr = p.link.Addrs()[p.hs], p.link.Addrs()[p.ws]
+	return p
+}
+
+// confirm fails t as not exercised unless holder and waiter are on the
+// servers p placed them on, and unless the holder negotiated timeout; it
+// returns the holder's lease budget.
+func (p placement) confirm(t *testing.T, holder, waiter *recipes.Session, timeout time.Duration) recipes.LeaseBudget {
+	t.Helper()
+	if got := holder.Conn().Server(); got != p.holderAddr {
+		t.Fatalf("holder's session is on %s, want %s (server %d): not exercised", got, p.holderAddr, p.hs)
+	}
+	if got := waiter.Conn().Server(); got != p.waiterAddr {
+		t.Fatalf("waiter's session is on %s, want %s (server %d): not exercised", got, p.waiterAddr, p.ws)
+	}
+	if got := holder.NegotiatedTimeout(); got != timeout {
+		t.Fatalf("negotiated timeout %v, want %v", got, timeout)
+	}
+	b, err := holder.LeaseBudget()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
