@@ -2,9 +2,7 @@ package recipes
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -172,95 +170,6 @@ type zkLogger struct{ l *slog.Logger }
 
 func (z zkLogger) Printf(format string, args ...any) {
 	z.l.Debug(fmt.Sprintf(format, args...), "component", "go-zookeeper")
-}
-
-// onEvent is go-zookeeper's event callback. It runs on the connection's
-// goroutines and must not block: it only updates state under s.mu, queues
-// changes on subscriptions and calls hooks (which only cancel contexts),
-// and hands watch events to the WatchSets (which only queue them) and to
-// the watch registry (which closes channels and runs non-blocking calls).
-func (s *Session) onEvent(ev zk.Event) {
-	if ev.Type != zk.EventSession {
-		s.watchEvent(ev) // watch events: to the WatchSets and the armed watches
-		return
-	}
-	<-s.ready // Connect sets s.conn right after zk.Connect returns
-	var out []StateChange
-	now := time.Now()
-	s.mu.Lock()
-	if s.closing {
-		s.mu.Unlock()
-		return
-	}
-	s.lease.down = false // go-zookeeper speaks for the connection again
-	switch ev.State {
-	case zk.StateHasSession:
-		id := s.conn.SessionID()
-		switch {
-		case s.lastID != 0 && id != s.lastID:
-			if s.state != StateLost {
-				out = append(out, StateChange{State: StateLost, SessionID: s.lastID, At: now})
-			}
-			out = append(out, StateChange{State: StateConnected, SessionID: id, At: now})
-		case s.lastID == 0:
-			out = append(out, StateChange{State: StateConnected, SessionID: id, At: now})
-		case s.state == StateSuspended, s.state == StateLost && s.id == id:
-			// Lost with the same id: the lease had given the session up,
-			// but the server still had it.
-			out = append(out, StateChange{State: StateReconnected, SessionID: id, At: now})
-		}
-		s.id, s.lastID = id, id
-	case zk.StateDisconnected:
-		if s.state.usable() {
-			out = append(out, StateChange{State: StateSuspended, SessionID: s.id, At: now})
-		}
-	case zk.StateExpired:
-		if s.lastID != 0 && s.state != StateLost {
-			out = append(out, StateChange{State: StateLost, SessionID: s.lastID, At: now})
-		}
-		s.id = 0
-	}
-	hooks := s.applyLocked(out)
-	s.mu.Unlock()
-	s.runHooks(hooks, out)
-}
-
-// applyLocked records changes, wakes waiters and queues the changes on
-// subscriptions; it returns the hooks to call (outside the lock).
-func (s *Session) applyLocked(out []StateChange) []func(StateChange) {
-	if len(out) == 0 {
-		return nil
-	}
-	for _, c := range out {
-		s.state = c.State
-		for sub := range s.subs {
-			sub.push(c)
-		}
-		level := slog.LevelDebug // connected, closed: routine
-		switch c.State {
-		case StateSuspended, StateReconnected:
-			level = slog.LevelInfo
-		case StateLost:
-			level = slog.LevelWarn
-		}
-		s.log.Log(context.Background(), level, "zookeeper session state", "state", c.State.String(), "session", fmt.Sprintf("0x%x", c.SessionID))
-	}
-	close(s.changed)
-	s.changed = make(chan struct{})
-	hooks := make([]func(StateChange), 0, len(s.hooks))
-	for _, h := range s.hooks {
-		hooks = append(hooks, h)
-	}
-	return hooks
-}
-
-func (s *Session) runHooks(hooks []func(StateChange), out []StateChange) {
-	s.observeStates(out)
-	for _, c := range out {
-		for _, h := range hooks {
-			h(c)
-		}
-	}
 }
 
 // ID returns the current session id, or 0 while there is none (before the
@@ -470,88 +379,4 @@ func (s *Session) background(f func(ctx context.Context)) bool {
 		f(s.bgCtx)
 	}()
 	return true
-}
-
-// Session is an io.Closer: Close needs no context.
-var _ io.Closer = (*Session)(nil)
-
-// Close is CloseContext bounded by the session timeout requested at
-// Connect (SessionTimeout): by then the server has, or is about to have,
-// expired the session on its own if the close request never reached it.
-// It satisfies io.Closer, so a Session can be handed to code that closes
-// resources generically (defer s.Close()).
-func (s *Session) Close() error {
-	if s == nil || s.conn == nil {
-		return ErrNilSession
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.opts.timeout)
-	defer cancel()
-	return s.CloseContext(ctx)
-}
-
-// CloseContext ends the session: holdings are cancelled (cause ErrClosed,
-// which also matches ErrSessionLost), the server is told to close the
-// session (1 closeSession request; the server deletes its ephemeral nodes,
-// waking their watchers), and CloseContext waits for the
-// connection's and the session's background goroutines until ctx is done;
-// then it returns ctx's error (ContextError) while the teardown finishes in
-// the background. Everything but that wait happens whatever ctx says: an
-// already-done ctx still closes the session, and returns ctx's error at
-// once. Closing again returns nil; a nil Session returns ErrNilSession, a
-// nil ctx ErrNilContext (and the Session stays open).
-func (s *Session) CloseContext(ctx context.Context) error {
-	if s == nil || s.conn == nil {
-		return ErrNilSession
-	}
-	if ctx == nil {
-		return ErrNilContext
-	}
-	s.mu.Lock()
-	if s.closing {
-		s.mu.Unlock()
-		return nil
-	}
-	out := []StateChange{{State: StateClosed, SessionID: s.id, At: time.Now()}}
-	hooks := s.applyLocked(out)
-	s.closing = true
-	s.stopLeaseLocked()
-	for sub := range s.subs {
-		sub.finish(ErrClosed)
-	}
-	s.subs = nil
-	s.mu.Unlock()
-	s.runHooks(hooks, out)
-	s.bgStop()
-	s.closeWatches()
-
-	done := make(chan struct{})
-	go func() {
-		// go-zookeeper's Close waits up to a few seconds for the server's
-		// answer; run it here so that ctx bounds Close.
-		s.conn.Close()
-		<-s.drained
-		s.bg.Wait()
-		close(done)
-	}()
-	if err := ContextError(ctx); err != nil {
-		return fmt.Errorf("recipes: close: %w", err) // no wait at all
-	}
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("recipes: close: %w", ContextError(ctx))
-	}
-}
-
-// closedCause is the cause holdings get when their session is closed.
-var closedCause = fmt.Errorf("%w (%w)", ErrClosed, ErrSessionLost)
-
-// isConnErr reports whether err means the request's outcome is unknown or
-// the connection is unusable right now (as opposed to an answer from the
-// server).
-func isConnErr(err error) bool {
-	return errors.Is(err, zk.ErrConnectionClosed) || errors.Is(err, zk.ErrNoServer) ||
-		errors.Is(err, zk.ErrSessionMoved) || errors.Is(err, zk.ErrClosing) ||
-		errors.Is(err, zk.ErrSessionExpired) || isNetErr(err)
 }

@@ -8,7 +8,8 @@
 // re-registration of watches after a reconnection (the zxid it sends, and
 // the data race in reading it). It is the Session's own machinery: recipes
 // is its one importer, and it imports nothing of recipes (it reports
-// through the functions of Sinks). tap.go says how it works, gate.go the
-// setWatches gate, calls.go the timing of calls. Cost: nothing on the
+// through the functions of Sinks). tap.go holds the Tap and its dialer,
+// conn.go the connection that reads the frames (and when a reply renews the
+// lease), gate.go the setWatches gate, calls.go the timing of calls. Cost: nothing on the
 // wire, but the pings the lease asks for (PingEvery).
 package tap

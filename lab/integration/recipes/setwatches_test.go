@@ -117,7 +117,7 @@ type wakeCase struct {
 // children or data to change, which the server fires only for a change
 // after the zxid: those three missed their wake-up (measured 2026-11-28,
 // none woke within 10 s) until the Session's tap sent setWatches with the
-// zxid seen before the reconnection (internal/tap/tap.go).
+// zxid seen before the reconnection (internal/tap/conn.go).
 func TestSetWatchesZxid(t *testing.T) {
 	e := ensemble(t)
 	ctx := testutil.Ctx(t, 2*time.Minute)
