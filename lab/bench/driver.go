@@ -18,6 +18,15 @@ const (
 // every ratio).
 var AllImpls = []string{ImplZkrecipes, ImplGoZK, ImplCurator, ImplKazoo}
 
+// SpreadTaker is a Driver whose queue can spread colliding consumers over
+// the head of their listing instead of racing for the oldest item
+// (zkrecipes' queue.WithSpread). The harness measures it as a row of its
+// own, queue-take-K-spread, beside the strict FIFO row of the same K: it
+// gives up FIFO order, so it is not the same workload as the peers' take.
+type SpreadTaker interface {
+	TakeSpread(ctx context.Context, path string, n, k int) (time.Duration, error)
+}
+
 // ErrUnsupported is returned by a driver for a workload its library has no
 // recipe for (go-zookeeper has a lock only, and no cache; kazoo has no
 // multi-lock).

@@ -53,8 +53,15 @@ func TestRunEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The queue, zkrecipes alone: its strict and its spread takes.
+	qrep, err := Run(ctx, e, Config{Impls: []string{ImplZkrecipes}, Workloads: []string{WQueue},
+		QueueItems: 30, Consumers: []int{1, 2}, SessionTimeout: 2 * time.Second, Progress: &progress})
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("progress:\n%s", progress.String())
 	rep.Results = append(rep.Results, lrep.Results...)
+	rep.Results = append(rep.Results, qrep.Results...)
 	rep.ComputeSpeeds()
 
 	var table strings.Builder
@@ -126,6 +133,15 @@ func TestRunEndToEnd(t *testing.T) {
 	for _, impl := range []string{ImplZkrecipes, ImplGoZK} {
 		check("leader-resign", impl, floorResign)
 		check("leader-expiry", impl, floorExpiry)
+	}
+	for _, w := range []string{"queue-take-1", "queue-take-2", "queue-take-2-spread"} {
+		// Every item taken is at least a listing's share and a delete.
+		if r, ok := got[key{w, ImplZkrecipes}]; !ok || r.Err != "" || r.Value <= 0 || r.Cost.ByOp["delete"] < 1 {
+			t.Errorf("%s zkrecipes: %+v, want a figure with a delete per item", w, r)
+		}
+	}
+	if _, ok := got[key{"queue-take-1-spread", ImplZkrecipes}]; ok {
+		t.Errorf("a spread row for one consumer: nothing to spread over")
 	}
 	if r := got[key{"uncontended", ImplGoZK}]; r.Cost.Requests != 3 || r.Cost.Lists != 1 {
 		// zk.Lock's cost is fixed (create, getChildren, delete): the

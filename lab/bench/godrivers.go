@@ -127,6 +127,9 @@ func (c *campaign) resign(ctx context.Context) (int64, error) {
 
 // --- zkrecipes ---
 
+// zkrecipes' queue spreads with queue.WithSpread: its rows queue-take-K-spread.
+var _ SpreadTaker = (*zkrecipesDriver)(nil)
+
 type zkrecipesDriver struct {
 	addrs   []string
 	timeout time.Duration
@@ -328,12 +331,21 @@ func (d *zkrecipesDriver) Put(ctx context.Context, path string, n int) (time.Dur
 }
 
 func (d *zkrecipesDriver) Take(ctx context.Context, path string, n, k int) (time.Duration, error) {
+	return d.take(ctx, path, n, k)
+}
+
+// TakeSpread is Take with queue.WithSpread on every consumer's Queue.
+func (d *zkrecipesDriver) TakeSpread(ctx context.Context, path string, n, k int) (time.Duration, error) {
+	return d.take(ctx, path, n, k, queue.WithSpread())
+}
+
+func (d *zkrecipesDriver) take(ctx context.Context, path string, n, k int, opts ...queue.Option) (time.Duration, error) {
 	if err := d.Open(ctx, k); err != nil {
 		return 0, err
 	}
 	qs := make([]*queue.Queue, k)
 	for i, s := range d.ss[:k] {
-		q, err := queue.New(s, path)
+		q, err := queue.New(s, path, opts...)
 		if err != nil {
 			return 0, err
 		}

@@ -65,7 +65,7 @@ type Config struct {
 	ResignRounds int           // graceful leader handoffs; default 5
 	ExpiryRounds int           // leader handoffs after session loss; default 2
 	QueueItems   int           // items per queue phase; default 300
-	Consumers    []int         // queue consumer counts; default 1, 4
+	Consumers    []int         // queue consumer counts; default 1, 4, 8
 	RWClients    int           // rw lock clients; default 8
 	RWWriteEvery int           // one op in this many is a write; default 10
 	// CounterClients are the counter's contention levels: clients
@@ -134,7 +134,7 @@ func (c Config) WithDefaults() (Config, error) {
 		c.Contenders = []int{2, 8, 32}
 	}
 	if len(c.Consumers) == 0 {
-		c.Consumers = []int{1, 4}
+		c.Consumers = []int{1, 4, 8}
 	}
 	if len(c.CounterClients) == 0 {
 		c.CounterClients = []int{1, 4, 16}
@@ -763,19 +763,35 @@ func (h *harness) queue(ctx context.Context, impl string, drv Driver, c *zkcount
 	}
 	put.Value = float64(n) / el.Seconds()
 	h.add(put)
-	for i, k := range h.cfg.Consumers {
-		r := Result{Workload: fmt.Sprintf("queue-take-%d", k), Impl: impl, Unit: "items/s", Floor: floorTake, Ops: n}
+	type takeRow struct {
+		name string
+		k    int
+		take func(ctx context.Context, path string, n, k int) (time.Duration, error)
+	}
+	var rows []takeRow
+	for _, k := range h.cfg.Consumers {
+		rows = append(rows, takeRow{fmt.Sprintf("queue-take-%d", k), k, drv.Take})
+	}
+	if st, ok := drv.(SpreadTaker); ok {
+		for _, k := range h.cfg.Consumers {
+			if k > 1 {
+				rows = append(rows, takeRow{fmt.Sprintf("queue-take-%d-spread", k), k, st.TakeSpread})
+			}
+		}
+	}
+	for i, row := range rows {
+		r := Result{Workload: row.name, Impl: impl, Unit: "items/s", Floor: floorTake, Ops: n}
 		var err error
 		if i > 0 { // the first take consumes the items just put
 			_, err = drv.Put(ctx, p, n)
 		}
 		if err == nil {
-			err = drv.Open(ctx, k)
+			err = drv.Open(ctx, row.k)
 		}
 		if err == nil {
 			settle(ctx, c)
 			before := c.Snapshot()
-			el, err = drv.Take(ctx, p, n, k)
+			el, err = row.take(ctx, p, n, row.k)
 			settle(ctx, c)
 			r.Cost = cost(c.Snapshot().Sub(before), n)
 		}

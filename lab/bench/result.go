@@ -274,6 +274,13 @@ func (rep *Report) WriteFiles(dir string) error {
 		return err
 	}
 	fmt.Fprintf(&md, "\n%s\n", rep.Caption())
+	if behind := rep.Behind(); len(behind) > 0 {
+		md.WriteString("\nWhere a peer was faster in this run, and what zkrecipes pays there:\n")
+		for _, l := range behind {
+			fmt.Fprintf(&md, "\n- %s", l)
+		}
+		md.WriteString("\n")
+	}
 	for _, n := range rep.Notes {
 		fmt.Fprintf(&md, "\n- %s", n)
 	}

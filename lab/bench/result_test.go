@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -163,5 +165,58 @@ func TestJSONAndSVG(t *testing.T) {
 	}
 	if !strings.Contains(svg, "go-zookeeper: n/a") || !strings.Contains(svg, "no zkrecipes figure") {
 		t.Error("SVG does not mark the results without a bar")
+	}
+}
+
+func TestWorkloadKind(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"queue-take-4", "queue-take"},
+		{"queue-take-4-spread", "queue-take-4-spread"},
+		{"contended-32", "contended"},
+		{"leader-expiry", "leader-expiry"},
+		{"uncontended", "uncontended"},
+		{"counter-", "counter-"},
+		{"-8", "-8"},
+		{"", ""},
+	} {
+		if got := workloadKind(c.in); got != c.want {
+			t.Errorf("workloadKind(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestBehind(t *testing.T) {
+	rep := &Report{Results: []Result{
+		{Workload: "queue-take-4", Impl: ImplZkrecipes, Unit: "items/s", Value: 200},
+		{Workload: "queue-take-4", Impl: ImplKazoo, Unit: "items/s", Value: 300},
+		{Workload: "queue-take-4", Impl: ImplCurator, Unit: "items/s", Value: 150},
+		{Workload: "rwlock-mix", Impl: ImplZkrecipes, Unit: "ops/s", Value: 100},
+		{Workload: "rwlock-mix", Impl: ImplCurator, Unit: "ops/s", Value: 110},
+		{Workload: "uncontended", Impl: ImplZkrecipes, Unit: "ms", Lower: true, Value: 2},
+		{Workload: "uncontended", Impl: ImplGoZK, Unit: "ms", Lower: true, Value: 2},
+		{Workload: "contended-8", Impl: ImplZkrecipes, Unit: "handoffs/s", Value: 100},
+		{Workload: "contended-8", Impl: ImplGoZK, Unit: "handoffs/s", Err: "boom"},
+	}}
+	rep.ComputeSpeeds()
+	got := rep.Behind()
+	if len(got) != 2 {
+		t.Fatalf("Behind() = %q, want the kazoo queue row and the curator rwlock row only", got)
+	}
+	if !strings.HasPrefix(got[0], "queue-take-4: kazoo 1.50x faster") || !strings.Contains(got[0], costNotes["queue-take"]) {
+		t.Errorf("queue row: %q", got[0])
+	}
+	if !strings.HasPrefix(got[1], "rwlock-mix: curator 1.10x faster") || !strings.HasSuffix(got[1], "not explained") {
+		t.Errorf("rwlock row: %q", got[1])
+	}
+	dir := t.TempDir()
+	if err := rep.WriteFiles(dir); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "results.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "- "+got[0]) || !strings.Contains(string(md), "- "+got[1]) {
+		t.Errorf("results.md does not list the rows a peer won:\n%s", md)
 	}
 }

@@ -10,7 +10,7 @@
 //	                     [-workloads uncontended,contended,leader,queue,rwlock,counter,multilock,treecache]
 //	                     [-iterations 200] [-duration 3s] [-contenders 2,8,32]
 //	                     [-resign-rounds 5] [-expiry-rounds 2] [-queue-items 300]
-//	                     [-consumers 1,4] [-rw-clients 8] [-counter-clients 1,4,16]
+//	                     [-consumers 1,4,8] [-rw-clients 8] [-counter-clients 1,4,16]
 //	                     [-multi-contenders 2,8] [-tree-fanout 10] [-tree-writers 32]
 //	                     [-out bench-out]
 //
@@ -74,7 +74,7 @@ func run() int {
 	resignRounds := flag.Int("resign-rounds", 5, "graceful leader handoffs measured")
 	expiryRounds := flag.Int("expiry-rounds", 2, "leader handoffs after session loss measured")
 	queueItems := flag.Int("queue-items", 300, "items per queue phase")
-	consumers := flag.String("consumers", "1,4", "queue consumer counts")
+	consumers := flag.String("consumers", "1,4,8", "queue consumer counts (zkrecipes also runs each count above 1 with queue.WithSpread, as queue-take-K-spread)")
 	rwClients := flag.Int("rw-clients", 8, "rw lock clients")
 	rwWriteEvery := flag.Int("rw-write-every", 10, "one rw lock operation in this many is a write")
 	counterClients := flag.String("counter-clients", "1,4,16", "counter contention levels (clients incrementing one counter)")
@@ -180,6 +180,9 @@ func run() int {
 	fmt.Println(rep.Caption())
 	for _, n := range rep.Notes {
 		fmt.Println("note:", n)
+	}
+	for _, l := range rep.Behind() {
+		fmt.Println("behind:", l)
 	}
 	if err := rep.WriteFiles(*out); err != nil {
 		fmt.Fprintln(os.Stderr, "zkbench:", err)
