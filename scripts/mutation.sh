@@ -8,7 +8,7 @@
 #
 # A mutant's patch starts with a comment (git apply skips it) that names the
 # guarantee it breaks, quoted from the package's go doc, and may set:
-#   # chaos: <scenario globs, comma-separated>   (default: the package's)
+#   # chaos: <scenario globs, comma-separated>   (default: the package's; "none": tests only)
 #   # tests: <go test package patterns>          (default: ./<pkg>/... ./lab/integration/<pkg>/...)
 #   # run: <go test -run regexp>                 (default: every test)
 #
@@ -65,6 +65,9 @@ default_chaos() {
 	semaphore) echo "semaphore/*,semaphore-max/*" ;;
 	barrier) echo "barrier/*" ;;
 	queue) echo "queue/*" ;;
+	group) echo "membership/*" ;;
+	partition) echo "partitioner/*" ;;
+	ttl) echo "none" ;; # no chaos workload: tests only
 	*) echo "$1/*" ;;
 	esac
 }
@@ -105,6 +108,8 @@ run_one() {
 	[ -n "$pats" ] || pats="./$pkg/... ./lab/integration/$pkg/..."
 	chaossel=$([ -n "$patch" ] && header "$patch" chaos)
 	[ -n "$chaossel" ] || chaossel=$(default_chaos "$pkg")
+	local dochaos=$chaos
+	[ "$chaossel" != none ] || dochaos=0
 	run=$([ -n "$patch" ] && header "$patch" run)
 	[ -z "$runall" ] || run=$runall
 	if [ -z "${verdict:-}" ]; then
@@ -126,7 +131,7 @@ run_one() {
 					>"$dir/tests.json" 2>>"$log"
 			fi
 			t2=$(date +%s)
-			if [ "$chaos" = 1 ]; then
+			if [ "$dochaos" = 1 ]; then
 				(cd "$wt" && ./zkchaos.bin -tier quick -scenarios "$chaossel" -seed "$seed" -out "$dir/chaos") \
 					>"$dir/chaos.txt" 2>&1
 				echo "zkchaos exit $?" >>"$dir/chaos.txt"
@@ -150,7 +155,7 @@ run_one() {
 				END { for (p in pk) { q=p; sub(/:FAIL$/, "", q); if (!(q in seen)) print p } }' | sort | paste -sd, -)
 			[ -n "$tcaught" ] || tcaught="-"
 		fi
-		if [ "$chaos" = 1 ]; then
+		if [ "$dochaos" = 1 ]; then
 			local sum=$dir/chaos/summary.json
 			if [ -s "$sum" ]; then
 				ccaught=$(jq -r '.scenarios[] |
