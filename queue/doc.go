@@ -32,10 +32,17 @@
 // deletes a claim node only after reading it and seeing its own session as
 // the node's ephemeral owner, and then with the version read: at claim
 // time (the read that also arms the claim's watch), and again before every
-// retry after an ambiguous delete. Ack's multi checks our claim node's
-// version in the same transaction that deletes the claim and the item.
-// The retries are the core's guaranteed delete with our session, which
-// is owner-checked in the same way.
+// retry after an ambiguous delete. Ack deletes the claim and the item in
+// one multi, sent only under the session that read the claim node as its
+// own and only while no notification said the node went: nothing of this
+// package deletes another session's claim node, so the node the multi
+// deletes is ours. The multi also checks the claim node's version, but that
+// tells nodes apart only after a foreign setData (every claim node is
+// created at version 0 and never written), and a multi can check no owner
+// or czxid: a foreign client that deletes our claim node, followed by
+// another consumer's claim before our watch reports the delete, is the one
+// window left. The retries are the core's guaranteed delete with our
+// session, which is owner-checked in the same way.
 //
 // Outcomes of Claim.Ack are exact: nil only when we deleted the item under
 // our own claim; ErrClaimLost only when the item is, or will be, delivered
