@@ -389,6 +389,56 @@ func (e *Ensemble) act(ctx context.Context, i int, what string, to serverState, 
 	return nil
 }
 
+// ErrNotServing is Mode's error for a server that is up but does not serve:
+// it answers srvr with "not currently serving requests" (it is electing a
+// leader, or syncing with one).
+var ErrNotServing = errors.New("testenv: server not serving")
+
+// RestartStuck restarts, with Kill and StartServer, every server that runs
+// (this Ensemble neither stopped, paused nor isolated it) but does not serve
+// (ErrNotServing) while the others hold a quorum with one leader, after
+// logging the last lines of its log at Warn; it returns the indexes it
+// restarted (none when no quorum serves: a restart would not help then).
+// It is for a test that healed its faults and must go on: ZooKeeper 3.8.0
+// has been seen here to leave a server outside a serving quorum for
+// minutes after an isolation was undone (WaitQuorum then gives up), and a
+// restart brings it back within seconds. Call WaitQuorum after it.
+func (e *Ensemble) RestartStuck(ctx context.Context) ([]int, error) {
+	var stuck, done []int
+	leaders, serving := 0, 0
+	for i := range e.cfg.Servers {
+		if e.serverState(i) != running {
+			continue
+		}
+		m, err := e.Mode(ctx, i)
+		switch {
+		case errors.Is(err, ErrNotServing):
+			stuck = append(stuck, i)
+		case err != nil: // no answer: not a server stuck outside the quorum
+		case m == ModeLeader || m == ModeStandalone:
+			leaders++
+			serving++
+		case m == ModeFollower || m == ModeObserver:
+			serving++
+		}
+	}
+	if leaders != 1 || 2*serving <= e.cfg.Servers {
+		return nil, nil
+	}
+	for _, i := range stuck {
+		e.cfg.Logger.Warn("testenv: restarting a server that stays outside a serving quorum",
+			"server", i, "log", e.b.logs(context.WithoutCancel(ctx), i))
+		if err := e.Kill(ctx, i); err != nil {
+			return done, err
+		}
+		if err := e.StartServer(ctx, i); err != nil {
+			return done, err
+		}
+		done = append(done, i)
+	}
+	return done, nil
+}
+
 // Kill ends server i at once (SIGKILL): its connections drop without a FIN
 // from ZooKeeper, clients move to another server, and if it led, the others
 // elect a new leader. Its data stays for StartServer.

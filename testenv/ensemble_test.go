@@ -491,3 +491,65 @@ func leftovers(t *testing.T, id string, b Backend) int {
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), processDirPrefix+id+"-*"))
 	return len(dirs)
 }
+
+// TestRestartStuck: a server that runs but stays outside a serving quorum
+// is restarted by RestartStuck, and only it; one that serves, or that the
+// Ensemble took down itself, is left alone. The stuck server is made by
+// cutting it off from its peers behind the Ensemble's back, so that the
+// Ensemble still counts it as running.
+func TestRestartStuck(t *testing.T) {
+	forEachBackend(t, Config{}, func(t *testing.T, e *Ensemble) {
+		ctx := ctxT(t, 3*time.Minute)
+		if got, err := e.RestartStuck(ctx); err != nil || len(got) != 0 {
+			t.Fatalf("RestartStuck on a serving ensemble: %v, %v; want nothing restarted", got, err)
+		}
+		ldr, err := e.Leader(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stuck, down := (ldr+1)%e.Servers(), (ldr+2)%e.Servers()
+		if err := e.b.isolate(ctx, stuck, Both); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, time.Minute, "the cut-off server to stop serving", func() bool {
+			_, err := e.Mode(ctxT(t, time.Second), stuck)
+			return errors.Is(err, ErrNotServing)
+		})
+		// Without a quorum serving, nothing is restarted: take the third
+		// server down (the leader alone does not serve).
+		if err := e.Kill(ctx, down); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, time.Minute, "the leader to stop serving without a quorum", func() bool {
+			m, err := e.Mode(ctxT(t, time.Second), ldr)
+			return err != nil || m != ModeLeader
+		})
+		if got, err := e.RestartStuck(ctx); err != nil || len(got) != 0 {
+			t.Fatalf("RestartStuck without a serving quorum: %v, %v; want nothing restarted", got, err)
+		}
+		if err := e.StartServer(ctx, down); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, time.Minute, "a quorum without the cut-off server", func() bool {
+			ok, _ := e.quorumNow(ctxT(t, time.Second))
+			l, lerr := e.Leader(ctxT(t, time.Second))
+			_, serr := e.Mode(ctxT(t, time.Second), stuck)
+			return !ok && lerr == nil && l != stuck && errors.Is(serr, ErrNotServing)
+		})
+		got, err := e.RestartStuck(ctx)
+		if err != nil || len(got) != 1 || got[0] != stuck {
+			t.Fatalf("RestartStuck: %v, %v; want server %d alone", got, err, stuck)
+		}
+		// Undo whatever of the cut outlived the restart (the processes
+		// backend keeps it in its proxies) before waiting.
+		if err := e.b.rejoin(ctx, stuck); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.WaitQuorum(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if m, err := e.Mode(ctx, stuck); err != nil || (m != ModeFollower && m != ModeLeader) {
+			t.Fatalf("restarted server: %q, %v; want it serving", m, err)
+		}
+	})
+}

@@ -70,7 +70,7 @@ func parseMode(srvr string) (string, error) {
 		}
 	}
 	if strings.Contains(srvr, "not currently serving") {
-		return "", fmt.Errorf("testenv: server not serving")
+		return "", ErrNotServing
 	}
 	return "", fmt.Errorf("testenv: no Mode in srvr answer %q", strings.TrimSpace(srvr))
 }

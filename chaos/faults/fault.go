@@ -83,6 +83,10 @@ type healFunc func(ctx context.Context) error
 // HealTimeout bounds a heal (servers restarting, a quorum forming).
 const HealTimeout = 3 * time.Minute
 
+// StuckAfter is how long WaitQuorum waits for every running server to
+// serve before it restarts those that stay outside a serving quorum.
+const StuckAfter = 45 * time.Second
+
 // Inject starts f in env as w describes and returns the function that heals
 // it and the target it really struck (clients with their roles, servers
 // with theirs). Faults on client links act on the links of env's clients
