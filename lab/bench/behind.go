@@ -19,6 +19,8 @@ var costNotes = map[string]string{
 		"(recipes.Holding.Check), which stops CURATOR-696's double leader after a reconnect",
 	"leader-expiry": "the new leader's owner check and term watch, one getData on its own node " +
 		"(recipes.Holding.Check), which stops CURATOR-696's double leader after a reconnect",
+	"treecache-changes": "every change read and delivered as an event of its own (see treecache-events): the cache's " +
+		"reads share the servers with the writer, so a cache that coalesces changes and reads less lets the writer go faster",
 	"queue-take": "strict FIFO: takes are linearizable and keep each producer's order, so every consumer tries " +
 		"the oldest item and all but one lose the delete; queue-take-K-spread (queue.WithSpread) gives up that order",
 }
@@ -33,13 +35,14 @@ func workloadKind(w string) string {
 }
 
 // Behind lists, one line each, the rows of the run where a peer was
-// faster than zkrecipes (Speed above 1), in the order of the results,
+// faster than zkrecipes (Speed above 1), in the order of the results, but
+// the round-trip row (the floor, a raw request: no recipe),
 // each with what zkrecipes pays there (costNotes) or "not explained".
 // ComputeSpeeds must have run.
 func (rep *Report) Behind() []string {
 	var out []string
 	for _, r := range rep.Results {
-		if r.Impl == ImplZkrecipes || r.Err != "" || r.Speed <= 1 {
+		if r.Impl == ImplZkrecipes || r.Err != "" || r.Speed <= 1 || r.Workload == WRoundTrip {
 			continue
 		}
 		note, ok := costNotes[r.Workload]

@@ -196,6 +196,8 @@ func TestBehind(t *testing.T) {
 		{Workload: "uncontended", Impl: ImplGoZK, Unit: "ms", Lower: true, Value: 2},
 		{Workload: "contended-8", Impl: ImplZkrecipes, Unit: "handoffs/s", Value: 100},
 		{Workload: "contended-8", Impl: ImplGoZK, Unit: "handoffs/s", Err: "boom"},
+		{Workload: WRoundTrip, Impl: ImplZkrecipes, Unit: "ms", Lower: true, Value: 2},
+		{Workload: WRoundTrip, Impl: ImplGoZK, Unit: "ms", Lower: true, Value: 1.8},
 	}}
 	rep.ComputeSpeeds()
 	got := rep.Behind()
