@@ -401,8 +401,9 @@ var ErrNotServing = errors.New("testenv: server not serving")
 // restarted (none when no quorum serves: a restart would not help then).
 // It is for a test that healed its faults and must go on: ZooKeeper 3.8.0
 // has been seen here to leave a server outside a serving quorum for
-// minutes after an isolation was undone (WaitQuorum then gives up), and a
-// restart brings it back within seconds. Call WaitQuorum after it.
+// minutes after an isolation was undone (WaitQuorum then gives up); a
+// restarted server goes through election and sync afresh. Call WaitQuorum
+// after it.
 func (e *Ensemble) RestartStuck(ctx context.Context) ([]int, error) {
 	var stuck, done []int
 	leaders, serving := 0, 0
