@@ -199,21 +199,7 @@ func freezeTrialRun(t *testing.T, e *testenv.Ensemble, c freezeSetup) freezeTria
 	defer wg.Wait()
 	stopReads := make(chan struct{})
 	defer close(stopReads)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tk := time.NewTicker(activeEvery)
-		defer tk.Stop()
-		for hctx.Err() == nil {
-			_, _, _ = holder.Conn().Exists(hf.path)
-			select {
-			case <-tk.C:
-			case <-hctx.Done():
-			case <-stopReads:
-				return
-			}
-		}
-	}()
+	readUntilEnd(&wg, holder, hf.path, hctx, stopReads)
 
 	pauseStart := time.Now()
 	if err := e.Pause(ctx, hs); err != nil {

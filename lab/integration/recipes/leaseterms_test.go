@@ -26,6 +26,27 @@ const termMargin = 10 * time.Millisecond
 // activeEvery is the interval of an active holder's reads.
 const activeEvery = 5 * time.Millisecond
 
+// readUntilEnd has holder read path every activeEvery, from a goroutine
+// counted in wg, until hctx is done or stop is closed: a trial that
+// returns early must not wait for a holding that nothing ends any more.
+func readUntilEnd(wg *sync.WaitGroup, holder *recipes.Session, path string, hctx context.Context, stop <-chan struct{}) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tk := time.NewTicker(activeEvery)
+		defer tk.Stop()
+		for hctx.Err() == nil {
+			_, _, _ = holder.Conn().Exists(path)
+			select {
+			case <-tk.C:
+			case <-hctx.Done():
+			case <-stop:
+				return
+			}
+		}
+	}()
+}
+
 // termSetup is one boundary trial's settings.
 type termSetup struct {
 	timeout             time.Duration // the holder's session timeout
@@ -126,23 +147,7 @@ func termTrialRun(t *testing.T, e *testenv.Ensemble, c termSetup) termTrial {
 	defer wg.Wait()
 	stopReads := make(chan struct{})
 	defer close(stopReads)
-	startReads := func() {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			tk := time.NewTicker(activeEvery)
-			defer tk.Stop()
-			for hctx.Err() == nil {
-				_, _, _ = holder.Conn().Exists(hf.path)
-				select {
-				case <-tk.C:
-				case <-hctx.Done():
-				case <-stopReads:
-					return
-				}
-			}
-		}()
-	}
+	startReads := func() { readUntilEnd(&wg, holder, hf.path, hctx, stopReads) }
 	if c.active {
 		startReads()
 	}
