@@ -35,7 +35,8 @@
 // # Safety
 //
 // A term begins only after the core found our node first in line and an
-// owner check (1 exists) found it present with our current session as its
+// owner check (1 getData, which also sets the term's watch on the node:
+// recipes.Holding.Check) found it present with our current session as its
 // ephemeral owner: go-zookeeper silently replaces an expired session, and
 // trusting a node of an old session is how Curator's LeaderLatch had two
 // leaders (CURATOR-696, fixed there with the same check). A term's context is cancelled, with a cause, the moment

@@ -47,8 +47,8 @@ const (
 	// first).
 	EventDetermineComplete
 	// EventElectedStart: we are first in line; the owner check follows (1
-	// exists: our node exists and its ephemeral owner is our current
-	// session).
+	// getData, which also sets the term's watch: our node exists and its
+	// ephemeral owner is our current session).
 	EventElectedStart
 	// EventElectedComplete: the check passed; Campaign returns the term.
 	EventElectedComplete

@@ -84,9 +84,10 @@ func runElect(ctx context.Context, env *Env) ([]Figure, error) {
 		growthNotes(lat)...)
 	reqs.Notes = append([]string{common,
 		"The mean over the handoffs, all sessions' requests (pings excluded). zkrecipes: the leader's delete, " +
-			"then its successor's owner check (exists) and term watch (getData); with more than 2 participants " +
-			"the successor also makes sure that those ahead of it at its last listing are gone, with 1 getData " +
-			"each when two or fewer were, else 1 getChildren (recipes.Acquire): 3 to 5, depending on where the " +
+			"then its successor's owner check, which is also its term watch (1 getData, recipes.Holding.Check); " +
+			"with more than 2 participants the successor also makes sure that those ahead of it at its last listing " +
+			"are gone, with 1 getData each when two or fewer were, else 1 getChildren (recipes.Acquire): 2 to 4, " +
+			"depending on where the " +
 			"successor stood when it last listed, not on n. Curator's LeaderLatch and kazoo's Election: the " +
 			"delete and the successor's getChildren. Growth with n would mean more than the successor wakes."},
 		growthNotes(reqs)...)
