@@ -174,6 +174,15 @@ func TestAmbiguousCreateAfterSessionDropped(t *testing.T) {
 	s := testutil.ConnectWrapped(t, link.Addrs(), d.Wrap)
 	m := newMutex(t, s, path)
 	old := s.ID()
+	// A first Lock and Unlock before the link is half-open: in the secured
+	// pass it runs the Session's squatting check of path (1 getACL, once),
+	// whose lost reply would otherwise hold the create back.
+	if err := m.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if err := link.HalfOpen(); err != nil {
 		t.Fatal(err)
 	}

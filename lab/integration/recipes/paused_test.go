@@ -3,6 +3,8 @@ package recipes_test
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +18,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/recipes"
+	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
 // pausedHolderEnv turns this test binary, run with -test.run
@@ -23,6 +26,11 @@ import (
 // is the servers, the lock's path and the fenced node's path, separated by
 // '|'.
 const pausedHolderEnv = "ZKRECIPES_PAUSED_HOLDER"
+
+// pausedHolderCAEnv gives the paused holder's process, in the secured pass,
+// the file of the ensemble's CA (PEM): it started no ensemble, so the
+// harness has no TLS configuration of its own there.
+const pausedHolderCAEnv = "ZKRECIPES_PAUSED_HOLDER_CA"
 
 // TestLeasePausedHolder: a holder in its own process checks its Context
 // (live), and is stopped (SIGSTOP) before it acts, for longer than its
@@ -53,6 +61,9 @@ func TestLeasePausedHolder(t *testing.T) {
 	}
 	cmd := exec.Command(exe, "-test.run", "^TestLeasePausedHolder$", "-test.count=1")
 	cmd.Env = append(os.Environ(), pausedHolderEnv+"="+strings.Join([]string{strings.Join(e.Addrs(), ","), path, target}, "|"))
+	if files, ok := e.TLSFiles(); ok {
+		cmd.Env = append(cmd.Env, pausedHolderCAEnv+"="+files.CA)
+	}
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -200,6 +211,17 @@ func pausedHolderChild(t *testing.T, spec string) {
 		t.Fatalf("%s=%q", pausedHolderEnv, spec)
 	}
 	addrs, path, target := strings.Split(parts[0], ","), parts[1], parts[2]
+	if ca := os.Getenv(pausedHolderCAEnv); ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			t.Fatalf("%s: no certificate", ca)
+		}
+		testutil.UseClientTLS(&tls.Config{RootCAs: pool, ServerName: testenv.TLSServerName, MinVersion: tls.VersionTLS12})
+	}
 	s := testutil.Connect(t, addrs)
 	ctx := testutil.Ctx(t, 2*time.Minute)
 	h, err := recipes.Acquire(ctx, s, recipes.Spec{Path: path})

@@ -77,6 +77,15 @@ func noteEnsemble(e *testenv.Ensemble) {
 	}
 }
 
+// UseClientTLS makes cfg the TLS configuration of the sessions the harness
+// opens in secured mode, in a process that started no ensemble itself: a
+// test's child process, given the ensemble's CA by its parent.
+func UseClientTLS(cfg *tls.Config) {
+	clientTLS.mu.Lock()
+	clientTLS.cfg = cfg
+	clientTLS.mu.Unlock()
+}
+
 func tlsConfig() *tls.Config {
 	clientTLS.mu.Lock()
 	defer clientTLS.mu.Unlock()
