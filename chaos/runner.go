@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -172,7 +173,7 @@ func (r *Runner) RunScenario(ctx context.Context, sc Scenario) (report.ScenarioR
 	finished := false
 	lastHeal, fatal := r.play(ctx, env, sched, done, &res, &errs, &finished, workloadErr)
 	if fatal == nil && !finished {
-		finished = r.settle(ctx, env, began, lastHeal, done, workloadErr)
+		finished = r.settle(ctx, env, began, lastHeal, checksLiveness(sc.Workload.Checkers(cfg.checkConfig())), done, workloadErr)
 	}
 	stop()
 	<-sampled
@@ -319,15 +320,27 @@ func (r *Runner) play(ctx context.Context, env *cluster.Env, sched faults.Schedu
 	return lastHeal, nil
 }
 
+// checksLiveness reports whether checks include the liveness checker.
+func checksLiveness(checks []checkers.Checker) bool {
+	return slices.ContainsFunc(checks, func(c checkers.Checker) bool { return c.Name == "liveness" })
+}
+
 // settle waits until the scenario's duration passed and every client made
-// progress after the last heal, or the liveness bound passed. It reports
-// whether the workload already returned.
-func (r *Runner) settle(ctx context.Context, env *cluster.Env, began time.Time, lastHeal int64, done <-chan error, workloadErr func(error)) bool {
+// progress after the last heal, or the liveness bound passed. Every client
+// is env's, and with liveness set also every other workload client that
+// recorded before the heal (history.Recorder.Behind: a mutant workload's
+// bystanders), all of whom the liveness checker expects to progress. It
+// reports whether the workload already returned.
+func (r *Runner) settle(ctx context.Context, env *cluster.Env, began time.Time, lastHeal int64, liveness bool, done <-chan error, workloadErr func(error)) bool {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	healedAt := time.Now()
 	for {
-		progressed := env.Rec.LastProgress() > lastHeal
+		// every workload client the liveness checker will look at (those
+		// faults reach and the bystanders of a mutant workload), not only
+		// env's: a history cut before a client's first chance to progress
+		// fails liveness for the runner's haste
+		progressed := env.Rec.LastProgress() > lastHeal && (!liveness || len(env.Rec.Behind(lastHeal)) == 0)
 		for _, c := range env.ClientList() {
 			if env.Rec.LastProgressOf(c.Name) <= lastHeal {
 				progressed = false

@@ -24,11 +24,8 @@ func Liveness(bound time.Duration) Checker {
 	}
 }
 
-// workloadClient reports whether events of client come from a workload
-// client (not the nemesis, the runner or an audit).
-func workloadClient(client string) bool {
-	return client != history.Nemesis && client != history.RunnerClient && client != history.Auditor && client != "quiesced" && client != ""
-}
+// workloadClient is history.IsWorkloadClient.
+func workloadClient(client string) bool { return history.IsWorkloadClient(client) }
 
 func checkLiveness(h history.History, bound time.Duration) Result {
 	var v violations

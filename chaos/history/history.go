@@ -165,6 +165,18 @@ const (
 // Nemesis is the Client name of events recorded by the fault injector.
 const Nemesis = "nemesis"
 
+// Quiesced is the Client name of the litter a workload finds once its
+// clients stopped (KindNodesLeft).
+const Quiesced = "quiesced"
+
+// IsWorkloadClient reports whether events of client come from a workload
+// client: not the nemesis, the runner, an audit or the quiesced litter.
+// The liveness checker expects progress of exactly these clients, and the
+// runner waits for it before it ends a scenario.
+func IsWorkloadClient(client string) bool {
+	return client != Nemesis && client != RunnerClient && client != Auditor && client != Quiesced && client != ""
+}
+
 // Event is one record of a history. Time is CLOCK_MONOTONIC nanoseconds
 // (see Now); Seq orders events recorded at the same instant.
 type Event struct {

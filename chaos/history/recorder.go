@@ -1,6 +1,7 @@
 package history
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -15,6 +16,7 @@ type Recorder struct {
 	start  int64
 
 	clientProgress map[string]int64 // latest progress per client, under mu
+	clientFirst    map[string]int64 // first event per workload client, under mu
 
 	nextOp       atomic.Int64
 	lastProgress atomic.Int64
@@ -45,6 +47,14 @@ func (r *Recorder) Add(e Event) Event {
 	r.seq++
 	e.Seq = r.seq
 	r.events = append(r.events, e)
+	if IsWorkloadClient(e.Client) {
+		if r.clientFirst == nil {
+			r.clientFirst = map[string]int64{}
+		}
+		if f, ok := r.clientFirst[e.Client]; !ok || e.Time < f {
+			r.clientFirst[e.Client] = e.Time
+		}
+	}
 	if IsProgress(e) && e.Time > r.clientProgress[e.Client] {
 		if r.clientProgress == nil {
 			r.clientProgress = map[string]int64{}
@@ -78,6 +88,23 @@ func (r *Recorder) LastProgressOf(client string) int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.clientProgress[client]
+}
+
+// Behind returns, sorted, the workload clients (IsWorkloadClient) that
+// recorded an event before t and no progress after it: the clients the
+// liveness checker still expects to progress after a heal at t. A client
+// that joined after t is not behind.
+func (r *Recorder) Behind(t int64) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var behind []string
+	for c, f := range r.clientFirst {
+		if f < t && r.clientProgress[c] <= t {
+			behind = append(behind, c)
+		}
+	}
+	slices.Sort(behind)
+	return behind
 }
 
 // Start returns the time the recorder was made.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -58,5 +59,33 @@ func TestLoadGzip(t *testing.T) {
 	os.WriteFile(bad, []byte{0x1f, 0x8b, 0, 1}, 0o644)
 	if _, err := Load(bad); !errors.Is(err, ErrMalformed) {
 		t.Errorf("a broken gzip file: %v, want ErrMalformed", err)
+	}
+}
+
+// TestBehind: the clients the liveness checker expects to progress after a
+// heal are the workload clients that recorded before it and have not
+// progressed since; a client that only joined after it, one that
+// progressed after it, and the nemesis, runner, audit and quiesced
+// records are not behind.
+func TestBehind(t *testing.T) {
+	r := NewRecorder()
+	early, late, moved := r.Client("early"), r.Client("late"), r.Client("moved")
+	early.Invoke(FnRead, "/r", 0).OK(0)
+	moved.Invoke(FnRead, "/r", 0).OK(0)
+	for _, name := range []string{Nemesis, RunnerClient, Auditor, Quiesced} {
+		r.Add(Event{Client: name, Kind: KindFaultStart})
+	}
+	heal := r.Add(Event{Client: Nemesis, Kind: KindFaultEnd}).Time
+	if got := r.Behind(heal); !slices.Equal(got, []string{"early", "moved"}) {
+		t.Fatalf("Behind at the heal = %v, want [early moved]", got)
+	}
+	late.Invoke(FnRead, "/r", 0) // joined after the heal, no progress yet
+	moved.Invoke(FnRead, "/r", 0).OK(0)
+	if got := r.Behind(heal); !slices.Equal(got, []string{"early"}) {
+		t.Fatalf("Behind after moved progressed = %v, want [early]", got)
+	}
+	early.Invoke(FnRead, "/r", 0).OK(0)
+	if got := r.Behind(heal); len(got) != 0 {
+		t.Fatalf("Behind once all progressed = %v, want none", got)
 	}
 }

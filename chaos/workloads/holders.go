@@ -140,7 +140,7 @@ func recordQuiesced(env *cluster.Env, conn *zk.Conn, p string) {
 		}
 		<-time.After(50 * time.Millisecond)
 	}
-	e := history.Event{Client: "quiesced", Kind: history.KindNodesLeft, Value: int64(len(left)), Detail: strings.Join(left, ", ")}
+	e := history.Event{Client: history.Quiesced, Kind: history.KindNodesLeft, Value: int64(len(left)), Detail: strings.Join(left, ", ")}
 	if err != nil {
 		e.Value, e.Detail = -1, "cannot list: "+err.Error()
 	}

@@ -126,7 +126,7 @@ func (w *Lock) quiesced(env *cluster.Env, conn *zk.Conn, lockPath string) {
 		}
 		<-time.After(50 * time.Millisecond)
 	}
-	e := history.Event{Client: "quiesced", Kind: history.KindNodesLeft, Value: int64(len(kids)), Detail: strings.Join(kids, ", ")}
+	e := history.Event{Client: history.Quiesced, Kind: history.KindNodesLeft, Value: int64(len(kids)), Detail: strings.Join(kids, ", ")}
 	if err != nil {
 		e.Value, e.Detail = -1, "cannot list: "+err.Error()
 	}

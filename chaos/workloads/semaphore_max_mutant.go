@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -19,9 +20,11 @@ import (
 // SemaphoreCache is the semaphore-max mutant and its twin: the
 // semaphore-max workload with three holders, the target (c1, the only
 // client faults reach) and two bystanders, and a changer on a link of its
-// own that keeps the maximum at 1 while the target has no session and for
-// 2 s after it has one again, and otherwise alternates 3 and 2 every 400
-// ms: a change made while the target was disconnected.
+// own that keeps the maximum at 1 once the target has been without a
+// session for half a session timeout, until 2 s after it has one again
+// and the target has held five times since, and otherwise alternates 3
+// and 2 every 400 ms: a change made while the target's session was being
+// lost, in force while the target acquires with its new session.
 //
 // The twin's target uses lock.NewSemaphoreCount, which reads the count
 // when it decides. With Mutant set, the target's semaphore (Curator's
@@ -53,12 +56,26 @@ func (w *SemaphoreCache) Checkers(cfg CheckConfig) []checkers.Checker {
 func (w *SemaphoreCache) Run(ctx context.Context, env *cluster.Env) error {
 	path, countPath := semaphoreMaxPaths(env)
 	correct := countSemaphore(path, countPath)
+	var targetHeld atomic.Int64 // the target's holdings so far
 	spec := holderSpec{path: path, hold: 20 * time.Millisecond, invokes: true,
 		acquirer: func(s *recipes.Session, i int) (func(context.Context) (*holding, error), error) {
-			if i == 0 && w.Mutant {
-				return cachedMaxAcquirer(ctx, s, path, countPath)
+			if i != 0 {
+				return correct(s, i)
 			}
-			return correct(s, i)
+			acquire, err := correct(s, i)
+			if w.Mutant {
+				acquire, err = cachedMaxAcquirer(ctx, s, path, countPath)
+			}
+			if err != nil {
+				return nil, err
+			}
+			return func(ctx context.Context) (*holding, error) {
+				h, err := acquire(ctx)
+				if err == nil {
+					targetHeld.Add(1)
+				}
+				return h, err
+			}, nil
 		}}
 	setup, err := setupSemaphoreMax(ctx, env, spec, countPath)
 	if err != nil {
@@ -77,7 +94,16 @@ func (w *SemaphoreCache) Run(ctx context.Context, env *cluster.Env) error {
 	defer changer.Link.Close()
 	target := cs[0]
 	start := time.Now()
-	var downAt time.Time // the last time the target was seen without a session
+	// lostAt: when the target's current outage began (zero while it has a
+	// session); downAt: the last time it was seen in an outage of at least
+	// half a session timeout. Only such an outage lowers the maximum:
+	// partition-expire's aim may reset the target's link a few times before
+	// it silences it for good, and a change made during one of those short
+	// outages reaches the target when its session, still alive, sets its
+	// watches again; half a session timeout into the silence the session is
+	// on its way out, and the change is one its watch never delivers.
+	var lostAt, downAt time.Time
+	var heldAtDown int64 // targetHeld at downAt
 	var wg sync.WaitGroup
 	var changeErr error
 	wg.Add(1)
@@ -85,10 +111,15 @@ func (w *SemaphoreCache) Run(ctx context.Context, env *cluster.Env) error {
 		defer wg.Done()
 		changeErr = changeMax(ctx, env, changer, path, countPath, func(int) (int32, time.Duration) {
 			now := time.Now()
-			if conn := target.Conn(); conn != nil && conn.State() != zk.StateHasSession {
-				downAt = now
+			switch conn := target.Conn(); {
+			case conn == nil || conn.State() == zk.StateHasSession:
+				lostAt = time.Time{}
+			case lostAt.IsZero():
+				lostAt = now
+			case now.Sub(lostAt) >= env.SessionTimeout/2:
+				downAt, heldAtDown = now, targetHeld.Load()
 			}
-			if !downAt.IsZero() && now.Sub(downAt) < 2*time.Second {
+			if !downAt.IsZero() && (now.Sub(downAt) < 2*time.Second || targetHeld.Load()-heldAtDown < 5) {
 				return 1, 20 * time.Millisecond
 			}
 			return []int32{3, 2}[int(now.Sub(start)/(400*time.Millisecond))%2], 20 * time.Millisecond
