@@ -88,21 +88,23 @@ func WriteScenarioFiles(dir string, s Summary, r ScenarioResult) error {
 	return writeFile(filepath.Join(dir, DetailFile(r.Scenario)), func(w io.Writer) error { return WriteDetail(w, s, r) })
 }
 
-// WriteIndex writes summary.json, junit.xml and index.html of s into dir,
-// each replaced whole (as WriteScenarioFiles does). The runner calls it
-// after every scenario with s.Partial set, so that a run killed by a CI
-// timeout leaves valid files that say "incomplete".
+// WriteIndex writes junit.xml, index.html and summary.json of s into dir,
+// each replaced whole (as WriteScenarioFiles does), summary.json last. The
+// runner calls it after every scenario with s.Partial set, so that a run
+// killed by a CI timeout leaves valid files that say "incomplete": what
+// summary.json lists, junit.xml and index.html list too (a kill between
+// the writes leaves them one scenario ahead of it, never behind).
 func WriteIndex(dir string, s Summary) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("chaos: report: %w", err)
 	}
-	if err := writeFile(filepath.Join(dir, FileSummary), func(w io.Writer) error { return WriteSummaryJSON(w, s) }); err != nil {
-		return err
-	}
 	if err := writeFile(filepath.Join(dir, FileJUnit), func(w io.Writer) error { return WriteJUnit(w, s) }); err != nil {
 		return err
 	}
-	return writeFile(filepath.Join(dir, FileHTML), func(w io.Writer) error { return WriteHTML(w, s) })
+	if err := writeFile(filepath.Join(dir, FileHTML), func(w io.Writer) error { return WriteHTML(w, s) }); err != nil {
+		return err
+	}
+	return writeFile(filepath.Join(dir, FileSummary), func(w io.Writer) error { return WriteSummaryJSON(w, s) })
 }
 
 // KeepsHistory reports whether the report keeps r's history, r being a
