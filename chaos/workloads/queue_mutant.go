@@ -15,10 +15,24 @@ import (
 )
 
 // QueueByPath is the queue by-path mutant and its twin: the queue workload
-// (see Queue) with one producer, bystander consumers that hold
-// each claim for a session timeout before they ack it, and a target
-// consumer (c1) that hands every item it claims back after 20 ms
-// (Claim.Release), so that the head item keeps changing hands.
+// (see Queue) with one producer, ten bystander consumers that hold each
+// claim for two session timeouts before they ack it, and a target consumer
+// (c1) that hands every item it claims back after a quarter of a session
+// timeout (Claim.Release), so that the head item keeps changing hands.
+//
+// The bystanders start one after another, a fifth of a session timeout
+// apart, and the producer keeps pace with them: one of them acks and claims
+// the head item every fifth of a session timeout. A half-open window (at
+// least half a session timeout) struck while the target holds therefore
+// always sees a bystander claim the item whose release the target sent
+// unanswered, and that bystander still holds it when the target's retry
+// comes after the heal (within the window, at most a session timeout, plus
+// go-zookeeper's reconnection: less than the two session timeouts it holds).
+// With bystanders that held for one session timeout and claimed all at
+// once, the scenario missed the mutant on one seed in three: the one
+// bystander that claimed in the window had acked before the target's retry
+// (go-zookeeper waits a second before it reconnects once every server
+// failed it).
 //
 // The twin's target releases with queue's Release: a delete whose outcome
 // is unknown continues in the background and deletes the claim node only
@@ -48,7 +62,7 @@ func (w *QueueByPath) Checkers(cfg CheckConfig) []checkers.Checker {
 // Queue does.
 func (w *QueueByPath) Run(ctx context.Context, env *cluster.Env) error {
 	path := env.Root + "/queue"
-	cs, closeLinks, err := mutantClients(env, 7, 2)
+	cs, closeLinks, err := mutantClients(env, 12, 2)
 	if err != nil {
 		return err
 	}
@@ -67,12 +81,14 @@ func (w *QueueByPath) Run(ctx context.Context, env *cluster.Env) error {
 	}
 	produced := make(chan struct{})
 	q := &Queue{}
-	// The bystanders ack one item per session timeout each: the producer
-	// puts one item per bystander at once, then keeps pace with them, so
-	// that the target finds items to hand back and the queue stays short
-	// (a bystander then soon takes the item the target hands back).
+	// The bystanders ack one item per two session timeouts each, one
+	// every pace in turn: the producer puts one item per bystander at
+	// once, then keeps pace with them, so that the target finds items to
+	// hand back and the queue stays short (a bystander then soon takes the
+	// item the target hands back).
 	acks := len(cs) - 2
-	pace := env.SessionTimeout / time.Duration(acks)
+	hold := 2 * env.SessionTimeout
+	pace := hold / time.Duration(acks)
 	for i, c := range cs {
 		all.Add(1)
 		go func() {
@@ -82,9 +98,9 @@ func (w *QueueByPath) Run(ctx context.Context, env *cluster.Env) error {
 				defer close(produced)
 				fail(w.producer(ctx, env, c, path, acks, pace))
 			case 0:
-				fail(w.consumer(ctx, env, c, path, produced, env.SessionTimeout/4, true))
+				fail(w.consumer(ctx, env, c, path, produced, 0, env.SessionTimeout/4, true))
 			default:
-				fail(w.consumer(ctx, env, c, path, produced, env.SessionTimeout, false))
+				fail(w.consumer(ctx, env, c, path, produced, time.Duration(i-2)*pace, hold, false))
 			}
 		}()
 	}
@@ -122,10 +138,10 @@ func (w *QueueByPath) producer(ctx context.Context, env *cluster.Env, c *cluster
 	return nil
 }
 
-// consumer claims items until ctx is done, then drains (as Queue's
-// consumer does); it holds each claim for hold, then acks it, or with
-// giveBack releases it.
-func (w *QueueByPath) consumer(ctx context.Context, env *cluster.Env, c *cluster.Client, path string, produced <-chan struct{}, hold time.Duration, giveBack bool) error {
+// consumer claims items, the first after delay, until ctx is done, then
+// drains (as Queue's consumer does); it holds each claim for hold, then
+// acks it, or with giveBack releases it.
+func (w *QueueByPath) consumer(ctx context.Context, env *cluster.Env, c *cluster.Client, path string, produced <-chan struct{}, delay, hold time.Duration, giveBack bool) error {
 	st := env.SessionTimeout
 	drain, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
@@ -148,6 +164,7 @@ func (w *QueueByPath) consumer(ctx context.Context, env *cluster.Env, c *cluster
 	if err != nil {
 		return fmt.Errorf("chaos: %s: %w", c.Log.Name(), err)
 	}
+	cluster.Sleep(ctx, delay) // done early: drain what is left
 	for drain.Err() == nil {
 		cctx, ccancel := ctx, context.CancelFunc(func() {})
 		draining := ctx.Err() != nil
