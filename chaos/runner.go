@@ -170,10 +170,11 @@ func (r *Runner) RunScenario(ctx context.Context, sc Scenario) (report.ScenarioR
 			errs = append(errs, "workload: "+err.Error())
 		}
 	}
+	checks := sc.Workload.Checkers(cfg.checkConfig())
 	finished := false
 	lastHeal, fatal := r.play(ctx, env, sched, done, &res, &errs, &finished, workloadErr)
 	if fatal == nil && !finished {
-		finished = r.settle(ctx, env, began, lastHeal, checksLiveness(sc.Workload.Checkers(cfg.checkConfig())), done, workloadErr)
+		finished = r.settle(ctx, env, began, lastHeal, checksLiveness(checks), done, workloadErr)
 	}
 	stop()
 	<-sampled
@@ -214,7 +215,6 @@ func (r *Runner) RunScenario(ctx context.Context, sc Scenario) (report.ScenarioR
 			voids[v] = f.Name
 		}
 	}
-	checks := sc.Workload.Checkers(cfg.checkConfig())
 	exclusive := checkers.Exclusive(checks)
 	if exclusive {
 		checks = append(checks, checkers.LeaseMargin())

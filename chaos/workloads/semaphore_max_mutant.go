@@ -62,10 +62,13 @@ func (w *SemaphoreCache) Run(ctx context.Context, env *cluster.Env) error {
 			if i != 0 {
 				return correct(s, i)
 			}
-			acquire, err := correct(s, i)
+			newAcquire := correct
 			if w.Mutant {
-				acquire, err = cachedMaxAcquirer(ctx, s, path, countPath)
+				newAcquire = func(s *recipes.Session, _ int) (func(context.Context) (*holding, error), error) {
+					return cachedMaxAcquirer(ctx, s, path, countPath)
+				}
 			}
+			acquire, err := newAcquire(s, i)
 			if err != nil {
 				return nil, err
 			}
