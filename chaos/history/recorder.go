@@ -17,6 +17,7 @@ type Recorder struct {
 
 	clientProgress map[string]int64 // latest progress per client, under mu
 	clientFirst    map[string]int64 // first event per workload client, under mu
+	progress       int              // workload clients' progress events, under mu
 
 	nextOp       atomic.Int64
 	lastProgress atomic.Int64
@@ -53,6 +54,9 @@ func (r *Recorder) Add(e Event) Event {
 		}
 		if f, ok := r.clientFirst[e.Client]; !ok || e.Time < f {
 			r.clientFirst[e.Client] = e.Time
+		}
+		if IsProgress(e) {
+			r.progress++
 		}
 	}
 	if IsProgress(e) && e.Time > r.clientProgress[e.Client] {
@@ -105,6 +109,15 @@ func (r *Recorder) Behind(t int64) []string {
 	}
 	slices.Sort(behind)
 	return behind
+}
+
+// Progress returns how many progress events (IsProgress) the workload
+// clients (IsWorkloadClient) have recorded so far: what the throughput
+// checker counts before the first fault.
+func (r *Recorder) Progress() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.progress
 }
 
 // Start returns the time the recorder was made.

@@ -89,3 +89,45 @@ func TestBehind(t *testing.T) {
 		t.Fatalf("Behind once all progressed = %v, want none", got)
 	}
 }
+
+// TestProgress: Progress counts what the throughput checker counts, the
+// workload clients' progress events, and nothing else.
+func TestProgress(t *testing.T) {
+	r := NewRecorder()
+	c := r.Client("c1")
+	want := 0
+	for _, tc := range []struct {
+		add      func()
+		progress bool
+	}{
+		{func() { c.Invoke(FnRead, "/r", 0).OK(0) }, true},
+		{func() { c.Invoke(FnRead, "/r", 0).Fail("lost") }, false},
+		{func() { c.Invoke(FnCAS, "/r", 1).Unknown("cut") }, false},
+		{func() { c.Acquired("/l", 1, "") }, true},
+		{func() { c.Released("/l", 1) }, false},
+		{func() { c.Fenced("/f", 1, 2, true, "") }, true},
+		{func() { c.Fenced("/f", 1, 3, false, "stale") }, false},
+		{func() { r.Add(Event{Client: Nemesis, Kind: KindOK}) }, false},
+		{func() { r.Add(Event{Client: RunnerClient, Kind: KindOK}) }, false},
+		{func() { r.Add(Event{Client: Auditor, Kind: KindAcquired}) }, false},
+		{func() { r.Add(Event{Client: "w2", Kind: KindOK, Time: Now() - 1e6}) }, true}, // a worker's event, stamped earlier
+	} {
+		tc.add()
+		if tc.progress {
+			want++
+		}
+		if got := r.Progress(); got != want {
+			t.Fatalf("Progress = %d, want %d", got, want)
+		}
+	}
+	h := r.History()
+	n := 0
+	for _, e := range h.Events {
+		if IsWorkloadClient(e.Client) && IsProgress(e) {
+			n++
+		}
+	}
+	if n != want {
+		t.Fatalf("the history has %d workload progress events, Progress said %d", n, want)
+	}
+}
