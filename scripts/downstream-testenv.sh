@@ -14,7 +14,7 @@ command -v go >/dev/null 2>&1 || export PATH=$PATH:/usr/local/go/bin
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 cd "$dir"
-export GOWORK=off GOFLAGS=-mod=mod GOTOOLCHAIN=local
+export GOWORK=off GOFLAGS='-mod=mod -trimpath' GOTOOLCHAIN=local
 gover=$(sed -n 's/^go //p' "$root/testenv/go.mod")
 cat >go.mod <<EOM
 module example.com/service

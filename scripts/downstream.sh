@@ -15,7 +15,7 @@ libgo=$(sed -n 's/^go //p' "$root/go.mod")
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 cd "$dir"
-export GOWORK=off GOFLAGS=-mod=mod GOTOOLCHAIN=local
+export GOWORK=off GOFLAGS='-mod=mod -trimpath' GOTOOLCHAIN=local
 cat >go.mod <<EOF
 module example.com/downstream
 

@@ -22,8 +22,11 @@ const (
 // Window is one fault injection of a schedule.
 type Window struct {
 	Fault string `json:"fault"`
-	// At is when the fault starts, after the scenario's start (later if
-	// the previous window's heal ran late).
+	// At is when the fault starts, after the scenario's start: later if
+	// the previous window's heal ran late, or if at the first window's
+	// time the workload had not yet reached the throughput checker's
+	// rate (the runner then waits for it, up to two session timeouts,
+	// and the later windows move with it).
 	At time.Duration `json:"at"`
 	// For is how long the fault stays before it is healed.
 	For time.Duration `json:"for"`
