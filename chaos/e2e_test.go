@@ -393,6 +393,8 @@ type slowStart struct {
 
 func (w *slowStart) Name() string { return w.Workload.Name() + "-slow" }
 
+func (w *slowStart) SlowStart() bool { return true }
+
 func (w *slowStart) Run(ctx context.Context, env *cluster.Env) error {
 	select {
 	case <-ctx.Done():

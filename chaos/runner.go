@@ -172,7 +172,8 @@ func (r *Runner) RunScenario(ctx context.Context, sc Scenario) (report.ScenarioR
 	}
 	checks := sc.Workload.Checkers(cfg.checkConfig())
 	finished := false
-	lastHeal, fatal := r.play(ctx, env, sched, done, &res, &errs, &finished, workloadErr)
+	ss, slow := sc.Workload.(workloads.SlowStarter)
+	lastHeal, fatal := r.play(ctx, env, sched, slow && ss.SlowStart(), done, &res, &errs, &finished, workloadErr)
 	if fatal == nil && !finished {
 		finished = r.settle(ctx, env, began, lastHeal, checksLiveness(checks), done, workloadErr)
 	}
@@ -262,7 +263,7 @@ func (r *Runner) place(ctx context.Context, env *cluster.Env, sc Scenario, sched
 
 // play injects the windows of sched in order. It returns the time of the
 // last heal, and a non-nil error only when the ensemble cannot be healed.
-func (r *Runner) play(ctx context.Context, env *cluster.Env, sched faults.Schedule, done <-chan error, res *report.ScenarioResult,
+func (r *Runner) play(ctx context.Context, env *cluster.Env, sched faults.Schedule, slowStart bool, done <-chan error, res *report.ScenarioResult,
 	errs *[]string, finished *bool, workloadErr func(error)) (int64, error) {
 	start := time.Now()
 	lastHeal := int64(0)
@@ -281,7 +282,7 @@ func (r *Runner) play(ctx context.Context, env *cluster.Env, sched faults.Schedu
 			return lastHeal, nil
 		case <-time.After(time.Until(start.Add(w.At))):
 		}
-		if i == 0 {
+		if i == 0 && slowStart {
 			if waited := r.warmUp(ctx, env); waited > 0 {
 				start = start.Add(waited) // the later windows keep their spacing
 				env.Logger.Info("chaos: the first fault waited for the workload's rate", "scenario", sched.Scenario, "waited", waited.Round(time.Millisecond))
@@ -326,15 +327,16 @@ func (r *Runner) play(ctx context.Context, env *cluster.Env, sched faults.Schedu
 	return lastHeal, nil
 }
 
-// warmUp waits, at the first fault's scheduled time, until the workload's
-// clients have made progress at cfg.MinRate per second since the history
-// began (what checkers.Throughput asks of the time before the first
-// fault), for at most two session timeouts, and returns how long it
-// waited. A workload whose set-up (its sessions, a cache's first read)
-// took most of the time before the first fault thus gets its fault once
-// it runs, instead of the scenario being not exercised; one still under
-// its rate at the deadline gets the fault anyway, and the throughput
-// checker says so. A workload at its rate on time waits not at all.
+// warmUp waits, for a workloads.SlowStarter at its first fault's
+// scheduled time, until the workload's clients have made progress at
+// cfg.MinRate per second since the history began (what
+// checkers.Throughput asks of the time before the first fault), for at
+// most two session timeouts, and returns how long it waited. Such a
+// workload gets its fault once it runs, instead of the scenario being not
+// exercised; one still under its rate at the deadline gets the fault
+// anyway, and the throughput checker says so. Other workloads are struck
+// on schedule: a mutant aimed by the schedule (the multi-lock's and the
+// barrier's) was missed on some seeds when every workload waited.
 func (r *Runner) warmUp(ctx context.Context, env *cluster.Env) time.Duration {
 	began := time.Now()
 	deadline := began.Add(2 * r.cfg.SessionTimeout)

@@ -24,9 +24,9 @@ type Window struct {
 	Fault string `json:"fault"`
 	// At is when the fault starts, after the scenario's start: later if
 	// the previous window's heal ran late, or if at the first window's
-	// time the workload had not yet reached the throughput checker's
-	// rate (the runner then waits for it, up to two session timeouts,
-	// and the later windows move with it).
+	// time a slow-starting workload (workloads.SlowStarter) had not yet
+	// reached the throughput checker's rate (the runner then waits for
+	// it, up to two session timeouts, and the later windows move with it).
 	At time.Duration `json:"at"`
 	// For is how long the fault stays before it is healed.
 	For time.Duration `json:"for"`

@@ -89,6 +89,10 @@ func (w *Cache) bound(liveness time.Duration) time.Duration {
 	return liveness / 2
 }
 
+// SlowStart is true: the first fault waits for the caches to run
+// (workloads.SlowStarter).
+func (w *Cache) SlowStart() bool { return true }
+
 // Checkers: cache-converges, liveness.
 func (w *Cache) Checkers(cfg CheckConfig) []checkers.Checker {
 	return []checkers.Checker{checkers.CacheConverges(), checkers.Liveness(cfg.LivenessBound)}

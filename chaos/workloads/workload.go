@@ -21,6 +21,16 @@ type Workload interface {
 	Checkers(cfg CheckConfig) []checkers.Checker
 }
 
+// SlowStarter is a workload whose set-up takes a good part of the time
+// before its first fault (the cache workload: six sessions, then each
+// cache's first read). The runner holds the first fault until it runs at
+// the throughput checker's rate, for at most two session timeouts (see
+// chaos.Runner). Every other workload is struck on schedule: the timing
+// its mutants are aimed by stays as drawn.
+type SlowStarter interface {
+	SlowStart() bool
+}
+
 // CheckConfig is what a workload's checkers take from the run's
 // configuration (chaos.Config fills it in, with its defaults).
 type CheckConfig struct {
