@@ -284,10 +284,9 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("a slow start is struck once it runs", func(t *testing.T) {
 		// The first fault of a workloads.SlowStarter waits for its rate
 		// (Runner.warmUp): a register workload that starts a whole session
-		// timeout late,
-		// at or after the latest time a quick schedule draws its first
-		// fault, is struck once it runs, and is exercised. Before the
-		// runner waited, this scenario was not exercised on every seed.
+		// timeout late, at or after the latest time a quick schedule draws
+		// its first fault, is struck once it runs, and is exercised. Before
+		// the runner waited, this scenario was not exercised on every seed.
 		if last && shardN > 1 {
 			t.Skipf("shard %d/%d: runs in shard 1", shardI, shardN)
 		}
