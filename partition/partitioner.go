@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/group"
+	"github.com/zkrecipes/zkrecipes/internal/hooks"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -275,6 +276,9 @@ func (p *Partitioner) allocate(ctx context.Context, v *view, members, share []st
 	done := make(chan taken, 1)
 	go func() {
 		ls, err := p.lockAll(actx, share)
+		if err == nil {
+			hooks.AfterShareTaken(actx, p.path) // tests: a change arrives now
+		}
 		done <- taken{ls, err}
 	}()
 	changed := false

@@ -4,7 +4,7 @@
 // integration tests in the lab module (lab/integration/lock, .../rwlock,
 // .../barrier), which cannot reach recipes' _test.go files, can inject a
 // real fault at a precise point of an acquisition or of a double barrier's
-// Leave, two mutant switches of package cache, a seam removing one term from
+// Leave or of a partitioner's allocation, two mutant switches of package cache, a seam removing one term from
 // the lease's bound (SetLeaseDrop) and one its renewals' freeze cap
 // (SetLeaseStallDrop), and three read-only accessors to the
 // core's internals (access.go).
@@ -16,7 +16,10 @@
 // false, so a test that needs a hook skips itself (testutil.RequireHooks).
 package hooks
 
-import "sync/atomic"
+import (
+	"context"
+	"sync/atomic"
+)
 
 // Enabled reports whether this build has the hooks (tag zkrecipes_hooks).
 const Enabled = true
@@ -75,6 +78,28 @@ func SetBeforeReadyDelete(f func(path string)) (restore func()) {
 func BeforeReadyDelete(path string) {
 	if f := beforeReadyDelete.Load(); f != nil && *f != nil {
 		(*f)(path)
+	}
+}
+
+var afterShareTaken atomic.Pointer[func(ctx context.Context, path string)]
+
+// SetAfterShareTaken sets f to be called by package partition when a
+// Partitioner of path has taken every lock of its share and is about to
+// hand the locks to its allocation loop, which decides whether the share
+// is still the group's. ctx is the allocation's context: the loop cancels
+// it once it has seen the members change, so a test can wait for that
+// before f returns. f runs on the goroutine taking the locks and may
+// block. It returns a function restoring the previous hook. Not for
+// concurrent tests.
+func SetAfterShareTaken(f func(ctx context.Context, path string)) (restore func()) {
+	old := afterShareTaken.Swap(&f)
+	return func() { afterShareTaken.Store(old) }
+}
+
+// AfterShareTaken calls the hook set by SetAfterShareTaken, if any.
+func AfterShareTaken(ctx context.Context, path string) {
+	if f := afterShareTaken.Load(); f != nil && *f != nil {
+		(*f)(ctx, path)
 	}
 }
 
