@@ -2,12 +2,13 @@
 
 // Package hooks holds test hooks of the recipes core, so that the
 // integration tests in the lab module (lab/integration/lock, .../rwlock,
-// .../barrier), which cannot reach recipes' _test.go files, can inject a
-// real fault at a precise point of an acquisition or of a double barrier's
-// Leave or of a partitioner's allocation, two mutant switches of package cache, a seam removing one term from
-// the lease's bound (SetLeaseDrop) and one its renewals' freeze cap
-// (SetLeaseStallDrop), and three read-only accessors to the
-// core's internals (access.go).
+// .../barrier, .../partition), which cannot reach the packages' _test.go
+// files, can inject a real fault at a precise point of an acquisition, of
+// a double barrier's Leave or of a partitioner's allocation; two mutant
+// switches of package cache, a seam removing one term from the lease's
+// bound (SetLeaseDrop) and one its renewals' freeze cap
+// (SetLeaseStallDrop), and three read-only accessors to the core's
+// internals (access.go).
 //
 // The hooks exist only in a build with the tag zkrecipes_hooks (the
 // project's test commands set it: scripts/test.sh, scripts/main.sh).
