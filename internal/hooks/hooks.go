@@ -4,9 +4,9 @@
 // integration tests in the lab module (lab/integration/lock, .../rwlock,
 // .../barrier, .../partition), which cannot reach the packages' _test.go
 // files, can inject a real fault at a precise point of an acquisition, of
-// a double barrier's Leave or of a partitioner's allocation; two mutant
-// switches of package cache, a seam removing one term from the lease's
-// bound (SetLeaseDrop) and one its renewals' freeze cap
+// a double barrier's Leave or of a partitioner's allocation. It also holds
+// two mutant switches of package cache, a seam removing one term from the
+// lease's bound (SetLeaseDrop) and one its renewals' freeze cap
 // (SetLeaseStallDrop), and three read-only accessors to the core's
 // internals (access.go).
 //
