@@ -863,17 +863,7 @@ func TestStepDownOnLostKeepsTermThroughShortCut(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		renewed := s.LeaseDeadline()
-		waitFor(t, 10*time.Second, "a lease renewal", func() bool { return s.LeaseDeadline().After(renewed) })
-		deadline := s.LeaseDeadline()
-		if err := l.Cut(); err != nil {
-			t.Fatal(err)
-		}
-		waitFor(t, 10*time.Second, "suspended", func() bool { return s.State() == recipes.StateSuspended })
-		if err := l.Restore(); err != nil {
-			t.Fatal(err)
-		}
-		waitFor(t, 10*time.Second, "reconnected", func() bool { return s.State() == recipes.StateReconnected })
+		deadline := testutil.ShortCut(t, l, s)
 		// The reconnection's handshake renews the lease.
 		if late := time.Since(deadline); late > 0 {
 			if attempt == attempts {

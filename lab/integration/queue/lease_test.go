@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/queue"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -70,9 +71,9 @@ func TestClaimEndsWithLease(t *testing.T) {
 // loaded machine (the secured pass: TLS under -race) made it longer: the
 // full tier at 5be6d4c failed here with "lease expired: nothing sent in
 // the last 1.041s was answered". As in leader's
-// TestStepDownOnLostKeepsTermThroughShortCut, the session has an 8 s
-// timeout (lease 3.6 s past a renewal), the cut begins right after a
-// renewal, and a reconnection that still came after the deadline is a long
+// TestStepDownOnLostKeepsTermThroughShortCut (both through
+// testutil.ShortCut), the session has an 8 s timeout (lease 3.6 s past a
+// renewal), the cut begins right after a renewal, and a reconnection that still came after the deadline is a long
 // cut: the trial is aimed again on a path of its own (at most 3 attempts),
 // then fails as not exercised.
 func TestClaimLossPolicy(t *testing.T) {
@@ -100,24 +101,7 @@ func TestClaimLossPolicy(t *testing.T) {
 			}
 			claims = append(claims, c)
 		}
-		renewed := s.LeaseDeadline()
-		waitFor(t, 10*time.Second, "a lease renewal", func() bool { return s.LeaseDeadline().After(renewed) })
-		deadline := s.LeaseDeadline()
-		sid := s.ID()
-		if err := link.Cut(); err != nil {
-			t.Fatal(err)
-		}
-		waitFor(t, 30*time.Second, "the session suspended", func() bool { return s.State() == recipes.StateSuspended })
-		if err := link.Restore(); err != nil {
-			t.Fatal(err)
-		}
-		waitFor(t, 30*time.Second, "the session back", func() bool {
-			st := s.State()
-			return st == recipes.StateReconnected || st == recipes.StateConnected
-		})
-		if s.ID() != sid {
-			t.Fatalf("the session changed (0x%x -> 0x%x): the scenario needs it to survive", sid, s.ID())
-		}
+		deadline := testutil.ShortCut(t, link, s)
 		if cause := context.Cause(claims[1].Context()); !errors.Is(cause, recipes.ErrSuspended) {
 			t.Errorf("claim under the session's policy: cause %v, want ErrSuspended", cause)
 		}
