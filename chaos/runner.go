@@ -361,7 +361,8 @@ func checksLiveness(checks []checkers.Checker) bool {
 }
 
 // settle waits until the scenario's duration passed and every client made
-// progress after the last heal, or the liveness bound passed. Every client
+// progress after the last heal and the workload does not linger
+// (cluster.Env.Linger), or the liveness bound passed. Every client
 // is env's, and with liveness set also every other workload client that
 // recorded before the heal (history.Recorder.Behind: a mutant workload's
 // bystanders), all of whom the liveness checker expects to progress. It
@@ -381,7 +382,7 @@ func (r *Runner) settle(ctx context.Context, env *cluster.Env, began time.Time, 
 				progressed = false
 			}
 		}
-		if time.Since(began) >= r.cfg.Duration && (progressed || time.Since(healedAt) > r.cfg.LivenessBound) {
+		if time.Since(began) >= r.cfg.Duration && ((progressed && !env.Lingering()) || time.Since(healedAt) > r.cfg.LivenessBound) {
 			return false
 		}
 		select {

@@ -45,6 +45,23 @@ type Env struct {
 	clients []*Client
 	// idleServer (1 + a server index) and idleHold: see SetIdleHold.
 	idleServer, idleHold atomic.Int64
+	// linger: see Linger.
+	linger atomic.Pointer[func() bool]
+}
+
+// Linger asks the runner to keep the workload running past the scenario's
+// duration while open reports true (and its other conditions to end are
+// not met), for at most the liveness bound after the last heal: a
+// workload whose exposure window opens only once a fault has healed (a
+// mutant whose target must act with its new session) is not cut short by
+// a scenario that ends inside that window. open is called from the
+// runner's goroutine; a later call replaces an earlier one.
+func (e *Env) Linger(open func() bool) { e.linger.Store(&open) }
+
+// Lingering reports whether the function given to Linger reports true.
+func (e *Env) Lingering() bool {
+	f := e.linger.Load()
+	return f != nil && (*f)()
 }
 
 // SetIdleHold asks the clients placed on server (Env.Pins) to pause, idle,

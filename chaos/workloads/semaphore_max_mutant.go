@@ -24,7 +24,8 @@ import (
 // session for half a session timeout, until 2 s after it has one again
 // and the target has held five times since, and otherwise alternates 3
 // and 2 every 400 ms: a change made while the target's session was being
-// lost, in force while the target acquires with its new session.
+// lost, in force while the target acquires with its new session. The
+// scenario runs on (cluster.Env.Linger) until that window has closed.
 //
 // The twin's target uses lock.NewSemaphoreCount, which reads the count
 // when it decides. With Mutant set, the target's semaphore (Curator's
@@ -105,8 +106,19 @@ func (w *SemaphoreCache) Run(ctx context.Context, env *cluster.Env) error {
 	// outages reaches the target when its session, still alive, sets its
 	// watches again; half a session timeout into the silence the session is
 	// on its way out, and the change is one its watch never delivers.
+	var mu sync.Mutex // guards downAt and heldAtDown (the runner reads them through Linger)
 	var lostAt, downAt time.Time
 	var heldAtDown int64 // targetHeld at downAt
+	// lowered reports whether the maximum is held at 1 for the target's
+	// new session: from a long outage until 2 s after it and five holdings
+	// since. The scenario lingers until that window closes: a run that
+	// ends inside it has not exposed the mutant.
+	lowered := func(now time.Time) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return !downAt.IsZero() && (now.Sub(downAt) < 2*time.Second || targetHeld.Load()-heldAtDown < 5)
+	}
+	env.Linger(func() bool { return lowered(time.Now()) })
 	var wg sync.WaitGroup
 	var changeErr error
 	wg.Add(1)
@@ -120,9 +132,11 @@ func (w *SemaphoreCache) Run(ctx context.Context, env *cluster.Env) error {
 			case lostAt.IsZero():
 				lostAt = now
 			case now.Sub(lostAt) >= env.SessionTimeout/2:
+				mu.Lock()
 				downAt, heldAtDown = now, targetHeld.Load()
+				mu.Unlock()
 			}
-			if !downAt.IsZero() && (now.Sub(downAt) < 2*time.Second || targetHeld.Load()-heldAtDown < 5) {
+			if lowered(now) {
 				return 1, 20 * time.Millisecond
 			}
 			return []int32{3, 2}[int(now.Sub(start)/(400*time.Millisecond))%2], 20 * time.Millisecond
