@@ -1,0 +1,72 @@
+package group_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/zkrecipes/zkrecipes/group"
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
+)
+
+// TestWatchDropsMemberThatLeftDuringReset protects "A member whose process
+// died (its session closed or silent) stops being listed when its session
+// ends" and Watch's "a new Snapshot after every change seen: a member
+// joined, left (its node deleted: Leave, or its session expired) ...":
+// members that leave while the watching session is lost (one by Leave, one
+// by its session's close) are not in any Snapshot that Watch sends after
+// it recovers under a new session. Both leave while the watcher hears
+// nothing, so they are gone before the watch lists the group again.
+func TestWatchDropsMemberThatLeftDuringReset(t *testing.T) {
+	e := ensemble(t)
+	ctx := ctxT(t, time.Minute)
+	path := testPath(t)
+	s := connect(t, e.Addrs())
+	join(t, ctx, s, path, "a")
+	left := join(t, ctx, s, path, "left")
+	dying := connect(t, e.Addrs())
+	join(t, ctx, dying, path, "died")
+	ws, link := private(t, e, "watcher")
+	w := group.Watch(ctx, ws, path)
+	defer w.Stop()
+	until(t, w, 10*time.Second, "a, died and left", func(s group.Snapshot) bool { return ids(s, "a", "died", "left") })
+
+	// The watcher hears nothing from here until its session has expired.
+	old := ws.ID()
+	if err := link.Blackhole(); err != nil {
+		t.Fatal(err)
+	}
+	if err := left.Leave(ctx); err != nil {
+		t.Fatal(err)
+	}
+	testutil.CloseSession(t, dying) // no Leave: the process just ends
+	if got := members(t, ctx, s, path); !ids(got, "a") {
+		t.Fatalf("members after the leaves: %v", got.IDs())
+	}
+	if err := link.AwaitExpiry(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	healed := time.Now()
+	// A change after the expiry: the Snapshot that reports it was sent
+	// after the watch recovered, whenever the watch lists the group again.
+	join(t, ctx, s, path, "c")
+	snap := until(t, w, 20*time.Second, "c", func(snap group.Snapshot) bool {
+		if _, ok := snap.Get("left"); ok {
+			t.Fatalf("a Snapshot after the watcher's session expired lists the member that left meanwhile: %v", snap.IDs())
+		}
+		if _, ok := snap.Get("died"); ok {
+			t.Fatalf("a Snapshot after the watcher's session expired lists the member whose session closed meanwhile: %v", snap.IDs())
+		}
+		_, ok := snap.Get("c")
+		return ok
+	})
+	t.Logf("watch recovered %v after the watcher's link was healed", time.Since(healed))
+	if !ids(snap, "a", "c") {
+		t.Fatalf("after the watch recovered: %v, want [a c]", snap.IDs())
+	}
+	if ws.ID() == old {
+		t.Fatal("the watcher's session was not replaced")
+	}
+	if err := w.Err(); err != nil {
+		t.Fatalf("Err while open: %v", err)
+	}
+}
