@@ -70,3 +70,64 @@ func TestWatchDropsMemberThatLeftDuringReset(t *testing.T) {
 		t.Fatalf("Err while open: %v", err)
 	}
 }
+
+// TestWatchSendsReincarnatedMember protects Watch's "a new Snapshot after
+// every change seen" together with Info's "a member whose node was created
+// again (after a session loss) has a new, larger [Czxid]": when the
+// watcher and a never-updated member both lose their sessions, and the
+// member's node is created again under its new session before the watch
+// lists the group again, Watch sends a Snapshot whose member has the new
+// SessionID and Czxid, with nothing else changed (no other change comes to
+// carry them: the reincarnation alone must be sent).
+func TestWatchSendsReincarnatedMember(t *testing.T) {
+	e := ensemble(t)
+	ctx := ctxT(t, time.Minute)
+	path := testPath(t)
+	reader := connect(t, e.Addrs())
+	ms, mlink := private(t, e, "member")
+	join(t, ctx, ms, path, "m", group.WithData([]byte("payload")))
+	ws, wlink := private(t, e, "watcher")
+	w := group.Watch(ctx, ws, path)
+	defer w.Stop()
+	first := until(t, w, 10*time.Second, "m", func(s group.Snapshot) bool { return ids(s, "m") })[0]
+	if first.SessionID != ms.ID() {
+		t.Fatalf("member %+v, want session 0x%x", first, ms.ID())
+	}
+
+	// Both sessions go silent and expire; the member comes back first,
+	// while the watcher still hears nothing.
+	oldMember, oldWatcher := ms.ID(), ws.ID()
+	if err := wlink.Blackhole(); err != nil {
+		t.Fatal(err)
+	}
+	if err := mlink.ExpireSession(ctx, oldMember); err != nil {
+		t.Fatal(err)
+	}
+	var back group.Info
+	waitFor(t, 20*time.Second, "the member's node created again", func() bool {
+		i, ok := members(t, ctx, reader, path).Get("m")
+		back = i
+		return ok && i.SessionID != oldMember && i.SessionID == ms.ID()
+	})
+	if back.Czxid <= first.Czxid || back.Version != first.Version || string(back.Data) != string(first.Data) {
+		t.Fatalf("the member back as %+v after %+v: want a new node, its data as before", back, first)
+	}
+	if err := wlink.AwaitExpiry(ctx, oldWatcher); err != nil {
+		t.Fatal(err)
+	}
+	healed := time.Now()
+	got := until(t, w, 20*time.Second, "m's new incarnation", func(snap group.Snapshot) bool {
+		i, ok := snap.Get("m")
+		return ok && i.SessionID == back.SessionID && i.Czxid == back.Czxid
+	})
+	t.Logf("new incarnation sent %v after the watcher's link was healed", time.Since(healed))
+	if !ids(got, "m") {
+		t.Fatalf("after the watch recovered: %v, want [m]", got.IDs())
+	}
+	if ws.ID() == oldWatcher {
+		t.Fatal("the watcher's session was not replaced")
+	}
+	if err := w.Err(); err != nil {
+		t.Fatalf("Err while open: %v", err)
+	}
+}
