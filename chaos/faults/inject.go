@@ -9,6 +9,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkrecipes/zkrecipes/chaos/cluster"
+	"github.com/zkrecipes/zkrecipes/chaos/history"
 	"github.com/zkrecipes/zkrecipes/testenv"
 )
 
@@ -95,12 +96,14 @@ func injectExpire(ctx context.Context, env *cluster.Env, w Window, t *Target) (h
 		if err := c.Link.Blackhole(); err != nil {
 			return nil, err
 		}
+		stoppedAt := history.Now()
 		// A waiter can take the holding (or a holder release it) between
 		// the aim and the silence: a waiter struck as it acquires is a
 		// holder struck, and the scenario would not test what it names.
-		// Look again with the link silent; if the role changed, reset the
-		// link (the session survives a connection loss) and aim again.
-		if stillAimed(ctx, env, c, t) || time.Now().After(deadline) || ctx.Err() != nil {
+		// Look again with the link silent; if the role changed (or the
+		// waiter had only just released), reset the link (the session
+		// survives a connection loss) and aim again.
+		if stillAimed(ctx, env, c, t, stoppedAt) || time.Now().After(deadline) || ctx.Err() != nil {
 			ectx, cancel := context.WithTimeout(ctx, 4*env.SessionTimeout+30*time.Second)
 			defer cancel()
 			if err := c.Link.AwaitExpiry(ectx, id); err != nil {
@@ -440,7 +443,7 @@ func injectFreeze(ctx context.Context, env *cluster.Env, w Window, t *Target) (h
 		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 			return nil, err
 		}
-		if stillAimed(ctx, env, c, t) || time.Now().After(deadline) || ctx.Err() != nil {
+		if stillAimed(ctx, env, c, t, history.Now()) || time.Now().After(deadline) || ctx.Err() != nil {
 			t.Servers = serversOf(ctx, env.Ensemble, c)
 			return func(context.Context) error { return syscall.Kill(pid, syscall.SIGCONT) }, nil
 		}
@@ -452,12 +455,22 @@ func injectFreeze(ctx context.Context, env *cluster.Env, w Window, t *Target) (h
 	}
 }
 
-// stillAimed reports whether the client stopped for a fault aimed at a
-// holder (or a waiter) still was one when it stopped: a worker's events
-// reach the recorder through a pipe a little after it wrote them, so it
-// lets them arrive (50 ms) before it looks. It corrects t's client role to
-// what the client was.
-func stillAimed(ctx context.Context, env *cluster.Env, c *cluster.Client, t *Target) bool {
+// waiterSettle is how long a client must have held nothing before it was
+// stopped to count as a waiter: one that released (or lost) a holding
+// just before may still be on its way back into the queue, its node's
+// create unsent or unanswered, and a fault that silences it then strikes
+// a client with nothing queued. (rwlock-gone-mutant was missed so on
+// seed 1 of the full tier at ac13285: its target released 5 ms before the
+// link went silent.)
+const waiterSettle = 100 * time.Millisecond
+
+// stillAimed reports whether the client stopped (at stoppedAt, history
+// clock) for a fault aimed at a holder (or a waiter) still was one when it
+// stopped: a worker's events reach the recorder through a pipe a little
+// after it wrote them, so it lets them arrive (50 ms) before it looks. A
+// waiter must also have held nothing for waiterSettle before it stopped.
+// It corrects t's client role to what the client was.
+func stillAimed(ctx context.Context, env *cluster.Env, c *cluster.Client, t *Target, stoppedAt int64) bool {
 	if t.Aim != RoleHolder && t.Aim != RoleWaiter {
 		return true
 	}
@@ -469,6 +482,9 @@ func stillAimed(ctx context.Context, env *cluster.Env, c *cluster.Client, t *Tar
 	t.ClientRole = RoleWaiter
 	if holding[c.Name] {
 		t.ClientRole = RoleHolder
+	}
+	if t.ClientRole == RoleWaiter && stoppedAt-env.Rec.HoldingChangedAt(c.Name) < int64(waiterSettle) {
+		return false
 	}
 	return t.ClientRole == t.Aim
 }

@@ -264,3 +264,21 @@ func (r *Recorder) HoldingNow(clients []string) (map[string]bool, bool) {
 	}
 	return holding, has
 }
+
+// HoldingChangedAt returns the time of client's latest holding event
+// (acquired, released or lost), or 0 when it has none.
+func (r *Recorder) HoldingChangedAt(client string) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.events) - 1; i >= 0; i-- {
+		e := r.events[i]
+		if e.Client != client {
+			continue
+		}
+		switch e.Kind {
+		case KindAcquired, KindReleased, KindLost:
+			return e.Time
+		}
+	}
+	return 0
+}
