@@ -6,6 +6,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/group"
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
+	"github.com/zkrecipes/zkrecipes/recipes"
 )
 
 // TestWatchDropsMemberThatLeftDuringReset protects "A member whose process
@@ -63,12 +64,7 @@ func TestWatchDropsMemberThatLeftDuringReset(t *testing.T) {
 	if !ids(snap, "a", "c") {
 		t.Fatalf("after the watch recovered: %v, want [a c]", snap.IDs())
 	}
-	if ws.ID() == old {
-		t.Fatal("the watcher's session was not replaced")
-	}
-	if err := w.Err(); err != nil {
-		t.Fatalf("Err while open: %v", err)
-	}
+	recoveredUnderNewSession(t, w, ws, old)
 }
 
 // TestWatchSendsReincarnatedMember protects Watch's "a new Snapshot after
@@ -124,7 +120,14 @@ func TestWatchSendsReincarnatedMember(t *testing.T) {
 	if !ids(got, "m") {
 		t.Fatalf("after the watch recovered: %v, want [m]", got.IDs())
 	}
-	if ws.ID() == oldWatcher {
+	recoveredUnderNewSession(t, w, ws, oldWatcher)
+}
+
+// recoveredUnderNewSession fails t unless the watch, open, recovered under
+// a session other than old.
+func recoveredUnderNewSession(t *testing.T, w *recipes.Stream[group.Snapshot], ws *recipes.Session, old int64) {
+	t.Helper()
+	if ws.ID() == old {
 		t.Fatal("the watcher's session was not replaced")
 	}
 	if err := w.Err(); err != nil {

@@ -73,9 +73,9 @@ func TestClaimEndsWithLease(t *testing.T) {
 // the last 1.041s was answered". As in leader's
 // TestStepDownOnLostKeepsTermThroughShortCut (both through
 // testutil.ShortCut), the session has an 8 s timeout (lease 3.6 s past a
-// renewal), the cut begins right after a renewal, and a reconnection that still came after the deadline is a long
-// cut: the trial is aimed again on a path of its own (at most 3 attempts),
-// then fails as not exercised.
+// renewal), the cut begins right after a renewal, and a reconnection that
+// still came after the deadline is a long cut: the trial is aimed again on
+// a path of its own (at most 3 attempts), then fails as not exercised.
 func TestClaimLossPolicy(t *testing.T) {
 	e := ensemble(t)
 	ctx := ctxT(t, 2*time.Minute)
