@@ -207,8 +207,38 @@ func (c *containerBackend) startServer(ctx context.Context, i int) error {
 }
 
 func (c *containerBackend) pause(ctx context.Context, i int) error {
-	_, err := c.cli.ContainerPause(ctx, c.id(i), client.ContainerPauseOptions{})
-	return err
+	return retryFreeze(ctx, func() error {
+		_, err := c.cli.ContainerPause(ctx, c.id(i), client.ContainerPauseOptions{})
+		return err
+	})
+}
+
+// freezeTries is how many times pause asks for the freeze.
+const freezeTries = 4
+
+// retryFreeze calls freeze until it succeeds, fails otherwise than with
+// runc's "unable to freeze", or has been tried freezeTries times, with
+// 50, 100 and 150 ms between tries. runc's cgroup-v1 freezer gives up
+// when a task of the container does not reach FROZEN within its own short
+// retry loop (a JVM's threads in the middle of a fork or a safepoint can
+// do that), thaws the container again and reports "unable to freeze"
+// (moby/moby#48205): the container runs on, unpaused, and a later try
+// normally freezes it. A CI run of the chaos suite lost a pause-server
+// scenario to one such refusal.
+func retryFreeze(ctx context.Context, freeze func() error) error {
+	var err error
+	for try := 1; ; try++ {
+		if err = freeze(); err == nil || !strings.Contains(err.Error(), "unable to freeze") || try == freezeTries {
+			return err
+		}
+		t := time.NewTimer(time.Duration(try) * 50 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
 }
 
 func (c *containerBackend) resume(ctx context.Context, i int) error {

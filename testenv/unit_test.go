@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"strings"
@@ -382,4 +383,49 @@ func TestParseVersion(t *testing.T) {
 	if _, err := parseVersion("This ZooKeeper instance is not currently serving requests\n"); err == nil {
 		t.Error("a server not serving has no version, want an error")
 	}
+}
+
+func TestRetryFreeze(t *testing.T) {
+	refused := errors.New("Cannot pause container 1: OCI runtime pause failed: unable to freeze: unknown")
+	other := errors.New("Cannot pause container 1: container is not running")
+	tests := []struct {
+		name      string
+		fails     []error // what the tries return, in order; nil after the list
+		wantTries int
+		wantErr   error
+	}{
+		{"frozen at once", nil, 1, nil},
+		{"frozen at the second try", []error{refused}, 2, nil},
+		{"frozen at the last try", []error{refused, refused, refused}, freezeTries, nil},
+		{"refused every time", []error{refused, refused, refused, refused, refused}, freezeTries, refused},
+		{"another error is not retried", []error{other}, 1, other},
+		{"another error after a refusal", []error{refused, other}, 2, other},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tries := 0
+			err := retryFreeze(context.Background(), func() error {
+				tries++
+				if tries <= len(tt.fails) {
+					return tt.fails[tries-1]
+				}
+				return nil
+			})
+			if tries != tt.wantTries || err != tt.wantErr {
+				t.Fatalf("tries %d, err %v; want %d, %v", tries, err, tt.wantTries, tt.wantErr)
+			}
+		})
+	}
+	t.Run("a done context ends the retries", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		tries := 0
+		err := retryFreeze(ctx, func() error {
+			tries++
+			cancel()
+			return refused
+		})
+		if tries != 1 || err != refused {
+			t.Fatalf("tries %d, err %v; want 1, %v", tries, err, refused)
+		}
+	})
 }
