@@ -298,7 +298,7 @@ func (r *Runner) play(ctx context.Context, env *cluster.Env, sched faults.Schedu
 		env.Rec.Add(history.Event{Client: history.Nemesis, Kind: history.KindFaultStart, Key: f.Name, Detail: detail})
 		heal, target, err := f.Inject(ctx, env, w)
 		if err != nil {
-			env.Rec.Add(history.Event{Client: history.Nemesis, Kind: history.KindFaultEnd, Key: f.Name, Detail: "not injected: " + err.Error()})
+			env.Rec.Add(history.Event{Client: history.Nemesis, Kind: history.KindFaultEnd, Key: f.Name, Detail: history.NotInjected + ": " + err.Error()})
 			*errs = append(*errs, err.Error())
 			if err := faults.WaitQuorum(ctx, r.e); err != nil {
 				return lastHeal, err

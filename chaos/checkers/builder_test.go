@@ -82,6 +82,12 @@ func (b *hb) fault(name string, from, to int64) *hb {
 	return b.add(history.Event{Time: to * ms, Client: history.Nemesis, Kind: history.KindFaultEnd, Key: name})
 }
 
+// notInjected records a fault window at at that could not be injected.
+func (b *hb) notInjected(name string, at int64) *hb {
+	b.add(history.Event{Time: at * ms, Client: history.Nemesis, Kind: history.KindFaultStart, Key: name})
+	return b.add(history.Event{Time: at * ms, Client: history.Nemesis, Kind: history.KindFaultEnd, Key: name, Detail: history.NotInjected + ": refused"})
+}
+
 func (b *hb) build() history.History {
 	b.h.Sort()
 	return b.h

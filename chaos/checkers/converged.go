@@ -29,7 +29,7 @@ func checkConverged(h history.History, keys []string, bound time.Duration) Resul
 	var v violations
 	from, healed := h.Start, false
 	for _, e := range h.Events {
-		if e.Kind == history.KindFaultEnd && e.Time >= from {
+		if history.Healed(e) && e.Time >= from {
 			from, healed = e.Time, true
 		}
 	}

@@ -58,7 +58,7 @@ func FaultWindows(h history.History) []FaultWindow {
 				continue
 			}
 			delete(open, e.Key)
-			if strings.HasPrefix(e.Detail, "not injected") {
+			if !history.Healed(e) {
 				out[i].End = -2
 				continue
 			}

@@ -11,8 +11,10 @@ import (
 // Liveness proves that the workload makes progress (history.IsProgress: an
 // operation succeeds, a holding is acquired, a fenced write is accepted):
 // some client within bound of the history's start, and every client within
-// bound of the end of every fault window. A client is expected after a
-// heal when it recorded anything before it; a client that has not
+// bound of every heal (history.Healed: the end of a fault that was not
+// injected healed nothing, and the scenario fails for that already). A
+// client is expected after a heal when it recorded anything before it; a
+// client that has not
 // progressed when the next fault window starts, before the bound, is
 // under that fault and excused for this heal. A bound reaching past the
 // end of the history must still be met in what was recorded.
@@ -44,10 +46,10 @@ func checkLiveness(h history.History, bound time.Duration) Result {
 				progress[e.Client] = append(progress[e.Client], e.Time)
 			}
 		}
-		switch e.Kind {
-		case history.KindFaultEnd:
+		switch {
+		case history.Healed(e):
 			heals = append(heals, e)
-		case history.KindFaultStart:
+		case e.Kind == history.KindFaultStart:
 			starts = append(starts, e.Time)
 		}
 	}

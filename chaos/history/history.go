@@ -46,6 +46,8 @@ const (
 	// KindFaultStart and KindFaultEnd bracket a fault window (Key = fault
 	// name, Detail = its parameters). The end is recorded once the fault is
 	// healed: links restored and, for server faults, a quorum serves again.
+	// A fault that could not be injected ends at once, its Detail
+	// beginning with NotInjected: nothing was healed then (Healed).
 	KindFaultStart Kind = "fault-start"
 	KindFaultEnd   Kind = "fault-end"
 

@@ -2,6 +2,7 @@ package history
 
 import (
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -144,6 +145,16 @@ func (r *Recorder) History() History {
 
 // Client returns a handle that records events for the named client.
 func (r *Recorder) Client(name string) *ClientLog { return &ClientLog{r: r, name: name} }
+
+// NotInjected begins the Detail of the KindFaultEnd that closes the window
+// of a fault that could not be injected.
+const NotInjected = "not injected"
+
+// Healed reports whether e is the heal of an injected fault: a
+// KindFaultEnd that does not close a fault that was not injected.
+func Healed(e Event) bool {
+	return e.Kind == KindFaultEnd && !strings.HasPrefix(e.Detail, NotInjected)
+}
 
 // IsProgress reports whether e shows a workload getting something done: a
 // successful operation, an acquired holding, or an accepted fenced write.

@@ -131,3 +131,20 @@ func TestProgress(t *testing.T) {
 		t.Fatalf("the history has %d workload progress events, Progress said %d", n, want)
 	}
 }
+
+func TestHealed(t *testing.T) {
+	tests := []struct {
+		e    Event
+		want bool
+	}{
+		{Event{Kind: KindFaultEnd, Key: "cut"}, true},
+		{Event{Kind: KindFaultEnd, Key: "pause", Detail: NotInjected + ": refused"}, false},
+		{Event{Kind: KindFaultStart, Key: "cut"}, false},
+		{Event{Kind: KindOK}, false},
+	}
+	for _, tt := range tests {
+		if got := Healed(tt.e); got != tt.want {
+			t.Errorf("Healed(%+v) = %v, want %v", tt.e, got, tt.want)
+		}
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/chaos/checkers"
@@ -241,7 +240,7 @@ func Windows(r ScenarioResult) []Window {
 		case history.KindFaultEnd:
 			for i := len(tries) - 1; i >= 0; i-- {
 				if tries[i].fault == e.Key && tries[i].end < 0 && tries[i].why == "" {
-					if strings.HasPrefix(e.Detail, "not injected") {
+					if !history.Healed(e) {
 						tries[i].why = e.Detail
 					} else {
 						tries[i].end = e.Time
