@@ -246,7 +246,12 @@ echo "test.sh: race pass (lane A: go test -race over ./... ./chaos/... ./testenv
 # the caller set ZKRECIPES_PEERS; every package against ZooKeeper 3.8.0
 # (testenv's default image; the newer servers' images take minutes to
 # build on a fresh machine: zkmatrix and the nightly run them).
-gotest race -race -count=1 -timeout 40m "${extra[@]}" $race_pkgs || race_rc=$?
+# ZKRECIPES_TEST_P sets how many packages the race pass runs at once (go
+# test -p, each package with its own ensemble); by default go test's own,
+# the number of CPUs.
+race_p=()
+[ -n "${ZKRECIPES_TEST_P:-}" ] && race_p=(-p "$ZKRECIPES_TEST_P")
+gotest race -race "${race_p[@]}" -count=1 -timeout 40m "${extra[@]}" $race_pkgs || race_rc=$?
 steps+=("$((SECONDS - t0)) race pass (lane A)")
 lane_b_rc=0
 if [ -n "${lane_b_pid:-}" ]; then
