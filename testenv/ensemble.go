@@ -460,6 +460,8 @@ func (e *Ensemble) StartServer(ctx context.Context, i int) error {
 
 // Pause freezes server i's process (cgroup freezer or SIGSTOP): its sockets
 // stay open but nothing answers, so clients and peers see only timeouts.
+// A container whose freeze the runtime refuses as transient ("unable to
+// freeze") is asked again, up to four times in all.
 func (e *Ensemble) Pause(ctx context.Context, i int) error {
 	return e.act(ctx, i, "pause", paused, e.b.pause)
 }
