@@ -353,7 +353,9 @@ type stallMemo struct{ cap, until time.Time }
 // lease from, and the connection's stall memo after it. Uncapped: the
 // send time. Capped: no later than stall after the send time of the
 // oldest request then unanswered, and, for requests sent within window of
-// a reply so capped (a stall), no later than that reply's point.
+// a reply so capped (a stall), no later than that reply's point. A stall
+// within an earlier stall's window leaves the memo as it is: the earlier
+// cap binds every request sent in the window, whatever it waited behind.
 //
 // A server frozen while our requests queue answers them all at its thaw
 // with what it believed before the freeze; the oldest of them was sent at
@@ -361,22 +363,33 @@ type stallMemo struct{ cap, until time.Time }
 // every such answer within what the lease's terms cover. Between its thaw
 // and its shutdown (a follower whose leader gave it up, a leader that lost
 // its quorum: both notice within S of running time) it may also answer a
-// request sent after the thaw that waited behind nothing: the memo caps
-// those too, for window (S) after the stall's reply arrived, which came
-// after the thaw (docs/design.md, "Server freezes"). While the server
+// request sent after the thaw that waited behind nothing, or only behind
+// a request sent late in the freeze: the memo caps those too, for window
+// (S) after the first stall's reply arrived, which came after the thaw
+// (docs/design.md, "Server freezes"). While the server
 // answers promptly, s.oldest is s.at or a few round trips earlier, no
 // stall is seen, and the cap changes nothing. Pure.
 func renewalPoint(s sentAt, m stallMemo, now time.Time, stall, window time.Duration, capped bool) (time.Time, stallMemo) {
 	if !capped {
 		return s.at, m
 	}
-	if lim := s.oldest.Add(stall); lim.Before(s.at) {
-		return lim, stallMemo{cap: lim, until: now.Add(window)}
+	at := s.at
+	if lim := s.oldest.Add(stall); lim.Before(at) {
+		at = lim
 	}
-	if s.at.Before(m.until) && m.cap.Before(s.at) {
-		return m.cap, m
+	if s.at.Before(m.until) {
+		// Sent within an earlier stall's window: its cap binds, and its
+		// memo stays (a later stall there, behind a request the frozen
+		// server queued late, must not move the cap forward).
+		if m.cap.Before(at) {
+			at = m.cap
+		}
+		return at, m
 	}
-	return s.at, m
+	if at.Before(s.at) {
+		return at, stallMemo{cap: at, until: now.Add(window)}
+	}
+	return at, m
 }
 
 // renewsLease reports whether a reply with error code code shows that the

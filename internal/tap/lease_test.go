@@ -268,6 +268,16 @@ func TestRenewalPoint(t *testing.T) {
 			stallMemo{cap: ms(1000), until: ms(2900)}},
 		{"a later stall replaces the memo", sentAt{at: ms(9000), oldest: ms(7000)}, stallMemo{cap: ms(1000), until: ms(2900)}, ms(9100), time.Second, true, ms(8000),
 			stallMemo{cap: ms(8000), until: ms(10100)}},
+		// The full tier at 90eac1d: a follower frozen 4.5 s (stall 40 ms)
+		// answered, at its thaw, the pings queued since 1.26 s (a stall:
+		// cap 40 ms) and then a read sent at 4.52 s, just after the thaw,
+		// behind only the read sent at 4.45 s, late in the freeze. Its own
+		// cap, 4.49 s, renewed the lease past the leader's expiry of the
+		// session; the first stall's cap binds it.
+		{"a stall within an earlier stall's window keeps its cap", sentAt{at: ms(4520), oldest: ms(4451)}, stallMemo{cap: ms(40), until: ms(5516)}, ms(4530),
+			40 * time.Millisecond, true, ms(40), stallMemo{cap: ms(40), until: ms(5516)}},
+		{"a stall within the window, its own cap earlier", sentAt{at: ms(1500), oldest: ms(0)}, stallMemo{cap: ms(1000), until: ms(2900)}, ms(1600),
+			500 * time.Millisecond, true, ms(500), stallMemo{cap: ms(1000), until: ms(2900)}},
 		{"uncapped ignores a memo", sentAt{at: ms(1950), oldest: ms(1950)}, stallMemo{cap: ms(1000), until: ms(2900)}, ms(1960), time.Second, false, ms(1950),
 			stallMemo{cap: ms(1000), until: ms(2900)}},
 		{"zero cap", sentAt{at: ms(10), oldest: ms(0)}, none, ms(20), 0, true, ms(0), stallMemo{cap: ms(0), until: ms(1020)}},
@@ -335,9 +345,63 @@ func TestTapCapsRenewalBehindStall(t *testing.T) {
 	}
 }
 
+// TestTapStallMemoBindsLaterStall replays, through a tap with a cap of 0
+// and a window of a minute, what a follower frozen long did at its thaw
+// in the full tier at 90eac1d: requests 1 (sent at t1) and 2 (t2, late in
+// the freeze) wait; 1 is answered (it waited behind nothing: renews from
+// t1); 3 is sent, behind 2 alone; 2 is answered (a stall: capped at t1);
+// 3 is answered, a stall behind 2 whose own cap would be t2. The first
+// stall's cap binds it: the lease is renewed once, from t1, and never
+// from t2 (on the code before, it was, and the lease outlived the
+// leader's expiry of the session).
+func TestTapStallMemoBindsLaterStall(t *testing.T) {
+	sink := &fakeSink{capped: true, window: time.Minute}
+	tp := New(sink.sinks())
+	client, server := net.Pipe()
+	dial := tp.Dialer(func(string, string, time.Duration) (net.Conn, error) { return client, nil })
+	c, err := dial("tcp", "x", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = c.Close(); _ = server.Close() }()
+	write := func(b []byte) {
+		go func() { _, _ = server.Read(make([]byte, len(b))) }()
+		if _, err := c.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond) // distinct send times; not a wait for a condition
+	}
+	read := func(b []byte) {
+		go func() { _, _ = server.Write(b) }()
+		buf := make([]byte, len(b))
+		for n := 0; n < len(buf); {
+			k, err := c.Read(buf[n:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += k
+		}
+	}
+	write(frame(make([]byte, 44)))
+	read(connectResponse(3000, 0x42))
+	write(request(1, 4))
+	write(request(2, 4))
+	read(reply(1, 9, 0))
+	write(request(3, 4))
+	read(reply(2, 9, 0))
+	read(reply(3, 9, 0))
+	sink.mu.Lock()
+	renewals := append([]sinkCall(nil), sink.calls[1:]...) // after the handshake
+	sink.mu.Unlock()
+	if len(renewals) != 1 {
+		t.Fatalf("%d renewals %+v, want 1 (from request 1's send time)", len(renewals), renewals)
+	}
+}
+
 // FuzzRenewalPoint: the renewal point is never after the send time, is
 // never after the cap past the oldest when capped, and never after a
-// remembered stall's cap for a request sent within its window.
+// remembered stall's cap for a request sent within its window, where the
+// memo stays as it is; a stall outside any window is remembered.
 func FuzzRenewalPoint(f *testing.F) {
 	f.Add(int64(5000), int64(0), int64(1000), int64(0), int64(0), true)
 	f.Add(int64(900), int64(0), int64(1000), int64(100), int64(2000), true)
@@ -364,10 +428,10 @@ func FuzzRenewalPoint(f *testing.F) {
 		if got.After(s.oldest.Add(time.Duration(stall))) {
 			t.Fatalf("renewalPoint(%v, %v) = %v: past the cap", s, stall, got)
 		}
-		if s.at.Before(m.until) && got.After(m.cap) && memo == m {
-			t.Fatalf("renewalPoint(%v, %v) = %v: past the remembered stall's cap", s, m, got)
+		if s.at.Before(m.until) && (got.After(m.cap) || memo != m) {
+			t.Fatalf("renewalPoint(%v, %v) = %v, %v: past the remembered stall's cap, or the memo moved within its window", s, m, got, memo)
 		}
-		if got.Before(s.at) && memo != m && (!memo.cap.Equal(got) || !memo.until.Equal(now.Add(time.Second))) {
+		if !s.at.Before(m.until) && got.Before(s.at) && (!memo.cap.Equal(got) || !memo.until.Equal(now.Add(time.Second))) {
 			t.Fatalf("renewalPoint(%v, %v) = %v, %v: a stall not remembered as its cap and window", s, m, got, memo)
 		}
 	})
