@@ -36,9 +36,10 @@ import (
 //     thaw was sent while the first one after the freeze, at most P in,
 //     waited, so a reply renews from no later than Stall = S + R - P
 //     after the oldest request then unanswered (LeaseBudget.Stall), and
-//     for S after such a capped reply, a request sent meanwhile renews
-//     from no later than its point: a thawed server stops answering
-//     within S of its running time (docs/design.md, "Server freezes").
+//     for S after the first such capped reply, a request sent meanwhile
+//     renews from no later than its point, even when it is capped itself:
+//     a thawed server stops answering within S of its running time
+//     (docs/design.md, "Server freezes").
 //
 // So the newest reply we have, to a request sent at r, proves only that
 // the leader touched the session at r - Λ or later, Λ = S + Q + R + P:
