@@ -23,8 +23,8 @@
 #   5. lane B, after lane A (beside it with ZKRECIPES_TEST_LANES=2), without
 #      the race detector: chaos's TestEndToEnd (every workload, every fault
 #      kind, the broken workloads and two mutants) in two processes side by
-#      side (ZKCHAOS_SHARD=1/2, then lab/bench; 2/2, TestExternalServers
-#      and TestKilledRunLeavesArtifacts; see lane_b below).
+#      side (ZKCHAOS_SHARD=1/2 and 2/2), TestExternalServers, and lab/bench
+#      (see lane_b below).
 # With -full (first argument), then also (the full tier):
 #   6. the lease's freeze boundary tests at an 8 s timeout
 #      (ZKRECIPES_LEASE_FREEZE=1: TestLeaseFreezeTermInside's long cases
@@ -148,22 +148,20 @@ lane_b() {
 	t0=$SECONDS
 	# Two processes side by side, two ensembles at once as in the race
 	# pass (go test's two packages): the chaos slice's first half
-	# (ZKCHAOS_SHARD=1/2: every other quick scenario) and then lab/bench;
-	# and its second half with the broken workloads and the mutants
-	# (ZKCHAOS_SHARD=2/2), TestExternalServers and
-	# TestKilledRunLeavesArtifacts (with them in the first process, it and
-	# lab/bench took 198 s against the second's 165 s on 2026-11-29).
+	# (ZKCHAOS_SHARD=1/2: every other quick scenario), TestExternalServers
+	# and then lab/bench; and its second half with the broken workloads
+	# and the mutants (ZKCHAOS_SHARD=2/2).
 	(
-		ZKCHAOS_SHARD=1/2 go test -count=1 -timeout 30m -run '^TestEndToEnd$' "${extra[@]}" ./chaos >"$logdir/chaos1.log" 2>&1
+		ZKCHAOS_SHARD=1/2 go test -count=1 -timeout 30m -run '^(TestEndToEnd|TestExternalServers|TestKilledRunLeavesArtifacts)$' "${extra[@]}" ./chaos >"$logdir/chaos1.log" 2>&1
 		echo "$?" >"$logdir/chaos1.rc"
-		echo "$((SECONDS - t0)) chaos slice 1/2 (lane B, no -race)" >"$logdir/half1.steps"
+		echo "$((SECONDS - t0)) chaos slice 1/2, TestExternalServers (lane B, no -race)" >"$logdir/half1.steps"
 		go test -count=1 -timeout 30m "${extra[@]}" ./lab/bench >"$logdir/bench.log" 2>&1
 		echo "$?" >"$logdir/bench.rc"
 		echo "$((SECONDS - t0)) then lab/bench (lane B, no -race)" >>"$logdir/half1.steps"
 	) &
 	half1_pid=$!
-	ZKCHAOS_SHARD=2/2 go test -count=1 -timeout 30m -run '^(TestEndToEnd|TestExternalServers|TestKilledRunLeavesArtifacts)$' "${extra[@]}" ./chaos >"$logdir/chaos2.log" 2>&1 || rc=1
-	echo "$((SECONDS - t0)) chaos slice 2/2, broken workloads, mutants, TestExternalServers, TestKilledRunLeavesArtifacts (lane B, no -race)" >"$logdir/laneb.steps"
+	ZKCHAOS_SHARD=2/2 go test -count=1 -timeout 30m -run '^TestEndToEnd$' "${extra[@]}" ./chaos >"$logdir/chaos2.log" 2>&1 || rc=1
+	echo "$((SECONDS - t0)) chaos slice 2/2, broken workloads, mutants (lane B, no -race)" >"$logdir/laneb.steps"
 	wait "$half1_pid" || true
 	[ "$(cat "$logdir/chaos1.rc" 2>/dev/null)" = 0 ] || rc=1
 	[ "$(cat "$logdir/bench.rc" 2>/dev/null)" = 0 ] || rc=1
