@@ -291,6 +291,40 @@ func TestRenewalPoint(t *testing.T) {
 	}
 }
 
+// pipeTap dials through a tap with sink's sinks to one end of a pipe and
+// returns the tap's connection, a write that sends b through it (the far
+// end reads it) and a read that has the far end send b and reads it all;
+// both end the test on an error. The pipe closes at cleanup.
+func pipeTap(t *testing.T, sink *fakeSink) (c net.Conn, write, read func(b []byte)) {
+	t.Helper()
+	tp := New(sink.sinks())
+	client, server := net.Pipe()
+	dial := tp.Dialer(func(string, string, time.Duration) (net.Conn, error) { return client, nil })
+	c, err := dial("tcp", "x", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close(); _ = server.Close() })
+	write = func(b []byte) {
+		go func() { _, _ = server.Read(make([]byte, len(b))) }()
+		if _, err := c.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read = func(b []byte) {
+		go func() { _, _ = server.Write(b) }()
+		buf := make([]byte, len(b))
+		for n := 0; n < len(buf); {
+			k, err := c.Read(buf[n:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += k
+		}
+	}
+	return c, write, read
+}
+
 // TestTapCapsRenewalBehindStall: with a cap of 0, a reply to a request
 // written while an earlier one was unanswered renews only from the
 // earlier one's send time (no renewal beyond it: one call); without a cap
@@ -298,30 +332,7 @@ func TestRenewalPoint(t *testing.T) {
 func TestTapCapsRenewalBehindStall(t *testing.T) {
 	for _, capped := range []bool{true, false} {
 		sink := &fakeSink{capped: capped}
-		tp := New(sink.sinks())
-		client, server := net.Pipe()
-		dial := tp.Dialer(func(string, string, time.Duration) (net.Conn, error) { return client, nil })
-		c, err := dial("tcp", "x", time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		write := func(b []byte) {
-			go func() { _, _ = server.Read(make([]byte, len(b))) }()
-			if _, err := c.Write(b); err != nil {
-				t.Fatal(err)
-			}
-		}
-		read := func(b []byte) {
-			go func() { _, _ = server.Write(b) }()
-			buf := make([]byte, len(b))
-			for n := 0; n < len(buf); {
-				k, err := c.Read(buf[n:])
-				if err != nil {
-					t.Fatal(err)
-				}
-				n += k
-			}
-		}
+		c, write, read := pipeTap(t, sink)
 		write(frame(make([]byte, 44)))
 		read(connectResponse(3000, 0x42))
 		write(request(1, 4))
@@ -330,7 +341,6 @@ func TestTapCapsRenewalBehindStall(t *testing.T) {
 		read(reply(1, 9, 0))
 		read(reply(2, 9, 0))
 		_ = c.Close()
-		_ = server.Close()
 		renewals := sink.calls[1:] // after the handshake
 		want := 2
 		if capped {
@@ -356,31 +366,10 @@ func TestTapCapsRenewalBehindStall(t *testing.T) {
 // leader's expiry of the session).
 func TestTapStallMemoBindsLaterStall(t *testing.T) {
 	sink := &fakeSink{capped: true, window: time.Minute}
-	tp := New(sink.sinks())
-	client, server := net.Pipe()
-	dial := tp.Dialer(func(string, string, time.Duration) (net.Conn, error) { return client, nil })
-	c, err := dial("tcp", "x", time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = c.Close(); _ = server.Close() }()
+	_, send, read := pipeTap(t, sink)
 	write := func(b []byte) {
-		go func() { _, _ = server.Read(make([]byte, len(b))) }()
-		if _, err := c.Write(b); err != nil {
-			t.Fatal(err)
-		}
+		send(b)
 		time.Sleep(time.Millisecond) // distinct send times; not a wait for a condition
-	}
-	read := func(b []byte) {
-		go func() { _, _ = server.Write(b) }()
-		buf := make([]byte, len(b))
-		for n := 0; n < len(buf); {
-			k, err := c.Read(buf[n:])
-			if err != nil {
-				t.Fatal(err)
-			}
-			n += k
-		}
 	}
 	write(frame(make([]byte, 44)))
 	read(connectResponse(3000, 0x42))
