@@ -220,11 +220,10 @@ const freezeTries = 4
 // runc's "unable to freeze", or has been tried freezeTries times, with
 // 50, 100 and 150 ms between tries. runc's cgroup-v1 freezer gives up
 // when a task of the container does not reach FROZEN within its own short
-// retry loop (a JVM's threads in the middle of a fork or a safepoint can
-// do that), thaws the container again and reports "unable to freeze"
-// (moby/moby#48205): the container runs on, unpaused, and a later try
-// normally freezes it. A CI run of the chaos suite lost a pause-server
-// scenario to one such refusal.
+// retry loop, thaws the container again and reports "unable to freeze"
+// (reported as intermittent in moby/moby#48205): the container runs on,
+// unpaused, so asking again is safe. A CI run of the chaos suite lost a
+// pause-server scenario to one such refusal.
 func retryFreeze(ctx context.Context, freeze func() error) error {
 	var err error
 	for try := 1; ; try++ {
