@@ -14,9 +14,8 @@ import (
 // bound of every heal (history.Healed: the end of a fault that was not
 // injected healed nothing, and the scenario fails for that already). A
 // client is expected after a heal when it recorded anything before it; a
-// client that has not
-// progressed when the next fault window starts, before the bound, is
-// under that fault and excused for this heal. A bound reaching past the
+// client that has not progressed when the next fault window starts,
+// before the bound, is under that fault and excused for this heal. A bound reaching past the
 // end of the history must still be met in what was recorded.
 func Liveness(bound time.Duration) Checker {
 	return Checker{
