@@ -31,6 +31,8 @@ func convergedCases() []checkerCase {
 			newHB(100).fault("cut", 0, 10).hold("a", "i0", 1, 0, 30).hold("b", "i0", 4, 30, -1).hold("a", "i1", 2, 0, -1).hold("c", "i2", 3, 30, -1).build(), 0, ""},
 		{"converged: an acquire and its release at one instant hold nothing", c,
 			newHB(100).fault("cut", 0, 10).hold("a", "i0", 1, 15, -1).hold("a", "i1", 2, 15, -1).hold("b", "i2", 3, 20, 20).build(), 1, "at most 2 of 3"},
+		{"converged: a fault not injected is no heal", c,
+			newHB(100).hold("a", "i0", 1, 0, -1).hold("b", "i1", 2, 0, -1).hold("c", "i2", 3, 0, 20).notInjected("pause", 40).build(), 0, ""},
 		{"converged: the runner's holdings do not count", c,
 			newHB(100).hold("a", "i0", 1, 0, -1).hold("b", "i1", 2, 0, -1).hold(history.RunnerClient, "i2", 3, 0, -1).build(), 1, "never owned: i2"},
 	}
