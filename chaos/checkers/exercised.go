@@ -151,6 +151,23 @@ func traced(h history.History, w FaultWindow, trace faults.Trace, grace time.Dur
 	return ""
 }
 
+// modesAtHeal returns what the servers w cut off answered srvr right
+// before its heal (history.KindServerMode), as " (at the heal: server 0
+// follower)", or "": a cut server that still led or followed never left
+// the quorum, which says why its clients saw nothing.
+func modesAtHeal(h history.History, w FaultWindow) string {
+	var ms []string
+	for _, e := range h.Events {
+		if e.Kind == history.KindServerMode && e.Time >= w.Start && e.Time <= w.End {
+			ms = append(ms, fmt.Sprintf("server %d %s", e.Value, e.Detail))
+		}
+	}
+	if len(ms) == 0 {
+		return ""
+	}
+	return " (at the heal: " + strings.Join(ms, ", ") + ")"
+}
+
 // aim returns the step the workload of h aims at its faults (its
 // history.KindAim), or "", and its hits.
 func aim(h history.History) (step string, hits []history.Event) {
@@ -204,7 +221,7 @@ func checkExercised(h history.History, grace time.Duration, tier faults.Tier) Re
 		if w.Target != nil {
 			on = " on " + w.Target.String()
 		}
-		missing = append(missing, fmt.Sprintf("%s at %s%s left no %s trace", w.Fault, history.Rel(h, w.Start), on, trace))
+		missing = append(missing, fmt.Sprintf("%s at %s%s left no %s trace%s", w.Fault, history.Rel(h, w.Start), on, trace, modesAtHeal(h, w)))
 		if at == 0 {
 			at = w.Start
 		}

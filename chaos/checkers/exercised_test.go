@@ -106,3 +106,30 @@ func (r Result) Msgs() string {
 	}
 	return strings.Join(out, "; ")
 }
+
+// TestExercisedQuotesServerModes: a cut that left no trace names what the
+// cut servers answered at the heal, and a window without such events says
+// nothing of them.
+func TestExercisedQuotesServerModes(t *testing.T) {
+	mode := func(at, server int64, m string) history.Event {
+		return history.Event{Time: at * ms, Client: history.Nemesis, Kind: history.KindServerMode, Value: server, Detail: m}
+	}
+	tests := []struct {
+		name string
+		h    history.History
+		want string
+	}{
+		{"still following", newHB(9000).fault("partition-minority", 1000, 2000).add(mode(1990, 0, "follower")).build(), "(at the heal: server 0 follower)"},
+		{"two servers", newHB(9000).fault("partition-majority", 1000, 2000).add(mode(1990, 0, "not serving")).add(mode(1991, 2, "leader")).build(),
+			"(at the heal: server 0 not serving, server 2 leader)"},
+		{"a mode outside the window is not quoted", newHB(9000).add(mode(500, 1, "follower")).fault("partition-minority", 1000, 2000).build(), "left no disruption trace;"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Exercised(time.Second, faults.TierFull).Run(tt.h)
+			if got := r.Msgs() + ";"; !strings.Contains(got, tt.want) {
+				t.Fatalf("message %q does not contain %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -391,12 +391,30 @@ func injectIsolate(aim string) func(context.Context, *cluster.Env, Window, *Targ
 			done = append(done, i)
 		}
 		return func(ctx context.Context) error {
+			for _, i := range done {
+				recordMode(ctx, env, i)
+			}
 			if err := rejoin(ctx); err != nil {
 				return err
 			}
 			return WaitQuorum(ctx, e)
 		}, nil
 	}
+}
+
+// recordMode records, as a history.KindServerMode event, what server i
+// answers srvr now: the confirmation that a cut took (the server left the
+// quorum: "not serving"), or the evidence that it did not, which
+// checkers.Exercised quotes when the window left no trace.
+func recordMode(ctx context.Context, env *cluster.Env, i int) {
+	m, err := env.Ensemble.Mode(ctx, i)
+	switch {
+	case errors.Is(err, testenv.ErrNotServing):
+		m = "not serving"
+	case err != nil:
+		m = "no answer: " + err.Error()
+	}
+	env.Rec.Add(history.Event{Client: history.Nemesis, Kind: history.KindServerMode, Value: int64(i), Detail: m})
 }
 
 // injectOverlap runs two faults that overlap: half-open on the aimed

@@ -79,6 +79,12 @@ const (
 	// Arg = the id it replaced, which the ensemble expired): a suspension
 	// or an expiry the client went through.
 	KindSession Kind = "session"
+	// KindServerMode: right before the heal of a fault that cut server
+	// Value off from its peers, the nemesis asked it for its mode (srvr)
+	// and got Detail: "leader", "follower", "not serving", or "no answer:"
+	// and why. A cut server still leading or following then never left the
+	// quorum: the cut did not take (see checkers.Exercised).
+	KindServerMode Kind = "server-mode"
 )
 
 // Events of a workload that aims a step of its own at its faults (see
