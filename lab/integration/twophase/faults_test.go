@@ -81,6 +81,58 @@ func TestPartitionedParticipant(t *testing.T) {
 	}
 }
 
+// TestAwaitWatchesAgainAfterSessionLoss: "after a session loss it watches
+// again under the new session" (Proposal.Await). Site c votes commit and
+// awaits; its session expires while the transaction is undecided, and c
+// goes on under a new session; only then does the coordinator decide. The
+// old session's watch ends at the expiry (go-zookeeper's EventNotWatching):
+// an Await that took that for the decision's creation would read "no
+// decision" and end the transaction with it. c must wait on and end with
+// the decision the coordinator made.
+func TestAwaitWatchesAgainAfterSessionLoss(t *testing.T) {
+	e := ensemble(t)
+	ctx := testCtx(t, time.Minute)
+	root := testRoot(t)
+	link, err := e.NewLink("twophase-await")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = link.Close() })
+	names := []string{"a", "c"}
+	a := startSite(t, connect(t, e.Addrs()), root, "a", commitAll, twophase.WithDeadline(0))
+	cSession := connect(t, link.Addrs())
+	c := startSite(t, cSession, root, "c", commitAll, twophase.WithDeadline(0))
+	cs := connect(t, e.Addrs())
+	tx, err := newCoordinator(t, cs, root).Begin(ctx, "t1", names, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitSite(t, c, 10*time.Second, "vote", func() bool { _, ok := c.voted("t1"); return ok })
+	sid := cSession.ID()
+	if err := link.ExpireSession(ctx, sid); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "c on a new session", func() bool {
+		return cSession.State() == recipes.StateConnected && cSession.ID() != sid
+	})
+	if d, ok := c.result("t1"); ok {
+		t.Fatalf("c ended t1 with %v before any decision was made", d)
+	}
+	d, err := tx.Decide(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d != twophase.Commit {
+		t.Fatalf("decision %v, want commit", d)
+	}
+	waitResult(t, a, "t1", 10*time.Second)
+	waitResult(t, c, "t1", 30*time.Second)
+	if errs := c.errors(); len(errs) > 0 {
+		t.Errorf("c's errors: %v", errs)
+	}
+	checkInvariants(t, cs, root, "t1", names, twophase.Commit, results(t, "t1", d, a, c))
+}
+
 // TestConcurrentTransactions: 10 transactions among 4 sites at once; in
 // every third one, one site votes abort.
 func TestConcurrentTransactions(t *testing.T) {
