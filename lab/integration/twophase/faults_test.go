@@ -3,6 +3,7 @@ package twophase_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -109,6 +110,27 @@ func TestAwaitWatchesAgainAfterSessionLoss(t *testing.T) {
 	}
 	waitSite(t, c, 10*time.Second, "vote", func() bool { _, ok := c.voted("t1"); return ok })
 	sid := cSession.ID()
+	// The server's own list of watches (wchc) says when c's Await waits on
+	// the decision under the session about to expire.
+	decision := root + "/t1/decision"
+	waitFor(t, 10*time.Second, "c watching "+decision, func() bool {
+		out, err := e.FourLetter(ctx, 0, "wchc")
+		if err != nil {
+			return false
+		}
+		_, rest, ok := strings.Cut(out, fmt.Sprintf("0x%x\n", sid))
+		next, _, _ := strings.Cut(rest, "0x")
+		return ok && strings.Contains(next, decision+"\n")
+	})
+	// The server has registered the watch; two reads on c's connection,
+	// answered in order after Await's, make sure go-zookeeper has handed
+	// Await its exists replies too, so that it waits on this session's
+	// watch (and not on one set again under the next session).
+	for range 2 {
+		if _, _, err := cSession.Conn().Exists(root); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := link.ExpireSession(ctx, sid); err != nil {
 		t.Fatal(err)
 	}
