@@ -54,13 +54,7 @@ func TestPartitionedParticipant(t *testing.T) {
 				}
 				waitFor(t, 10*time.Second, "c suspended", func() bool { return cSession.State() != recipes.StateConnected })
 			}
-			d, err := tx.Decide(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d != twophase.Commit {
-				t.Fatalf("decision %v, want commit", d)
-			}
+			d := decideCommit(ctx, t, tx)
 			waitResult(t, a, "t1", 10*time.Second)
 			waitResult(t, b, "t1", 10*time.Second)
 			if _, ok := c.result("t1"); ok {
@@ -140,13 +134,7 @@ func TestAwaitWatchesAgainAfterSessionLoss(t *testing.T) {
 	if d, ok := c.result("t1"); ok {
 		t.Fatalf("c ended t1 with %v before any decision was made", d)
 	}
-	d, err := tx.Decide(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d != twophase.Commit {
-		t.Fatalf("decision %v, want commit", d)
-	}
+	d := decideCommit(ctx, t, tx)
 	waitResult(t, a, "t1", 10*time.Second)
 	waitResult(t, c, "t1", 30*time.Second)
 	if errs := c.errors(); len(errs) > 0 {

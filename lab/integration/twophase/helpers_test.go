@@ -272,3 +272,17 @@ func newParticipant(tb testing.TB, s *recipes.Session, root, site string, opts .
 	}
 	return p
 }
+
+// decideCommit runs tx's Decide and fails the test unless it returns
+// Commit.
+func decideCommit(ctx context.Context, t *testing.T, tx *twophase.Tx) twophase.Decision {
+	t.Helper()
+	d, err := tx.Decide(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d != twophase.Commit {
+		t.Fatalf("decision %v, want commit", d)
+	}
+	return d
+}

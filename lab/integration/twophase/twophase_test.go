@@ -52,13 +52,7 @@ func TestAllCommit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := tx.Decide(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d != twophase.Commit {
-		t.Fatalf("decision %v, want commit", d)
-	}
+	d := decideCommit(ctx, t, tx)
 	for _, st := range sites {
 		waitResult(t, st, "t1", 30*time.Second)
 		if got := string(st.proposal("t1").Payload()); got != "payload" {
