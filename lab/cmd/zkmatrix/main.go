@@ -524,19 +524,49 @@ func runChaos(ctx context.Context, part, server string, secure bool, timeout tim
 	cmd.Stdout, cmd.Stderr = &output, &output
 	err = cmd.Run()
 	r.Seconds = time.Since(began).Seconds()
-	var sum report.Summary
+	var sum chaosSummary
 	if b, rerr := os.ReadFile(filepath.Join(dir, "report", report.FileSummary)); rerr == nil {
-		if jerr := json.Unmarshal(b, &sum); jerr != nil {
-			err = errors.Join(err, jerr)
-		}
+		sum, rerr = parseChaosSummary(b)
+		err = errors.Join(err, rerr)
 	} else {
 		err = errors.Join(err, rerr)
 	}
 	r.Result = chaosVerdicts(sum, err, &r)
 	if r.Result != "pass" {
 		r.Output = tail(output.String(), 60)
+		if err != nil {
+			r.Output += "\nzkmatrix: " + err.Error()
+		}
 	}
 	return r
+}
+
+// chaosSummary is what zkmatrix reads of zkchaos's summary.json (the
+// layout of report.SchemaVersion): the run's verdict, whether it ran every
+// planned scenario, and each scenario's verdict.
+type chaosSummary struct {
+	SchemaVersion int             `json:"schema_version"`
+	Verdict       string          `json:"verdict"`
+	Complete      bool            `json:"complete"`
+	Scenarios     []chaosScenario `json:"scenarios"`
+}
+
+type chaosScenario struct {
+	Scenario string `json:"scenario"`
+	Verdict  string `json:"verdict"`
+}
+
+// parseChaosSummary reads summary.json; a layout other than
+// report.SchemaVersion is an error (its verdicts would be guesses).
+func parseChaosSummary(b []byte) (chaosSummary, error) {
+	var sum chaosSummary
+	if err := json.Unmarshal(b, &sum); err != nil {
+		return chaosSummary{}, fmt.Errorf("summary.json: %w", err)
+	}
+	if sum.SchemaVersion != report.SchemaVersion {
+		return chaosSummary{}, fmt.Errorf("summary.json: schema_version %d, want %d", sum.SchemaVersion, report.SchemaVersion)
+	}
+	return sum, nil
 }
 
 // chaosArgs is the zkchaos command of a part (all workloads when empty).
@@ -555,23 +585,23 @@ func chaosArgs(part string, secure bool, seed uint64, out string) []string {
 // fail, skip for not applicable, not exercised) and returns the run's
 // result: pass only when zkchaos exited 0 (runErr nil) with a complete
 // summary that passed; "not exercised" when that was its only fault.
-func chaosVerdicts(sum report.Summary, runErr error, r *Run) string {
+func chaosVerdicts(sum chaosSummary, runErr error, r *Run) string {
 	for _, sc := range sum.Scenarios {
-		switch v := sc.Verdict(); v {
+		switch sc.Verdict {
 		case report.VerdictNotApplicable:
 			r.Tests[sc.Scenario] = "skip"
 		case report.VerdictNotExercised:
 			r.Tests[sc.Scenario] = notExercised
 		default:
-			r.Tests[sc.Scenario] = v
+			r.Tests[sc.Scenario] = sc.Verdict
 		}
 	}
-	switch v := sum.Verdict(); {
+	switch {
 	case len(sum.Scenarios) == 0:
 		return "fail"
-	case v == report.VerdictNotExercised:
+	case sum.Verdict == report.VerdictNotExercised:
 		return notExercised
-	case v != report.VerdictPass || runErr != nil:
+	case sum.Verdict != report.VerdictPass || !sum.Complete || runErr != nil:
 		return "fail"
 	}
 	return "pass"

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -268,7 +269,7 @@ func TestChaosArgs(t *testing.T) {
 
 // TestChaosVerdicts: each scenario's verdict (not applicable as a skip);
 // the run passes only when zkchaos exited 0 with a complete passing
-// summary.
+// summary; a summary.json of another layout is an error.
 func TestChaosVerdicts(t *testing.T) {
 	pass := report.ScenarioResult{Scenario: "lock/a", Results: []checkers.Result{{Checker: "mutex"}}}
 	na := report.ScenarioResult{Scenario: "lock/b", NotApplicable: "server fault"}
@@ -287,8 +288,19 @@ func TestChaosVerdicts(t *testing.T) {
 		{"cut short", report.Summary{Scenarios: []report.ScenarioResult{pass}, Cut: true}, nil, "fail", "lock/a=pass"},
 		{"no summary", report.Summary{}, exitErr, "fail", ""},
 	} {
+		// Through the file zkchaos writes: the reader must follow the
+		// writer's layout (a Summary read as is from summary.json lost
+		// every check and the seed, and every run was a failure).
+		var buf bytes.Buffer
+		if err := report.WriteSummaryJSON(&buf, c.sum); err != nil {
+			t.Fatal(err)
+		}
+		sum, err := parseChaosSummary(buf.Bytes())
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
 		r := Run{Tests: map[string]string{}}
-		got := chaosVerdicts(c.sum, c.err, &r)
+		got := chaosVerdicts(sum, c.err, &r)
 		var tests []string
 		for k, v := range r.Tests {
 			tests = append(tests, k+"="+v)
@@ -297,6 +309,9 @@ func TestChaosVerdicts(t *testing.T) {
 		if got != c.want || strings.Join(tests, " ") != c.tests {
 			t.Errorf("%s: %s %v, want %s %s", c.name, got, tests, c.want, c.tests)
 		}
+	}
+	if _, err := parseChaosSummary([]byte(`{"schema_version":1,"seed":7}`)); err == nil {
+		t.Error("a version 1 summary.json parsed")
 	}
 }
 
