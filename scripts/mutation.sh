@@ -158,11 +158,13 @@ run_one() {
 		if [ "$dochaos" = 1 ]; then
 			local sum=$dir/chaos/summary.json
 			if [ -s "$sum" ]; then
-				ccaught=$(jq -r '.scenarios[] |
-					[.results[]? | select((.violations // []) | length > 0) | .checker] as $v |
+				# summary.json's layout (report.SchemaVersion 2): each
+				# scenario's checks, a voided check's findings not counted.
+				ccaught=$(jq -r 'if .schema_version != 2 then "chaos:summary-schema-\(.schema_version)" else .scenarios[] |
+					[.checks[]? | select(((.violations // []) | length > 0) and ((.voided_by // "") == "")) | .checker] as $v |
 					if ($v | length) > 0 then "\(.scenario):\($v | join("+"))"
-					elif (.err // "") != "" then "\(.scenario):error"
-					else empty end' "$sum" | paste -sd, -)
+					elif (.error // "") != "" then "\(.scenario):error"
+					else empty end end' "$sum" | paste -sd, -)
 			else
 				ccaught="chaos:no-summary($(tail -1 "$dir/chaos.txt"))"
 			fi
