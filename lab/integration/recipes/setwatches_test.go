@@ -66,29 +66,6 @@ func (in *lastZxidInjector) wrap(c net.Conn) net.Conn {
 	return c
 }
 
-// sessionWatches returns the paths server 0 of e holds a watch on for
-// session sid (four-letter word wchc).
-func sessionWatches(t *testing.T, e interface {
-	FourLetter(context.Context, int, string) (string, error)
-}, sid int64) map[string]bool {
-	t.Helper()
-	out, err := e.FourLetter(testutil.Ctx(t, 10*time.Second), 0, "wchc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	paths, in := map[string]bool{}, false
-	head := fmt.Sprintf("0x%x", sid)
-	for _, line := range strings.Split(out, "\n") {
-		switch {
-		case strings.HasPrefix(line, "0x"):
-			in = strings.TrimSpace(line) == head
-		case in && strings.TrimSpace(line) != "":
-			paths[strings.TrimSpace(line)] = true
-		}
-	}
-	return paths
-}
-
 // wakeCase is one waiter or watcher on the Session under test: start
 // begins its wait (after which the server holds a watch on watched), change
 // makes, through another session, the change that must wake it, and woke
@@ -372,7 +349,7 @@ func TestSetWatchesZxid(t *testing.T) {
 		if now.Total() != now.Replies || time.Since(lastChange) < 500*time.Millisecond {
 			return false
 		}
-		w := sessionWatches(t, e, s.ID())
+		w := testutil.SessionWatches(t, e, s.ID())
 		for _, c := range cases {
 			if !c.child && !w[c.watched] {
 				return false

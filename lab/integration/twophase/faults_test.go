@@ -3,11 +3,11 @@ package twophase_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
 	"github.com/zkrecipes/zkrecipes/recipes"
 	"github.com/zkrecipes/zkrecipes/twophase"
 )
@@ -108,13 +108,7 @@ func TestAwaitWatchesAgainAfterSessionLoss(t *testing.T) {
 	// the decision under the session about to expire.
 	decision := root + "/t1/decision"
 	waitFor(t, 10*time.Second, "c watching "+decision, func() bool {
-		out, err := e.FourLetter(ctx, 0, "wchc")
-		if err != nil {
-			return false
-		}
-		_, rest, ok := strings.Cut(out, fmt.Sprintf("0x%x\n", sid))
-		next, _, _ := strings.Cut(rest, "0x")
-		return ok && strings.Contains(next, decision+"\n")
+		return testutil.SessionWatches(t, e, sid)[decision]
 	})
 	// The server has registered the watch; two reads on c's connection,
 	// answered in order after Await's, make sure go-zookeeper has handed
