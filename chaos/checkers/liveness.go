@@ -15,8 +15,9 @@ import (
 // injected healed nothing, and the scenario fails for that already). A
 // client is expected after a heal when it recorded anything before it; a
 // client that has not progressed when the next fault window starts,
-// before the bound, is under that fault and excused for this heal. A bound reaching past the
-// end of the history must still be met in what was recorded.
+// before the bound, is under that fault and excused for this heal. A
+// bound reaching past the end of the history must still be met in what
+// was recorded.
 func Liveness(bound time.Duration) Checker {
 	return Checker{
 		Name:      "liveness",
