@@ -220,7 +220,12 @@ func (r *Runner) RunScenario(ctx context.Context, sc Scenario) (report.ScenarioR
 	if exclusive {
 		checks = append(checks, checkers.LeaseMargin())
 	}
-	checks = append(checks, checkers.Throughput(cfg.MinRate, cfg.Tier), checkers.Exercised(cfg.SessionTimeout, cfg.Tier))
+	throughput := checkers.Throughput(cfg.MinRate, cfg.Tier)
+	if p, ok := sc.Workload.(workloads.Paced); ok {
+		client, fn := p.PacedOn()
+		throughput = checkers.PendingAtFault(client, fn, cfg.Tier)
+	}
+	checks = append(checks, throughput, checkers.Exercised(cfg.SessionTimeout, cfg.Tier))
 	res.Targets = faults.Targets(h)
 	if exclusive { // two holdings that may overlap (a semaphore's) have no margin to measure
 		res.Margins, res.MarginMin, res.MarginMedian = checkers.MarginStats(checkers.LeaseMargins(h))

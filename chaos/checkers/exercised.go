@@ -16,11 +16,14 @@ import (
 // and a violation in the full tier, as Throughput does. Windows whose fault
 // was not injected are skipped (the scenario fails for that already).
 //
-// A workload that aims a step of its own at its faults (history.KindAim,
-// recorded at its start: a cache's nodes deleted and created again while
-// the cache is cut off) must also have done it inside every window: a
-// history.KindAimHit between the window's start and its heal. A window
-// without one tested nothing either, whatever trace the fault left.
+// A workload that aims a step of its own at a fault (history.KindAim,
+// recorded at its start, its Key the fault's name: a cache's nodes deleted
+// and created again while the cache is cut off) must also have done it
+// inside every window of that fault: a history.KindAimHit between the
+// window's start and its heal. A window without one tested nothing either,
+// whatever trace the fault left. A fault the workload aims nothing at (a
+// mild fault, under which a mutant must pass: there is no cut to aim at
+// under latency) needs its trace only.
 func Exercised(grace time.Duration, tier faults.Tier) Checker {
 	return Checker{
 		Name:      "exercised",
@@ -168,18 +171,28 @@ func modesAtHeal(h history.History, w FaultWindow) string {
 	return " (at the heal: " + strings.Join(ms, ", ") + ")"
 }
 
-// aim returns the step the workload of h aims at its faults (its
-// history.KindAim), or "", and its hits.
-func aim(h history.History) (step string, hits []history.Event) {
+// aims returns the steps the workload of h aims at its faults (its
+// history.KindAim events: fault name to step; the key "" for an aim at
+// every fault), and its hits.
+func aims(h history.History) (steps map[string]string, hits []history.Event) {
+	steps = map[string]string{}
 	for _, e := range h.Events {
 		switch e.Kind {
 		case history.KindAim:
-			step = e.Detail
+			steps[e.Key] = e.Detail
 		case history.KindAimHit:
 			hits = append(hits, e)
 		}
 	}
-	return step, hits
+	return steps, hits
+}
+
+// aimedAt returns the step aimed at fault, or "".
+func aimedAt(steps map[string]string, fault string) string {
+	if step, ok := steps[fault]; ok {
+		return step
+	}
+	return steps[""]
 }
 
 // hitIn returns what shows that the aimed step happened inside w, or "".
@@ -197,9 +210,9 @@ func checkExercised(h history.History, grace time.Duration, tier faults.Tier) Re
 	r := Result{Checked: len(ws)}
 	var missing, found []string
 	var at int64
-	step, hits := aim(h)
+	steps, hits := aims(h)
 	for _, w := range ws {
-		if step != "" {
+		if step := aimedAt(steps, w.Fault); step != "" {
 			if mark := hitIn(h, w, hits); mark != "" {
 				found = append(found, w.Fault+" aimed: "+mark)
 			} else {

@@ -25,10 +25,10 @@ func (b *hb) lost(client, key string, token, at int64) *hb {
 	return b.add(history.Event{Time: at * ms, Client: client, Kind: history.KindLost, Key: key, Token: token, Detail: "suspended"})
 }
 
-// aim records, at 'at' ms, that c1's workload aims a step at its faults;
-// aimHit that it did the step.
-func (b *hb) aim(at int64) *hb {
-	return b.add(history.Event{Time: at * ms, Client: "c1", Kind: history.KindAim, Detail: "recreate while c1 is cut off"})
+// aim records, at 'at' ms, that c1's workload aims a step at fault's
+// windows ("": every fault's); aimHit that it did the step.
+func (b *hb) aim(fault string, at int64) *hb {
+	return b.add(history.Event{Time: at * ms, Client: "c1", Kind: history.KindAim, Key: fault, Detail: "recreate while c1 is cut off"})
 }
 
 func (b *hb) aimHit(at int64) *hb {
@@ -78,9 +78,13 @@ func TestExercised(t *testing.T) {
 			fault("kill-follower", 1000, 2000).build(), faults.TierFull, 0, false},
 		{"an operation invoked under the latency, done just after the heal", newHB(9000).read("c1", "/r", 1900, 2001, 0).fault("latency-near", 1000, 2000).build(), faults.TierFull, 0, false},
 		{"an operation invoked after the heal is no trace", newHB(9000).read("c1", "/r", 2001, 2100, 0).fault("latency-near", 1000, 2000).build(), faults.TierFull, 1, false},
-		{"aimed step inside the cut", newHB(9000).aim(100).session("c1", 1010, "suspended").aimHit(1100).fault("cut-short", 1000, 2000).build(), faults.TierFull, 0, false},
-		{"aimed step after the heal: full fails", newHB(9000).aim(100).session("c1", 1010, "suspended").aimHit(2100).fault("cut-short", 1000, 2000).build(), faults.TierFull, 1, false},
-		{"aimed step missed: quick flags", newHB(9000).aim(100).session("c1", 1010, "suspended").fault("cut-short", 1000, 2000).build(), faults.TierQuick, 0, true},
+		{"aimed step inside the cut", newHB(9000).aim("cut-short", 100).session("c1", 1010, "suspended").aimHit(1100).fault("cut-short", 1000, 2000).build(), faults.TierFull, 0, false},
+		{"aimed step after the heal: full fails", newHB(9000).aim("cut-short", 100).session("c1", 1010, "suspended").aimHit(2100).fault("cut-short", 1000, 2000).build(), faults.TierFull, 1, false},
+		{"aimed step missed: quick flags", newHB(9000).aim("cut-short", 100).session("c1", 1010, "suspended").fault("cut-short", 1000, 2000).build(), faults.TierQuick, 0, true},
+		{"an aim at every fault: missed", newHB(9000).aim("", 100).session("c1", 1010, "suspended").fault("cut-short", 1000, 2000).build(), faults.TierFull, 1, false},
+		{"aimed at another fault: the mild fault's trace suffices", newHB(9000).aim("cut-short", 100).read("c1", "/r", 1100, 1200, 0).fault("latency-low", 1000, 2000).build(), faults.TierFull, 0, false},
+		{"aimed at one of two faults: its window missed", newHB(9000).aim("cut-short", 100).read("c1", "/r", 1100, 1200, 0).session("c1", 3010, "suspended").
+			fault("latency-low", 1000, 2000).fault("cut-short", 3000, 4000).build(), faults.TierFull, 1, false},
 		{"no aim: the fault's trace suffices", newHB(9000).session("c1", 1010, "suspended").fault("cut-short", 1000, 2000).build(), faults.TierFull, 0, false},
 		{"not injected: skipped", newHB(9000).add(history.Event{Time: ms, Client: history.Nemesis, Kind: history.KindFaultStart, Key: "kill-leader"}).
 			add(history.Event{Time: 2 * ms, Client: history.Nemesis, Kind: history.KindFaultEnd, Key: "kill-leader", Detail: "not injected: boom"}).build(), faults.TierFull, 0, false},

@@ -197,6 +197,41 @@ func TestThroughput(t *testing.T) {
 	}
 }
 
+// TestPendingAtFault: a paced workload is exercised when its target's
+// operation was pending at the first fault's start, and only then.
+func TestPendingAtFault(t *testing.T) {
+	enter := func(b *hb, client string, call, ret int64, res history.Kind) *hb {
+		return b.op(client, history.FnEnter, "/b", 0, 0, call, ret, res, "", 0)
+	}
+	tests := []struct {
+		name         string
+		h            history.History
+		tier         faults.Tier
+		bad          int
+		inconclusive bool
+	}{
+		{"waiting across the fault's start", enter(newHB(9000), "c1", 100, 1500, history.KindOK).fault("cut-short", 1000, 2000).build(), faults.TierFull, 0, false},
+		{"failed by the fault", enter(newHB(9000), "c1", 100, 1200, history.KindFail).fault("cut-short", 1000, 2000).build(), faults.TierFull, 0, false},
+		{"never returned", enter(newHB(9000), "c1", 100, -1, history.KindUnknown).fault("cut-short", 1000, 2000).build(), faults.TierFull, 0, false},
+		{"returned just before the fault: fails in full", enter(newHB(9000), "c1", 100, 999, history.KindOK).fault("cut-short", 1000, 2000).build(), faults.TierFull, 1, false},
+		{"invoked just after the fault: flagged in quick", enter(newHB(9000), "c1", 1001, 1500, history.KindOK).fault("cut-short", 1000, 2000).build(), faults.TierQuick, 0, true},
+		{"another client waiting", enter(newHB(9000), "c2", 100, 1500, history.KindOK).fault("cut-short", 1000, 2000).build(), faults.TierFull, 1, false},
+		{"another operation pending", newHB(9000).op("c1", history.FnLeave, "/b", 0, 0, 100, 1500, history.KindOK, "", 0).fault("cut-short", 1000, 2000).build(), faults.TierFull, 1, false},
+		{"no fault", enter(newHB(9000), "c1", 100, 1500, history.KindOK).build(), faults.TierFull, 1, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := PendingAtFault("c1", history.FnEnter, tt.tier).Run(tt.h)
+			if len(r.Violations) != tt.bad || r.Inconclusive != tt.inconclusive {
+				t.Fatalf("violations %+v, inconclusive %v (%s); want %d, %v", r.Violations, r.Inconclusive, r.Note, tt.bad, tt.inconclusive)
+			}
+			if tt.bad+btoi(tt.inconclusive) > 0 && !strings.Contains(r.Note+fmt.Sprint(r.Violations), "not exercised") {
+				t.Fatalf("does not say not exercised: %+v %s", r.Violations, r.Note)
+			}
+		})
+	}
+}
+
 func btoi(b bool) int {
 	if b {
 		return 1

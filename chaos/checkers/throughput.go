@@ -58,3 +58,50 @@ func checkThroughput(h history.History, minRate float64, tier faults.Tier) Resul
 	r.Inconclusive, r.Note = true, msg
 	return r
 }
+
+// PendingAtFault proves, for a workload paced below any useful rate
+// (workloads.Paced: its clients wait for one another by design, so that
+// few operations complete before the first fault whatever the load), that
+// the first fault found it in the state the workload aims its faults at:
+// client had an operation fn pending, invoked before the fault began and
+// not yet returned. It stands in for Throughput's rate, under the same
+// name: without such an operation the scenario is "not exercised", flagged
+// in the quick tier and a violation in the full tier.
+func PendingAtFault(client string, fn history.Fn, tier faults.Tier) Checker {
+	return Checker{
+		Name:      "throughput",
+		Invariant: fmt.Sprintf("%s had a %s pending when the first fault began (the workload's pacing)", client, fn),
+		Check:     func(h history.History) Result { return checkPendingAtFault(h, client, fn, tier) },
+	}
+}
+
+func checkPendingAtFault(h history.History, client string, fn history.Fn, tier faults.Tier) Result {
+	start, struck := int64(0), false
+	for _, e := range h.Events {
+		if e.Kind == history.KindFaultStart {
+			start, struck = e.Time, true
+			break
+		}
+	}
+	n := 0
+	for _, o := range history.Operations(h) {
+		if o.Client != client || o.Fn != fn {
+			continue
+		}
+		n++
+		if struck && o.Call <= start && o.Return > start {
+			return Result{Checked: n, Note: fmt.Sprintf("%s's %s pending from %s at the first fault (%s)", client, fn, history.Rel(h, o.Call), history.Rel(h, start))}
+		}
+	}
+	r := Result{Checked: n}
+	msg := fmt.Sprintf("not exercised: %s had no %s pending when the first fault began (%d %s operations)", client, fn, n, fn)
+	if struck {
+		msg = fmt.Sprintf("not exercised: %s had no %s pending when the first fault began at %s (%d %s operations)", client, fn, history.Rel(h, start), n, fn)
+	}
+	if tier == faults.TierFull {
+		r.Violations = []Violation{{Time: start, Msg: msg}}
+		return r
+	}
+	r.Inconclusive, r.Note = true, msg
+	return r
+}

@@ -90,8 +90,9 @@ const (
 // Events of a workload that aims a step of its own at its faults (see
 // checkers.Exercised): a fault window that the step missed tested nothing.
 const (
-	// KindAim: the workload aims the step Detail names at every fault
-	// window of the scenario. Recorded once, as the workload starts.
+	// KindAim: the workload aims the step Detail names at every window of
+	// the fault Key names (of every fault when Key is ""). Recorded once
+	// per fault, as the workload starts.
 	KindAim Kind = "aim"
 	// KindAimHit: the workload did its aimed step while the fault was on,
 	// as the workload saw it (Detail says what, Value how many times).

@@ -7,6 +7,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/chaos/checkers"
 	"github.com/zkrecipes/zkrecipes/chaos/cluster"
+	"github.com/zkrecipes/zkrecipes/chaos/history"
 	"github.com/zkrecipes/zkrecipes/lock"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -34,6 +35,10 @@ type MultiLockPartial struct {
 
 // Name is "multilock-partial-mutant", or "multilock-partial" for the twin.
 func (w *MultiLockPartial) Name() string { return mutantName("multilock-partial", w.Mutant) }
+
+// PacedOn: the target waits in its acquire (p0 taken, p1 held by c2 for
+// three session timeouts); its faults are aimed at that wait.
+func (w *MultiLockPartial) PacedOn() (string, history.Fn) { return "c1", history.FnAcquire }
 
 // Checkers: mutual-exclusion, no-nodes-left. (Not liveness: the target
 // waits for the bystander's long holdings by design.)

@@ -10,6 +10,7 @@ import (
 	"github.com/zkrecipes/zkrecipes/barrier"
 	"github.com/zkrecipes/zkrecipes/chaos/checkers"
 	"github.com/zkrecipes/zkrecipes/chaos/cluster"
+	"github.com/zkrecipes/zkrecipes/chaos/history"
 	"github.com/zkrecipes/zkrecipes/internal/zkpath"
 	"github.com/zkrecipes/zkrecipes/recipes"
 )
@@ -42,6 +43,10 @@ func (w *BarrierWake) Name() string { return mutantName("barrier-wake", w.Mutant
 
 // QuickFaults names the faults that expose the barrier-wake mutant.
 func (w *BarrierWake) QuickFaults() []string { return mutantFaults["barrier-wake"] }
+
+// PacedOn: the target waits in Enter for the pausing bystanders; its
+// faults are aimed at that wait.
+func (w *BarrierWake) PacedOn() (string, history.Fn) { return "c1", history.FnEnter }
 
 // members is the barrier's size: the clients of mutantClients(env, 3, 1).
 func (w *BarrierWake) members(clients int) int { return max(3, clients) }

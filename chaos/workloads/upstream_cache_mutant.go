@@ -35,8 +35,9 @@ const recreated = 6
 // caches hold, with a new czxid, another ephemeral owner, and new data for
 // half of them. It records that it did (history.KindAimHit) when the
 // target was still cut off afterwards; the workload declares that step its
-// aim (history.KindAim), so a cut in which it did not happen leaves the
-// scenario "not exercised" (checkers.Exercised), never passed. Nothing else
+// aim at each fault that exposes the mutant (history.KindAim, one per
+// QuickFaults), so a cut in which it did not happen leaves the scenario
+// "not exercised" (checkers.Exercised), never passed. Nothing else
 // touches the "r" children. Once the workload's context ends, a last round
 // (the writers stopped, no fault on) judges every cache's final view.
 //
@@ -115,8 +116,10 @@ func (w *CacheRecreate) Run(ctx context.Context, env *cluster.Env) error {
 		}
 		readers = append(readers, r)
 	}
-	cs[0].Log.Event(history.Event{Kind: history.KindAim, Key: dir,
-		Detail: fmt.Sprintf("%d children of %s deleted and created again while c1 is cut off", recreated, dir)})
+	for _, f := range w.QuickFaults() { // the faults that cut c1 off; none under a mild one
+		cs[0].Log.Event(history.Event{Kind: history.KindAim, Key: f,
+			Detail: fmt.Sprintf("%d children of %s deleted and created again while c1 is cut off", recreated, dir)})
+	}
 	actx, stopAim := context.WithCancel(ctx)
 	var aiming sync.WaitGroup
 	aiming.Add(1)

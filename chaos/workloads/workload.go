@@ -6,6 +6,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/chaos/checkers"
 	"github.com/zkrecipes/zkrecipes/chaos/cluster"
+	"github.com/zkrecipes/zkrecipes/chaos/history"
 )
 
 // Workload drives one recipe (or raw ZooKeeper) with several clients and
@@ -29,6 +30,19 @@ type Workload interface {
 // its mutants are aimed by stays as drawn.
 type SlowStarter interface {
 	SlowStart() bool
+}
+
+// Paced is a workload whose clients wait for one another by design: a
+// bystander holds for session timeouts, or pauses before each round of a
+// barrier, so that its target spends the scenario waiting in one
+// operation, the state its faults are aimed at. Few operations complete
+// before the first fault however fast the ensemble, so the runner's rate
+// floor (checkers.Throughput) would call every such scenario not
+// exercised. The runner asks instead that the target had that operation
+// pending when the first fault began (checkers.PendingAtFault).
+type Paced interface {
+	// PacedOn names the target client and the operation it waits in.
+	PacedOn() (client string, fn history.Fn)
 }
 
 // CheckConfig is what a workload's checkers take from the run's
