@@ -10,6 +10,7 @@ import (
 
 	"github.com/zkrecipes/zkrecipes/chaos/faults"
 	"github.com/zkrecipes/zkrecipes/chaos/history"
+	"github.com/zkrecipes/zkrecipes/chaos/report"
 	"github.com/zkrecipes/zkrecipes/chaos/workloads"
 	"github.com/zkrecipes/zkrecipes/testenv"
 )
@@ -17,7 +18,9 @@ import (
 // mutantVerdicts runs the scenarios of cases (the mutant's and the twin's
 // under each fault, and the mutant's under each mild fault) and reports,
 // through t, every mutant scenario that no expected checker caught and
-// every twin or mild scenario that failed. It returns
+// every twin or mild scenario that failed or was not exercised (a pass
+// that tested nothing proves nothing: the fault must strike a running
+// workload and leave its trace). It returns
 // one line per scenario: name, verdict, checkers that fired, violations.
 func mutantVerdicts(ctx context.Context, t testing.TB, r *Runner, cases []workloads.MutantCase) []string {
 	t.Helper()
@@ -60,11 +63,21 @@ func mutantVerdicts(ctx context.Context, t testing.TB, r *Runner, cases []worklo
 		}
 		lines = append(lines, fmt.Sprintf("%-40s failed=%-5v verdict=%-13s %s err=%q", sc.Scenario, sc.Failed(), sc.Verdict(), strings.Join(fired, ","), sc.Err))
 		if twins[sc.Scenario] {
-			if sc.Failed() {
+			switch {
+			case sc.Failed():
 				t.Errorf("%s must pass: %s", sc.Scenario, sc.Line())
 				for _, c := range sc.Results {
 					for _, v := range c.Violations {
 						t.Logf("  %s: %s %s", c.Checker, v.Client, v.Msg)
+					}
+				}
+			case sc.Verdict() == report.VerdictNotExercised:
+				// a twin's or a mild scenario's pass is evidence only if
+				// its fault struck a running workload and left its trace
+				t.Errorf("%s must pass, and was not exercised: %s", sc.Scenario, sc.Line())
+				for _, c := range sc.Results {
+					if c.Inconclusive {
+						t.Logf("  %s: %s", c.Checker, c.Note)
 					}
 				}
 			}
