@@ -83,6 +83,7 @@ func noHeal(context.Context) error { return nil }
 // up to a session timeout; t records the role the client had when struck.
 func injectExpire(ctx context.Context, env *cluster.Env, w Window, t *Target) (healFunc, error) {
 	deadline := time.Now().Add(env.SessionTimeout)
+	var resetAt int64 // when this loop last reset a client's link (history clock)
 	for {
 		c := aimClient(ctx, env, w, t.Aim, t)
 		if c == nil {
@@ -103,7 +104,7 @@ func injectExpire(ctx context.Context, env *cluster.Env, w Window, t *Target) (h
 		// Look again with the link silent; if the role changed (or the
 		// waiter had only just released), reset the link (the session
 		// survives a connection loss) and aim again.
-		if stillAimed(ctx, env, c, t, stoppedAt) || time.Now().After(deadline) || ctx.Err() != nil {
+		if stillAimed(ctx, env, c, t, stoppedAt, resetAt) || time.Now().After(deadline) || ctx.Err() != nil {
 			ectx, cancel := context.WithTimeout(ctx, 4*env.SessionTimeout+30*time.Second)
 			defer cancel()
 			if err := c.Link.AwaitExpiry(ectx, id); err != nil {
@@ -114,6 +115,7 @@ func injectExpire(ctx context.Context, env *cluster.Env, w Window, t *Target) (h
 		if err := c.Link.Reset(); err != nil {
 			return nil, err
 		}
+		resetAt = history.Now()
 	}
 }
 
@@ -461,7 +463,7 @@ func injectFreeze(ctx context.Context, env *cluster.Env, w Window, t *Target) (h
 		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 			return nil, err
 		}
-		if stillAimed(ctx, env, c, t, history.Now()) || time.Now().After(deadline) || ctx.Err() != nil {
+		if stillAimed(ctx, env, c, t, history.Now(), 0) || time.Now().After(deadline) || ctx.Err() != nil {
 			t.Servers = serversOf(ctx, env.Ensemble, c)
 			return func(context.Context) error { return syscall.Kill(pid, syscall.SIGCONT) }, nil
 		}
@@ -473,22 +475,27 @@ func injectFreeze(ctx context.Context, env *cluster.Env, w Window, t *Target) (h
 	}
 }
 
-// waiterSettle is how long a client must have held nothing before it was
-// stopped to count as a waiter: one that released (or lost) a holding
-// just before may still be on its way back into the queue, its node's
-// create unsent or unanswered, and a fault that silences it then strikes
-// a client with nothing queued. (rwlock-gone-mutant was missed so on
-// seed 1 of the full tier at ac13285: its target released 5 ms before the
-// link went silent.)
+// waiterSettle is how long a client must have held nothing, and had its
+// link left alone, before it was stopped to count as a waiter: one that
+// released (or lost) a holding just before may still be on its way back
+// into the queue, its node's create unsent or unanswered, and a fault that
+// silences it then strikes a client with nothing queued. So may one whose
+// link the aim itself has just reset: its create failed with the
+// connection, and it tries again after a pause. (rwlock-gone-mutant was
+// missed so on seed 1 of the full tier at ac13285: its target released
+// 5 ms before the link went silent; lock-gone-mutant on seed 4 of
+// TestMutants: the aim reset its target's link twice in 100 ms, then
+// silenced it while it was back on its way into the queue.)
 const waiterSettle = 100 * time.Millisecond
 
 // stillAimed reports whether the client stopped (at stoppedAt, history
 // clock) for a fault aimed at a holder (or a waiter) still was one when it
 // stopped: a worker's events reach the recorder through a pipe a little
 // after it wrote them, so it lets them arrive (50 ms) before it looks. A
-// waiter must also have held nothing for waiterSettle before it stopped.
-// It corrects t's client role to what the client was.
-func stillAimed(ctx context.Context, env *cluster.Env, c *cluster.Client, t *Target, stoppedAt int64) bool {
+// waiter must also have held nothing, and its link must not have been
+// reset (at resetAt; 0: never), for waiterSettle before it stopped. It
+// corrects t's client role to what the client was.
+func stillAimed(ctx context.Context, env *cluster.Env, c *cluster.Client, t *Target, stoppedAt, resetAt int64) bool {
 	if t.Aim != RoleHolder && t.Aim != RoleWaiter {
 		return true
 	}
@@ -501,7 +508,7 @@ func stillAimed(ctx context.Context, env *cluster.Env, c *cluster.Client, t *Tar
 	if holding[c.Name] {
 		t.ClientRole = RoleHolder
 	}
-	if t.ClientRole == RoleWaiter && stoppedAt-env.Rec.HoldingChangedAt(c.Name) < int64(waiterSettle) {
+	if t.ClientRole == RoleWaiter && stoppedAt-max(env.Rec.HoldingChangedAt(c.Name), resetAt) < int64(waiterSettle) {
 		return false
 	}
 	return t.ClientRole == t.Aim
