@@ -197,6 +197,17 @@ func (l *Link) LimitData(n int64, servers ...int) error {
 	return l.toxic(servers, "limit-data", "limit_data", "downstream", map[string]any{"bytes": n})
 }
 
+// LimitDataEach closes each connection once the servers have sent it a
+// number of bytes drawn for that connection, in [min, min+spread), from
+// seed and the connection's order on the proxy (the same seed gives the
+// same numbers in the same order): unlike LimitData, a client whose
+// traffic repeats after each reconnection is not cut at the same kind of
+// frame every time. It counts per connection from the moment it is set;
+// Heal ends it.
+func (l *Link) LimitDataEach(min, spread int64, seed uint64, servers ...int) error {
+	return l.toxic(servers, "limit-data", limitEachToxic, "downstream", map[string]any{"min": min, "spread": spread, "seed": seed})
+}
+
 // ResetPeer resets every connection (TCP RST) after timeout, and new
 // connections likewise, until Heal.
 func (l *Link) ResetPeer(timeout time.Duration, servers ...int) error {

@@ -2,6 +2,8 @@ package testenv
 
 import (
 	"errors"
+	"io"
+	"net"
 	"testing"
 	"time"
 
@@ -87,6 +89,51 @@ func TestLinkToxics(t *testing.T) {
 		}
 	})
 
+	t.Run("limit_data_each gives each connection its own count", func(t *testing.T) {
+		const min, spread, seed = 100, 400, 42
+		l, err := e.NewLink("drop-each")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.LimitDataEach(min, spread, seed); err != nil {
+			t.Fatal(err)
+		}
+		// Each raw connection asks for a session and sends 60 pings (20
+		// bytes of reply each, 1200 in all): it receives exactly its own
+		// count, then the connection closes.
+		ping := []byte{0, 0, 0, 8, 0xff, 0xff, 0xff, 0xfe, 0, 0, 0, 11}
+		counts := map[int64]bool{}
+		for k := uint64(1); k <= 3; k++ {
+			c, err := net.DialTimeout("tcp", l.Addrs()[0], 5*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			msg := connectFrame(0, 0)
+			for range 60 {
+				msg = append(msg, ping...)
+			}
+			if _, err := c.Write(msg); err != nil {
+				t.Fatal(err)
+			}
+			_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+			n, err := io.Copy(io.Discard, c)
+			c.Close()
+			if err != nil {
+				t.Fatalf("connection %d: %v after %d bytes (want it closed)", k, err, n)
+			}
+			if want := limitFor(min, spread, seed, k); n != want {
+				t.Errorf("connection %d received %d bytes, want %d", k, n, want)
+			}
+			counts[n] = true
+		}
+		if len(counts) < 2 {
+			t.Errorf("three connections, one count: %v", counts)
+		}
+		if err := l.Heal(); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	t.Run("bandwidth, slicer and slow close still deliver", func(t *testing.T) {
 		l, err := e.NewLink("slow")
 		if err != nil {
@@ -163,4 +210,28 @@ func TestLinkToxics(t *testing.T) {
 			t.Fatalf("Blackhole on a closed link: %v", err)
 		}
 	})
+}
+
+// TestLimitFor: a connection's budget is in [min, min+spread), the same
+// for the same seed and order, and varies with the order.
+func TestLimitFor(t *testing.T) {
+	for _, tc := range []struct {
+		min, spread int64
+		seed        uint64
+	}{{200, 1800, 0}, {200, 1800, 3490472648}, {100, 1, 7}, {64, 0, 7}, {64, -5, 7}} {
+		seen := map[int64]bool{}
+		for k := uint64(1); k <= 200; k++ {
+			n := limitFor(tc.min, tc.spread, tc.seed, k)
+			if n != limitFor(tc.min, tc.spread, tc.seed, k) {
+				t.Fatalf("%+v: connection %d: not deterministic", tc, k)
+			}
+			if hi := tc.min + max(tc.spread, 1); n < tc.min || n >= hi {
+				t.Fatalf("%+v: connection %d: %d outside [%d, %d)", tc, k, n, tc.min, hi)
+			}
+			seen[n] = true
+		}
+		if tc.spread > 100 && len(seen) < 100 {
+			t.Errorf("%+v: 200 connections, only %d budgets", tc, len(seen))
+		}
+	}
 }

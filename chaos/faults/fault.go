@@ -165,9 +165,9 @@ var catalogue = []Fault{
 		Doc:    "half-open aimed at a client that waits: the watch that would wake it is lost",
 		inject: aimedLinkFault(func(c *cluster.Client) error { return c.Link.HalfOpen() }, healHalfOpen)},
 	{Name: "limit-data", Quick: true, MinFor: 0.7, MaxFor: 1.3, Trace: TraceDisruption,
-		Doc: "close each connection after a few hundred bytes from the servers, in the middle of a response",
+		Doc: "close each connection after a few hundred bytes from the servers, in the middle of a response; each connection's count drawn anew (200 to 1999 bytes), so that the cut falls on every kind of frame",
 		inject: linkFault(func(c *cluster.Client, w Window, _ time.Duration) error {
-			return c.Link.LimitData(200 + w.Param%1800)
+			return c.Link.LimitDataEach(200, 1800, uint64(w.Param))
 		}, healLink)},
 	{Name: "latency-low", Quick: true, QuickFor: []string{"lock", "queue"}, MinFor: 0.7, MaxFor: 1.3, Trace: TraceTraffic,
 		Doc: "delay every response by 1/20 of the session timeout",
