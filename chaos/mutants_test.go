@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkrecipes/zkrecipes/chaos/checkers"
 	"github.com/zkrecipes/zkrecipes/chaos/faults"
 	"github.com/zkrecipes/zkrecipes/chaos/history"
 	"github.com/zkrecipes/zkrecipes/chaos/report"
@@ -95,9 +96,25 @@ func mutantVerdicts(ctx context.Context, t testing.TB, r *Runner, cases []worklo
 			for _, hd := range history.Holdings(sc.History) {
 				t.Logf("  holding %s %s %s %d %s..%s %s", hd.Client, hd.Key, hd.Mode, hd.Token, history.Rel(sc.History, hd.From), history.Rel(sc.History, hd.To), hd.Ended)
 			}
+			// the nemesis's events, and every event of a struck client
+			// from half a second before each fault to a session timeout
+			// after its heal: what the target was doing when struck
+			struck := map[string]bool{}
+			for _, tg := range faults.Targets(sc.History) {
+				struck[tg.Client] = true
+			}
+			ws := checkers.FaultWindows(sc.History)
+			near := func(at int64) bool {
+				for _, w := range ws {
+					if at >= w.Start-int64(500*time.Millisecond) && at <= w.End+int64(r.Config().SessionTimeout) {
+						return true
+					}
+				}
+				return false
+			}
 			for _, e := range sc.History.Events {
-				if e.Client == history.Nemesis {
-					t.Logf("  %s %s %s %s", history.Rel(sc.History, e.Time), e.Kind, e.Key, e.Detail)
+				if e.Client == history.Nemesis || struck[e.Client] && near(e.Time) {
+					t.Logf("  %s %s %s %s %s %d", history.Rel(sc.History, e.Time), e.Client, e.Kind, e.Key, e.Detail, e.Value)
 				}
 			}
 		}
