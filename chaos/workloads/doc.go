@@ -4,9 +4,10 @@
 //
 // What it holds:
 //
-//   - Workload, ProcessWorkload, QuickFaulter and CheckConfig (workload.go):
-//     what the runner asks of a workload: run its clients until its context
-//     ends, and name the checkers that prove its invariants.
+//   - Workload, ProcessWorkload, QuickFaulter, SlowStarter, Paced and
+//     CheckConfig (workload.go): what the runner asks of a workload: run its
+//     clients until its context ends, name the checkers that prove its
+//     invariants, and say what exercises it when a rate cannot.
 //   - A workload per recipe: register (raw go-zookeeper compare-and-set),
 //     lock, lock-proc (the lock with every client in a worker process),
 //     leader, rwlock, semaphore, semaphore-max (a count-based semaphore
