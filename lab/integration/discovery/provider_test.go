@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -322,4 +323,66 @@ func TestProviderAfterExpiry(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitInstances(t, p, "")
+}
+
+// A provider whose session expires keeps the instances that did not
+// change meanwhile: the reload on the new session reports only the
+// differences (package cache), so what was read before the expiry and is
+// still there must stay. Provider: "the cache only changes to what
+// ZooKeeper held at some moment [...] after a reconnection or a session
+// expiry it is read again, and changes to what was read". Instance "a"
+// is registered the whole time, on another session: no sample of the
+// provider may lack it, and once "b" (registered during the outage) is
+// in, both must be.
+func TestProviderKeepsUnchangedThroughExpiry(t *testing.T) {
+	e := ensemble(t)
+	ctx := ctxT(t, 2*time.Minute)
+	link, err := e.NewLink("discovery-provider-keeps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := connect(t, link.Addrs())
+	reg := connect(t, e.Addrs())
+	base := basePath(t)
+	d := newDiscovery(t, reg, base)
+	register(t, d, discovery.Instance{Name: "api", ID: "a"})
+	p := newProvider(t, newDiscovery(t, s, base), "api")
+	waitInstances(t, p, "a")
+
+	stop := make(chan struct{})
+	lacked := make(chan string, 1)
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			if got := ids(p.Instances()); !strings.Contains(","+got+",", ",a,") {
+				select {
+				case lacked <- got:
+				default:
+				}
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	if err := link.Blackhole(); err != nil {
+		t.Fatal(err)
+	}
+	register(t, d, discovery.Instance{Name: "api", ID: "b"})
+	old := s.ID()
+	if err := link.ExpireSession(ctx, old); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the provider's new session", func() bool { return s.ID() != old && s.ID() != 0 })
+	waitInstances(t, p, "a,b")
+	close(stop)
+	<-sampled
+	select {
+	case got := <-lacked:
+		t.Fatalf("the provider lacked the unchanged instance a at some moment: [%s]", got)
+	default:
+	}
 }
