@@ -70,7 +70,7 @@ func checkThroughput(h history.History, minRate float64, tier faults.Tier) Resul
 func PendingAtFault(client string, fn history.Fn, tier faults.Tier) Checker {
 	return Checker{
 		Name:      "throughput",
-		Invariant: fmt.Sprintf("%s had a %s pending when the first fault began (the workload's pacing)", client, fn),
+		Invariant: fmt.Sprintf("%s's %s was pending when the first fault began (the workload's pacing)", client, fn),
 		Check:     func(h history.History) Result { return checkPendingAtFault(h, client, fn, tier) },
 	}
 }
@@ -94,9 +94,9 @@ func checkPendingAtFault(h history.History, client string, fn history.Fn, tier f
 		}
 	}
 	r := Result{Checked: n}
-	msg := fmt.Sprintf("not exercised: %s had no %s pending when the first fault began (%d %s operations)", client, fn, n, fn)
+	msg := fmt.Sprintf("not exercised: no %s of %s was pending when the first fault began (%d %s operations)", fn, client, n, fn)
 	if struck {
-		msg = fmt.Sprintf("not exercised: %s had no %s pending when the first fault began at %s (%d %s operations)", client, fn, history.Rel(h, start), n, fn)
+		msg = fmt.Sprintf("not exercised: no %s of %s was pending when the first fault began at %s (%d %s operations)", fn, client, history.Rel(h, start), n, fn)
 	}
 	if tier == faults.TierFull {
 		r.Violations = []Violation{{Time: start, Msg: msg}}
