@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zkrecipes/zkrecipes/lab/internal/testutil"
+	"github.com/zkrecipes/zkrecipes/testenv"
 
 	"github.com/zkrecipes/zkrecipes/discovery"
 	"github.com/zkrecipes/zkrecipes/recipes"
@@ -276,22 +277,31 @@ func TestProviderStrategies(t *testing.T) {
 	}
 }
 
-// After its session expires, a provider reloads on the next session and
-// sees what changed meanwhile.
-func TestProviderAfterExpiry(t *testing.T) {
+// providerOnLink starts, for a test that cuts a provider off or expires
+// its session, a provider of "api" on session s behind a link of its own
+// (name) and, on another session, d with instance "a" registered (r) and
+// seen by the provider.
+func providerOnLink(t *testing.T, name string) (link *testenv.Link, s *recipes.Session, d *discovery.Discovery, r *discovery.Registration, p *watched) {
+	t.Helper()
 	e := ensemble(t)
-	ctx := ctxT(t, 2*time.Minute)
-	link, err := e.NewLink("discovery-provider-expiry")
+	link, err := e.NewLink(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := connect(t, link.Addrs())
-	reg := connect(t, e.Addrs())
+	s = connect(t, link.Addrs())
 	base := basePath(t)
-	d := newDiscovery(t, reg, base)
-	r1 := register(t, d, discovery.Instance{Name: "api", ID: "a"})
-	p := newProvider(t, newDiscovery(t, s, base), "api")
+	d = newDiscovery(t, connect(t, e.Addrs()), base)
+	r = register(t, d, discovery.Instance{Name: "api", ID: "a"})
+	p = newProvider(t, newDiscovery(t, s, base), "api")
 	waitInstances(t, p, "a")
+	return link, s, d, r, p
+}
+
+// After its session expires, a provider reloads on the next session and
+// sees what changed meanwhile.
+func TestProviderAfterExpiry(t *testing.T) {
+	ctx := ctxT(t, 2*time.Minute)
+	link, s, d, r1, p := providerOnLink(t, "discovery-provider-expiry")
 	if err := link.Blackhole(); err != nil {
 		t.Fatal(err)
 	}
@@ -335,19 +345,8 @@ func TestProviderAfterExpiry(t *testing.T) {
 // provider may lack it, and once "b" (registered during the outage) is
 // in, both must be.
 func TestProviderKeepsUnchangedThroughExpiry(t *testing.T) {
-	e := ensemble(t)
 	ctx := ctxT(t, 2*time.Minute)
-	link, err := e.NewLink("discovery-provider-keeps")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := connect(t, link.Addrs())
-	reg := connect(t, e.Addrs())
-	base := basePath(t)
-	d := newDiscovery(t, reg, base)
-	register(t, d, discovery.Instance{Name: "api", ID: "a"})
-	p := newProvider(t, newDiscovery(t, s, base), "api")
-	waitInstances(t, p, "a")
+	link, s, d, _, p := providerOnLink(t, "discovery-provider-keeps")
 
 	stop := make(chan struct{})
 	lacked := make(chan string, 1)
