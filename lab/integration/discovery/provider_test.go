@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -351,6 +352,9 @@ func TestProviderKeepsUnchangedThroughExpiry(t *testing.T) {
 	stop := make(chan struct{})
 	lacked := make(chan string, 1)
 	sampled := make(chan struct{})
+	// the sampler ends with the test, whichever way it ends
+	endSampling := sync.OnceFunc(func() { close(stop); <-sampled })
+	defer endSampling()
 	go func() {
 		defer close(sampled)
 		for {
@@ -377,8 +381,7 @@ func TestProviderKeepsUnchangedThroughExpiry(t *testing.T) {
 	}
 	waitFor(t, 30*time.Second, "the provider's new session", func() bool { return s.ID() != old && s.ID() != 0 })
 	waitInstances(t, p, "a,b")
-	close(stop)
-	<-sampled
+	endSampling()
 	select {
 	case got := <-lacked:
 		t.Fatalf("the provider lacked the unchanged instance a at some moment: [%s]", got)
