@@ -75,6 +75,15 @@ type Config struct {
 	// container nodes and expired TTL nodes
 	// (znode.container.checkIntervalMs). Default: ZooKeeper's, 1 minute.
 	ContainerCheckInterval time.Duration
+	// LocalSessions turns on ZooKeeper's local sessions
+	// (localSessionsEnabled and localSessionsUpgradingEnabled in zoo.cfg):
+	// a server creates a new session by itself, with no transaction
+	// through the leader, and only that server knows it until it creates
+	// an ephemeral node, which makes it global. So a follower cut off from
+	// its leader still grants new sessions until it leaves the quorum
+	// (SyncLimit ticks), and serves them what it has, however far behind.
+	// ZooKeeper's default is off (global sessions only), as is testenv's.
+	LocalSessions bool
 	// TLS makes the client port TLS-only: each server listens with
 	// ZooKeeper's Netty connection factory on secureClientPort (the port
 	// numbers are those of the plain port without TLS) and opens no plain

@@ -99,7 +99,7 @@ func (c *containerBackend) start(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for i := range cfg.Servers {
 		zc := zooCfg{tick: cfg.TickTime, maxSession: cfg.MaxSessionTimeout, dataDir: "/zk/data",
-			clientPort: clientPort, secure: cfg.TLS, peers: peers, listenAll: true}
+			clientPort: clientPort, secure: cfg.TLS, peers: peers, listenAll: true, localSessions: cfg.LocalSessions}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -14,8 +14,13 @@ import (
 // believes dead (Curator, when it declares the connection LOST): once
 // Drop(sid) was called, the connect request of every later connection that
 // still carries sid asks for a new session instead (session id 0, no
-// password), so the server creates one while session sid lives on until
-// the server expires it, its ephemeral nodes with it. The request is
+// password, and last zxid seen 0, as a new handle's first request), so the
+// server creates one while session sid lives on until the server expires
+// it, its ephemeral nodes with it. As a new handle's, the request can be
+// granted by a server behind what the old session read (a server refuses
+// only a client that has seen more than it has, by the zxid it sends; with
+// global sessions, creating the session brings the server up to date, with
+// local sessions nothing does: Config.LocalSessions). The request is
 // rewritten on the wire, below everything the client stacks on its
 // connection: go-zookeeper (and recipes' tap) see their own request and
 // take the session the server grants, as they would after an expiry.
@@ -67,6 +72,7 @@ func (c *droppingConn) Write(b []byte) (int, error) {
 		return c.Conn.Write(b)
 	}
 	fresh := slices.Clone(b)
+	binary.BigEndian.PutUint64(fresh[8:16], 0)
 	binary.BigEndian.PutUint64(fresh[20:28], 0)
 	clear(fresh[32:48])
 	return c.Conn.Write(fresh)

@@ -10,10 +10,10 @@ import (
 )
 
 // connectFrame is a connect request frame as go-zookeeper writes it.
-func connectFrame(sid int64, passwd byte) []byte {
+func connectFrame(zxid, sid int64, passwd byte) []byte {
 	b := make([]byte, connectRequestLen)
 	binary.BigEndian.PutUint32(b[0:4], connectRequestLen-4)
-	binary.BigEndian.PutUint64(b[8:16], 0x1234)       // last zxid seen
+	binary.BigEndian.PutUint64(b[8:16], uint64(zxid)) // last zxid seen
 	binary.BigEndian.PutUint32(b[16:20], 3000)        // timeout
 	binary.BigEndian.PutUint64(b[20:28], uint64(sid)) // session id
 	binary.BigEndian.PutUint32(b[28:32], 16)          // password length
@@ -51,21 +51,21 @@ func TestSessionDropper(t *testing.T) {
 		return out
 	}
 	d := &SessionDropper{}
-	if got := written(d, connectFrame(sid, 7)); !bytes.Equal(got[0], connectFrame(sid, 7)) {
+	if got := written(d, connectFrame(0x1234, sid, 7)); !bytes.Equal(got[0], connectFrame(0x1234, sid, 7)) {
 		t.Errorf("before the drop: %x", got[0])
 	}
 	d.Drop(sid)
-	got := written(d, connectFrame(sid, 7), connectFrame(sid, 7))
-	if want := connectFrame(0, 0); !bytes.Equal(got[0], want) {
-		t.Errorf("dropped: %x, want %x (session 0, zero password, the rest kept)", got[0], want)
+	got := written(d, connectFrame(0x1234, sid, 7), connectFrame(0x1234, sid, 7))
+	if want := connectFrame(0, 0, 0); !bytes.Equal(got[0], want) {
+		t.Errorf("dropped: %x, want %x (last zxid 0, session 0, zero password, the timeout kept)", got[0], want)
 	}
-	if !bytes.Equal(got[1], connectFrame(sid, 7)) {
+	if !bytes.Equal(got[1], connectFrame(0x1234, sid, 7)) {
 		t.Errorf("a second frame was rewritten: %x", got[1])
 	}
-	if got := written(d, connectFrame(sid+1, 7)); !bytes.Equal(got[0], connectFrame(sid+1, 7)) {
+	if got := written(d, connectFrame(0x1234, sid+1, 7)); !bytes.Equal(got[0], connectFrame(0x1234, sid+1, 7)) {
 		t.Errorf("another session's request was rewritten: %x", got[0])
 	}
-	if droppedRequest(connectFrame(sid, 7)[:40], sid) || droppedRequest(connectFrame(sid, 7), 0) {
+	if droppedRequest(connectFrame(0x1234, sid, 7)[:40], sid) || droppedRequest(connectFrame(0x1234, sid, 7), 0) {
 		t.Error("a short frame, or no session dropped, must not match")
 	}
 }

@@ -282,6 +282,36 @@ func TestPauseAndIsolate(t *testing.T) {
 	})
 }
 
+// TestLocalSessions: with Config.LocalSessions a session made on a
+// follower is the follower's alone (the leader's session tracker does not
+// list it) until it creates an ephemeral node, which makes it global.
+func TestLocalSessions(t *testing.T) {
+	forEachBackend(t, Config{LocalSessions: true}, func(t *testing.T, e *Ensemble) {
+		ctx := ctxT(t, 2*time.Minute)
+		ldr, err := e.Leader(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := connect(t, []string{e.Addrs()[(ldr+1)%e.Servers()]}, 2*time.Second)
+		sid := c.conn.SessionID()
+		if _, _, err := c.conn.Exists("/"); err != nil {
+			t.Fatal(err)
+		}
+		if known, err := e.sessionKnown(ctx, sid); err != nil || known {
+			t.Fatalf("a new session on a follower: the leader lists it: %v (%v); want a local session", known, err)
+		}
+		if _, err := c.conn.Create("/eph", nil, zk.FlagEphemeral, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+		if known, err := e.sessionKnown(ctx, sid); err != nil || !known {
+			t.Fatalf("after its first ephemeral: the leader lists the session: %v (%v); want it global", known, err)
+		}
+		if c.conn.SessionID() != sid {
+			t.Fatal("the session changed")
+		}
+	})
+}
+
 func TestStandaloneAndBadIndex(t *testing.T) {
 	forEachBackend(t, Config{Servers: 1}, func(t *testing.T, e *Ensemble) {
 		ctx := ctxT(t, time.Minute)

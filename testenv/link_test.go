@@ -108,8 +108,7 @@ func TestLinkToxics(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			msg := connectFrame(0, 0)
-			clear(msg[8:16]) // last zxid seen 0: a standalone server's zxids are small
+			msg := connectFrame(0, 0, 0) // last zxid seen 0: a standalone server's zxids are small
 			for range 60 {
 				msg = append(msg, ping...)
 			}

@@ -137,7 +137,7 @@ func (p *processBackend) start(ctx context.Context) error {
 		}
 		zc := zooCfg{tick: p.e.cfg.TickTime, maxSession: p.e.cfg.MaxSessionTimeout,
 			dataDir: filepath.Join(p.sdir(i), "data"), clientAddr: "127.0.0.1",
-			clientPort: p.client[i], secure: p.e.cfg.TLS, peers: peers}
+			clientPort: p.client[i], secure: p.e.cfg.TLS, peers: peers, localSessions: p.e.cfg.LocalSessions}
 		if err := os.MkdirAll(filepath.Join(p.sdir(i), "data"), 0o755); err != nil {
 			return err
 		}

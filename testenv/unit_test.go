@@ -22,7 +22,12 @@ func TestZooCfgRender(t *testing.T) {
 			cfg:  zooCfg{tick: 200 * time.Millisecond, maxSession: time.Minute, dataDir: "/d", clientPort: 2181, peers: three[:1]},
 			want: []string{"tickTime=200\n", "dataDir=/d\n", "clientPort=2181\n", "maxSessionTimeout=60000\n",
 				"4lw.commands.whitelist=*\n", "admin.enableServer=false\n"},
-			wantNot: []string{"server.1=", "standaloneEnabled", "clientPortAddress"},
+			wantNot: []string{"server.1=", "standaloneEnabled", "clientPortAddress", "localSessions"},
+		},
+		{
+			name: "local sessions, upgraded by an ephemeral",
+			cfg:  zooCfg{tick: 200 * time.Millisecond, maxSession: time.Minute, dataDir: "/d", clientPort: 2181, peers: three, localSessions: true},
+			want: []string{"localSessionsEnabled=true\n", "localSessionsUpgradingEnabled=true\n"},
 		},
 		{
 			name: "ensemble lists every server as participant",

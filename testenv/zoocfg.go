@@ -27,6 +27,8 @@ type zooCfg struct {
 	// peers[j] is how this server reaches server j (j = myid-1). With one
 	// peer the server runs standalone.
 	peers []peer
+	// localSessions turns on local sessions (Config.LocalSessions).
+	localSessions bool
 	// listenAll binds quorum and election ports on every address instead
 	// of the host named in this server's own peers entry.
 	listenAll bool
@@ -64,6 +66,10 @@ func (z zooCfg) render() string {
 	w("admin.enableServer", false)
 	w("autopurge.purgeInterval", 0)
 	w("reconfigEnabled", false)
+	if z.localSessions {
+		w("localSessionsEnabled", true)
+		w("localSessionsUpgradingEnabled", true)
+	}
 	if len(z.peers) > 1 {
 		w("standaloneEnabled", false)
 		w("quorumListenOnAllIPs", z.listenAll)
