@@ -293,3 +293,24 @@ func (r *Recorder) HoldingChangedAt(client string) int64 {
 	}
 	return 0
 }
+
+// Pending reports whether client has an operation fn pending now: its
+// latest event of fn is the call (KindInvoke), not yet an outcome (OK,
+// Fail or Unknown). It scans back from the latest event, without copying.
+func (r *Recorder) Pending(client string, fn Fn) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.events) - 1; i >= 0; i-- {
+		e := r.events[i]
+		if e.Client != client || e.Fn != fn {
+			continue
+		}
+		switch e.Kind {
+		case KindInvoke:
+			return true
+		case KindOK, KindFail, KindUnknown:
+			return false
+		}
+	}
+	return false
+}

@@ -28,6 +28,44 @@ func TestHoldingNow(t *testing.T) {
 	}
 }
 
+// TestPending: a client's operation is pending from its call until its
+// outcome (OK, Fail or Unknown), whatever the other clients and its other
+// operations record meanwhile.
+func TestPending(t *testing.T) {
+	tests := []struct {
+		name string
+		play func(c1, c2 *ClientLog)
+		want bool
+	}{
+		{"nothing recorded", func(c1, c2 *ClientLog) {}, false},
+		{"called", func(c1, c2 *ClientLog) { c1.Invoke(FnEnter, "/b", 0) }, true},
+		{"called, then other events", func(c1, c2 *ClientLog) {
+			c1.Invoke(FnEnter, "/b", 0)
+			c1.Invoke(FnRead, "/r", 0).OK(1)
+			c2.Invoke(FnEnter, "/b", 0).OK(0)
+			c1.Acquired("/l", 1, "")
+		}, true},
+		{"returned", func(c1, c2 *ClientLog) { c1.Invoke(FnEnter, "/b", 0).OK(0) }, false},
+		{"failed", func(c1, c2 *ClientLog) { c1.Invoke(FnEnter, "/b", 0).Fail("lost") }, false},
+		{"unknown", func(c1, c2 *ClientLog) { c1.Invoke(FnEnter, "/b", 0).Unknown("cut") }, false},
+		{"returned, called again", func(c1, c2 *ClientLog) {
+			c1.Invoke(FnEnter, "/b", 0).OK(0)
+			c1.Invoke(FnEnter, "/b2", 0)
+		}, true},
+		{"another client's call", func(c1, c2 *ClientLog) { c2.Invoke(FnEnter, "/b", 0) }, false},
+		{"another operation's call", func(c1, c2 *ClientLog) { c1.Invoke(FnLeave, "/b", 0) }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := NewRecorder()
+			tt.play(r.Client("c1"), r.Client("c2"))
+			if got := r.Pending("c1", FnEnter); got != tt.want {
+				t.Errorf("Pending(c1, enter) = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
 // TestLoadGzip: Load reads a history saved as is and one gzipped, as the
 // chaos report keeps them.
 func TestLoadGzip(t *testing.T) {

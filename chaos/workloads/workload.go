@@ -39,7 +39,8 @@ type SlowStarter interface {
 // before the first fault however fast the ensemble, so the runner's rate
 // floor (checkers.Throughput) would call every such scenario not
 // exercised. The runner asks instead that the target had that operation
-// pending when the first fault began (checkers.PendingAtFault).
+// pending when the first fault began (checkers.PendingAtFault), and holds
+// the first fault back until it has (for at most two session timeouts).
 type Paced interface {
 	// PacedOn names the target client and the operation it waits in.
 	PacedOn() (client string, fn history.Fn)
