@@ -12,9 +12,14 @@ import (
 )
 
 // laggingTick is the tick of TestLossOnLaggingServerNeverBack's ensemble:
-// a follower cut off from its leader serves SyncLimit ticks more (2.5 s),
-// the window the test's steps must fit in.
-const laggingTick = 500 * time.Millisecond
+// a follower cut off from its leader serves SyncLimit ticks more (5 s), the
+// window the test's steps must fit in (they take about 100 ms on an idle
+// machine). laggingTimeout is its sessions' timeout: the lease must allow
+// for those SyncLimit ticks (recipes.WithEnsembleTiming).
+const (
+	laggingTick    = time.Second
+	laggingTimeout = 12 * time.Second
+)
 
 // TestLossOnLaggingServerNeverBack: the cache's session is lost and its
 // new one is granted by a server that is behind what the old one read; the
@@ -40,17 +45,17 @@ func TestLossOnLaggingServerNeverBack(t *testing.T) {
 	e := testutil.NewEnsemble(t, testenv.Config{Servers: 3, TickTime: laggingTick, LocalSessions: true})
 	testutil.NoLeakedGoroutines(t, testutil.Running("recipes", "cache"))
 	ctx := ctxT(t, 2*time.Minute)
-	timing := recipes.WithEnsembleTiming(e.Timing())
+	timing := []recipes.Option{recipes.WithEnsembleTiming(e.Timing()), recipes.WithSessionTimeout(laggingTimeout)}
 	ldr, err := e.Leader(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f, other := (ldr+1)%3, (ldr+2)%3
-	w := connect(t, []string{e.Addrs()[ldr]}, timing)
+	w := connect(t, []string{e.Addrs()[ldr]}, timing...)
 	// probe is a session on F, to show that F is behind when the cache's
 	// new session reads there (the test's own check that it exercised
 	// what it is about).
-	probe := connect(t, []string{e.Addrs()[f]}, timing)
+	probe := connect(t, []string{e.Addrs()[f]}, timing...)
 	root := "/zkrecipes-test/cache/lagging"
 	rmr(t, w, root)
 	mkdirs(t, w, root)
@@ -66,7 +71,7 @@ func TestLossOnLaggingServerNeverBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := &testenv.SessionDropper{}
-	s := testutil.ConnectWrapped(t, link.Addrs(), d.Wrap, timing)
+	s := testutil.ConnectWrapped(t, link.Addrs(), d.Wrap, timing...)
 	c := newTree(t, s, root)
 	r := record(t, c.Watch(ctxT(t, 2*time.Minute)))
 	r.waitCount(t, 10*time.Second, cache.EventInitialized, 1)
@@ -107,9 +112,10 @@ func TestLossOnLaggingServerNeverBack(t *testing.T) {
 	if got, want := s.Conn().Server(), link.Addrs()[f]; got != want {
 		t.Fatalf("not exercised: the new session is on %s, want the cut-off follower's %s", got, want)
 	}
-	if _, pst, err := probe.Conn().Get(x); err != nil || pst.Mzxid >= xz {
-		t.Fatalf("not exercised: %v after the cut, the cut-off follower serves x at mzxid %d (%v); want older than %d",
-			time.Since(cut).Round(time.Millisecond), pst.Mzxid, err, xz)
+	if _, pst, err := probe.Conn().Get(x); err != nil {
+		t.Fatalf("not exercised: %v after the cut, the cut-off follower no longer serves: %v", time.Since(cut).Round(time.Millisecond), err)
+	} else if pst.Mzxid >= xz {
+		t.Fatalf("not exercised: the cut-off follower serves x at mzxid %d, want older than %d", pst.Mzxid, xz)
 	}
 	// F serves until it leaves the quorum: give a cache that reads at
 	// once all that time, then let F back.
