@@ -82,7 +82,10 @@ type Config struct {
 	// an ephemeral node, which makes it global. So a follower cut off from
 	// its leader still grants new sessions until it leaves the quorum
 	// (SyncLimit ticks), and serves them what it has, however far behind.
-	// ZooKeeper's default is off (global sessions only), as is testenv's.
+	// Link.ExpireSession and AwaitExpiry wait until the leader no longer
+	// lists the session, which a follower's local session never is: they
+	// return at once for one, and do not expire it. ZooKeeper's default is
+	// off (global sessions only), as is testenv's.
 	LocalSessions bool
 	// TLS makes the client port TLS-only: each server listens with
 	// ZooKeeper's Netty connection factory on secureClientPort (the port
