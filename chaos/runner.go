@@ -351,21 +351,28 @@ func (r *Runner) play(ctx context.Context, env *cluster.Env, sched faults.Schedu
 // on schedule: a mutant aimed by the schedule (the multi-lock's and the
 // barrier's) was missed on some seeds when every workload waited.
 func (r *Runner) warmUp(ctx context.Context, env *cluster.Env) time.Duration {
+	return r.holdFirstFault(ctx, 20*time.Millisecond, func() bool {
+		elapsed := time.Duration(history.Now() - env.Rec.Start())
+		return float64(env.Rec.Progress()) >= r.cfg.MinRate*elapsed.Seconds()
+	})
+}
+
+// holdFirstFault polls ready every poll until it holds, for at most two
+// session timeouts, and returns how long it waited: 0 when ready held at
+// once, the time until ctx ended when it ended first.
+func (r *Runner) holdFirstFault(ctx context.Context, poll time.Duration, ready func() bool) time.Duration {
 	began := time.Now()
 	deadline := began.Add(2 * r.cfg.SessionTimeout)
 	waited := time.Duration(0)
-	for {
-		elapsed := time.Duration(history.Now() - env.Rec.Start())
-		if float64(env.Rec.Progress()) >= r.cfg.MinRate*elapsed.Seconds() || !time.Now().Before(deadline) {
-			return waited
-		}
+	for !ready() && time.Now().Before(deadline) {
 		select {
 		case <-ctx.Done():
 			return time.Since(began)
-		case <-time.After(20 * time.Millisecond):
+		case <-time.After(poll):
 		}
 		waited = time.Since(began)
 	}
+	return waited
 }
 
 // awaitPending waits, for a workloads.Paced at its first fault's
@@ -378,18 +385,7 @@ func (r *Runner) warmUp(ctx context.Context, env *cluster.Env) time.Duration {
 // 28620300834749 (2026-11-30). Past the deadline the fault strikes anyway
 // and the checker says so.
 func (r *Runner) awaitPending(ctx context.Context, env *cluster.Env, client string, fn history.Fn) time.Duration {
-	began := time.Now()
-	deadline := began.Add(2 * r.cfg.SessionTimeout)
-	waited := time.Duration(0)
-	for !env.Rec.Pending(client, fn) && time.Now().Before(deadline) {
-		select {
-		case <-ctx.Done():
-			return time.Since(began)
-		case <-time.After(5 * time.Millisecond):
-		}
-		waited = time.Since(began)
-	}
-	return waited
+	return r.holdFirstFault(ctx, 5*time.Millisecond, func() bool { return env.Rec.Pending(client, fn) })
 }
 
 // checksLiveness reports whether checks include the liveness checker.

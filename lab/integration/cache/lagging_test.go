@@ -56,8 +56,7 @@ func TestLossOnLaggingServerNeverBack(t *testing.T) {
 	// new session reads there (the test's own check that it exercised
 	// what it is about).
 	probe := connect(t, []string{e.Addrs()[f]}, timing...)
-	root := "/zkrecipes-test/cache/lagging"
-	rmr(t, w, root)
+	root := "/zkrecipes-test/cache/lagging" // the ensemble is the test's own
 	mkdirs(t, w, root)
 	x, y := root+"/x", root+"/y"
 	create(t, w, x, "before the cut")
