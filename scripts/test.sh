@@ -26,9 +26,13 @@
 #      side (ZKCHAOS_SHARD=1/2 and 2/2), TestExternalServers, and lab/bench
 #      (see lane_b below).
 # With -full (first argument), then also (the full tier):
-#   6. the lease's freeze boundary tests at an 8 s timeout
-#      (ZKRECIPES_LEASE_FREEZE=1: TestLeaseFreezeTermInside's long cases
-#      and TestLeaseFreezeTermOutside, a few minutes); testenv on both of its backends (containers and local JVMs;
+#   6. every lease boundary test again with 2 trials per case (the
+#      default runs 1: ZKRECIPES_LEASE_TRIALS=2), the freeze terms' at an
+#      8 s timeout among them (ZKRECIPES_LEASE_FREEZE=1:
+#      TestLeaseFreezeTermInside's long cases and TestLeaseFreezeTermOutside,
+#      a few minutes); lab/interop against the older peer release (Curator
+#      5.4, kazoo 2.8 of Debian 12; the default runs the newer one only);
+#      testenv on both of its backends (containers and local JVMs;
 #      the default tier tests the one it picks, containers where Docker
 #      answers) with -race, and lab/bench/scale (the scale series at their
 #      smallest sizes) without it;
@@ -241,9 +245,10 @@ race_pkgs=$(echo "$race_pkgs" | awk '!seen[$0]++' | grep -v -x -F -f <(tr ' ' '\
 t0=$SECONDS
 race_rc=0
 echo "test.sh: race pass (lane A: go test -race over ./... ./chaos/... ./testenv/... ./lab/... but lane B's packages)"
-# lab/interop runs against both peer generations (Curator 5.4 and kazoo
-# 2.8 of Debian 12, Curator 5.7.1 and kazoo 2.11 of Debian testing) unless
-# the caller set ZKRECIPES_PEERS; every package against ZooKeeper 3.8.0
+# lab/interop runs against the newer peer release (Curator 5.7.1 and kazoo
+# 2.11 of Debian testing, what services run) unless the caller set
+# ZKRECIPES_PEERS; the full tier adds the older one (Curator 5.4, kazoo
+# 2.8 of Debian 12). Every package against ZooKeeper 3.8.0
 # (testenv's default image; the newer servers' images take minutes to
 # build on a fresh machine: zkmatrix and the nightly run them).
 # ZKRECIPES_TEST_P sets how many packages the race pass runs at once (go
@@ -251,7 +256,7 @@ echo "test.sh: race pass (lane A: go test -race over ./... ./chaos/... ./testenv
 # the number of CPUs.
 race_p=()
 [ -n "${ZKRECIPES_TEST_P:-}" ] && race_p=(-p "$ZKRECIPES_TEST_P")
-gotest race -race "${race_p[@]}" -count=1 -timeout 40m "${extra[@]}" $race_pkgs || race_rc=$?
+ZKRECIPES_PEERS=${ZKRECIPES_PEERS:-testing} gotest race -race "${race_p[@]}" -count=1 -timeout 40m "${extra[@]}" $race_pkgs || race_rc=$?
 steps+=("$((SECONDS - t0)) race pass (lane A)")
 lane_b_rc=0
 if [ -n "${lane_b_pid:-}" ]; then
@@ -271,8 +276,11 @@ if ! $full; then
 	exit 0
 fi
 
-echo "test.sh: the lease's freeze terms at an 8 s timeout (-race)"
-step "lease freeze terms" env ZKRECIPES_LEASE_FREEZE=1 bash -c 'go test -race -count=1 -timeout 30m -run "^TestLeaseFreezeTerm" "$@" ./lab/integration/recipes 2>&1 | tee "'"$logdir"'/lease-freeze.log"; exit "${PIPESTATUS[0]}"' _ "${extra[@]}"
+echo "test.sh: every lease boundary test with 2 trials per case, the freeze terms' at an 8 s timeout among them (-race)"
+step "lease terms, 2 trials" env ZKRECIPES_LEASE_FREEZE=1 ZKRECIPES_LEASE_TRIALS=2 bash -c 'go test -race -count=1 -timeout 40m -run "^TestLease" "$@" ./lab/integration/recipes 2>&1 | tee "'"$logdir"'/lease-terms.log"; exit "${PIPESTATUS[0]}"' _ "${extra[@]}"
+
+echo "test.sh: lab/interop against the older peer release (Debian 12: Curator 5.4, kazoo 2.8; -race)"
+step "interop, older peers" env ZKRECIPES_PEERS=debian12 bash -c 'go test -race -count=1 -timeout 30m "$@" ./lab/interop 2>&1 | tee "'"$logdir"'/interop-debian12.log"; exit "${PIPESTATUS[0]}"' _ "${extra[@]}"
 
 echo "test.sh: testenv on both backends (-race), lab/bench/scale (no -race)"
 step "testenv both backends" env ZKRECIPES_TESTENV_BACKENDS=all bash -c 'go test -race -count=1 -timeout 30m "$@" ./testenv 2>&1 | tee "'"$logdir"'/testenv-all.log"; exit "${PIPESTATUS[0]}"' _ "${extra[@]}"
