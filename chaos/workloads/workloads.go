@@ -9,7 +9,7 @@ package workloads
 // main (or TestMain). The deliberately broken
 // variants are not part of it; tests and zkchaos -broken add them.
 func All() []Workload {
-	return []Workload{&Register{}, &Lock{}, &LockProc{}, &Leader{}, &RWLock{}, &Semaphore{}, &Queue{}, &Barrier{}, &TwoPhase{}, &Counter{}, &MultiLock{}, &SemaphoreMax{}, &Membership{}, &Partitioner{}, &Discovery{}, &Cache{}}
+	return []Workload{&Register{}, &Lock{}, &LockProc{}, &Leader{}, &RWLock{}, &Semaphore{}, &Queue{}, &Barrier{}, &TwoPhase{}, &Counter{}, &MultiLock{}, &SemaphoreMax{}, &Membership{}, &Persistent{}, &Partitioner{}, &Discovery{}, &Cache{}}
 }
 
 // quickFaults is the quick tier's faults of each recipe workload after
@@ -36,6 +36,11 @@ var quickFaults = map[string][]string{
 	// (half-open), sessions moved off a killed or frozen server
 	// (kill-follower, pause-server).
 	"membership": {"partition-expire", "half-open", "kill-follower", "pause-server"},
+	// persistent: a present client's session expired (partition-expire),
+	// lost answers to its creates and deletes (half-open), and its server
+	// cut from the leader while its link stays up, the node's presence
+	// then ending on the lease alone (the placed isolations).
+	"persistent": {"partition-expire", "half-open", "isolate-holder-follower", "isolate-holder-leader"},
 	// partitioner: a member's session expired, its items taken over and
 	// given back (partition-expire), lost answers to lock creates and
 	// fenced writes (half-open), members' sessions moved off a frozen
@@ -143,6 +148,7 @@ var mutantFaults = map[string][]string{
 	"multilock-partial": {"partition-expire"},
 	"semaphore-cache":   {"partition-expire"},
 	"membership-once":   {"partition-expire"},
+	"persistent-expiry": {"isolate-holder-follower"},
 	"partitioner-stale": {"partition-expire"},
 	"discovery-rearm":   {"partition-expire"},
 	"cache-reread":      {"limit-data"},
@@ -178,6 +184,7 @@ func MutantCases() []MutantCase {
 		{Mutant: &MultiLockPartial{Mutant: true}, Twin: &MultiLockPartial{}, Catch: []string{"mutual-exclusion"}, Mild: []string{"cut-short"}},
 		{Mutant: &SemaphoreCache{Mutant: true}, Twin: &SemaphoreCache{}, Catch: []string{"semaphore-max"}, Mild: []string{"cut-short"}},
 		{Mutant: &MembershipOnce{Mutant: true}, Twin: &MembershipOnce{}, Catch: []string{"membership"}, Mild: []string{"cut-short"}},
+		{Mutant: &PersistentExpiry{Mutant: true}, Twin: &PersistentExpiry{}, Catch: []string{"mutual-exclusion"}, Mild: []string{"cut-short"}},
 		{Mutant: &PartitionerStale{Mutant: true}, Twin: &PartitionerStale{}, Catch: []string{"mutual-exclusion"}, Mild: []string{"cut-short"}},
 		{Mutant: &DiscoveryRearm{Mutant: true}, Twin: &DiscoveryRearm{}, Catch: []string{"discovery-converges"}, Mild: []string{"cut-short"}},
 		{Mutant: &Cache{Mutant: true}, Twin: &Cache{Twin: true}, Catch: []string{"cache-converges"}, Mild: []string{"latency-low"}},
