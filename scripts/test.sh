@@ -4,18 +4,19 @@
 # chaos/ and lab/, whose integration, interop and bench tests run against
 # real ZooKeeper ensembles; observe/zkprom and observe/zkotel):
 #   1. checks formatting and vets;
-#   2. builds, vets and unit-tests the library module alone (GOWORK=off)
+#   2. (lane C, beside step 4) builds, vets and unit-tests the library
+#      module alone (GOWORK=off)
 #      with the oldest Go its go.mod declares (fetched from the Go module
 #      proxy as golang.org/toolchain), builds testenv, chaos and lab alone
 #      (GOWORK=off, through their replace directives) and tests the metric
 #      adapters alone;
-#   3. runs the downstream checks (scripts/downstream.sh: a module importing
+#   3. (lane C, after step 2) runs the downstream checks (scripts/downstream.sh: a module importing
 #      only lock has zkrecipes, go-zookeeper/zk and google/uuid and nothing
 #      else in its build list; scripts/downstream-testenv.sh: a service's
 #      test module importing testenv and lock takes a lock on an ensemble,
 #      and testenv requires only what an ensemble needs);
 #   4. the race pass (lane A): every package's tests with the race
-#      detector but lane B's, in the workspace (./... is the root module
+#      detector but lab/bench's, in the workspace (./... is the root module
 #      only, so ./chaos/..., ./testenv/... and ./lab/... are named too).
 #      chaos's scenario tests skip themselves under -race (skipUnderRace
 #      in chaos/race_test.go); its TestRunnerRace covers the chaos
@@ -23,8 +24,9 @@
 #   5. lane B, after lane A (beside it with ZKRECIPES_TEST_LANES=2), without
 #      the race detector: chaos's TestEndToEnd (every workload, every fault
 #      kind, the broken workloads and two mutants) in two processes side by
-#      side (ZKCHAOS_SHARD=1/2 and 2/2), TestExternalServers, and lab/bench
-#      (see lane_b below).
+#      side (ZKCHAOS_SHARD=1/2 and 2/2), TestExternalServers (see lane_b
+#      below); and lab/bench, without the race detector, in lane C after
+#      steps 2 and 3.
 # With -full (first argument), then also (the full tier):
 #   6. every lease boundary test again with 2 trials per case (the
 #      default runs 1: ZKRECIPES_LEASE_TRIALS=2), the freeze terms' at an
@@ -108,6 +110,7 @@ table() {
 	# a step failed before lane B was waited for: let it end (it holds
 	# ensembles) before its logs go
 	[ -n "${lane_b_pid:-}" ] && wait "$lane_b_pid" 2>/dev/null
+	[ -n "${lane_c_pid:-}" ] && wait "$lane_c_pid" 2>/dev/null
 	rm -rf "$logdir"
 }
 trap table EXIT
@@ -131,8 +134,8 @@ unset ZKRECIPES_SECURE # the default passes are plain whatever the caller set
 # compiled. No test reads its own source path (runtime.Caller).
 export GOFLAGS="${GOFLAGS:+$GOFLAGS }-trimpath -tags=zkrecipes_hooks"
 
-# Lane B (after lane A; its output is shown when it ends): the chaos slice
-# and the benchmark harness's tests, without -race.
+# Lane B (after lane A; its output is shown when it ends): the chaos
+# slice, without -race.
 #   - the chaos slice: chaos's TestEndToEnd (every workload, every
 #     fault kind, the broken workloads and two mutants; in two halves, two
 #     processes side by side; with a headless browser installed, it loads
@@ -142,33 +145,31 @@ export GOFLAGS="${GOFLAGS:+$GOFLAGS }-trimpath -tags=zkrecipes_hooks"
 #     (PR #35 upstream, unfixed): under -race that failed about half the
 #     runs (the Session's tap removes the race since, internal/tap/gate.go;
 #     these tests stay without -race for time);
-#   - lab/bench (and lab/bench/scale, in the full tier): their series run
-#     against time budgets, which the race detector's slowdown on a loaded
-#     machine exhausted (the code they measure is the library's, raced in
-#     the integration tests).
+# Lane C (beside lane A, from its start; its output is shown when lane A
+# ends): the modules alone and the downstream checks (step 2 and 3 above),
+# then lab/bench without -race: its series (and lab/bench/scale's, in the
+# full tier) run against time budgets, which the race detector's slowdown
+# on a loaded machine exhausted (the code they measure is the library's,
+# raced in the integration tests); what they assert, requests per
+# operation counted on the wire, does not depend on the load.
 lane_b_pkgs="github.com/zkrecipes/zkrecipes/lab/bench github.com/zkrecipes/zkrecipes/lab/bench/scale"
 lane_b() {
 	local rc=0 t0 half1_pid
 	t0=$SECONDS
-	# Two processes side by side, two ensembles at once as in the race
-	# pass (go test's two packages): the chaos slice's first half
-	# (ZKCHAOS_SHARD=1/2: every other quick scenario), TestExternalServers
-	# and then lab/bench; and its second half with the broken workloads
-	# and the mutants (ZKCHAOS_SHARD=2/2).
+	# Two processes side by side, two ensembles at once: the chaos slice's
+	# first half (ZKCHAOS_SHARD=1/2: every other quick scenario),
+	# TestExternalServers and TestKilledRunLeavesArtifacts; and its second
+	# half with the broken workloads and the mutants (ZKCHAOS_SHARD=2/2).
 	(
 		ZKCHAOS_SHARD=1/2 go test -count=1 -timeout 30m -run '^(TestEndToEnd|TestExternalServers|TestKilledRunLeavesArtifacts)$' "${extra[@]}" ./chaos >"$logdir/chaos1.log" 2>&1
 		echo "$?" >"$logdir/chaos1.rc"
 		echo "$((SECONDS - t0)) chaos slice 1/2, TestExternalServers (lane B, no -race)" >"$logdir/half1.steps"
-		go test -count=1 -timeout 30m "${extra[@]}" ./lab/bench >"$logdir/bench.log" 2>&1
-		echo "$?" >"$logdir/bench.rc"
-		echo "$((SECONDS - t0)) then lab/bench (lane B, no -race)" >>"$logdir/half1.steps"
 	) &
 	half1_pid=$!
 	ZKCHAOS_SHARD=2/2 go test -count=1 -timeout 30m -run '^TestEndToEnd$' "${extra[@]}" ./chaos >"$logdir/chaos2.log" 2>&1 || rc=1
 	echo "$((SECONDS - t0)) chaos slice 2/2, broken workloads, mutants (lane B, no -race)" >"$logdir/laneb.steps"
 	wait "$half1_pid" || true
 	[ "$(cat "$logdir/chaos1.rc" 2>/dev/null)" = 0 ] || rc=1
-	[ "$(cat "$logdir/bench.rc" 2>/dev/null)" = 0 ] || rc=1
 	cat "$logdir/half1.steps" >>"$logdir/laneb.steps" 2>/dev/null || true
 	return $rc
 }
@@ -226,14 +227,30 @@ alone() {
 	bash scripts/downstream.sh
 	bash scripts/downstream-testenv.sh
 }
-step "modules alone, downstream" alone
+lane_c() {
+	local rc=0 t0=$SECONDS
+	# alone in a job of its own: inside an || list errexit would be off
+	# and a failing command in its middle would go unnoticed
+	(alone) >"$logdir/alone.out" 2>&1 &
+	wait "$!" || rc=1
+	echo "$((SECONDS - t0)) modules alone, downstream (lane C, beside lane A)" >"$logdir/lanec.steps"
+	go test -count=1 -timeout 30m "${extra[@]}" ./lab/bench >"$logdir/bench.log" 2>&1 || rc=1
+	echo "$((SECONDS - t0)) then lab/bench (lane C, no -race)" >>"$logdir/lanec.steps"
+	return $rc
+}
+echo "test.sh: lane C, beside the race pass: the modules alone, the downstream checks, then lab/bench (no -race)"
+lane_c &
+lane_c_pid=$!
 
-# Lane A, the race pass: every other package with -race, the slowest
-# first (times of a run on this machine) so that no long package runs
-# alone at the end. chaos's scenario tests skip themselves under
+# Lane A, the race pass: every other package with -race, three at a time
+# (go test -p 3: with two the CPU was 20 to 50% idle, the packages mostly
+# wait on their ensembles), the slowest first (times of a run on this
+# machine) so that no long package runs alone at the end, but
+# lab/integration/recipes, whose lease boundary tests measure timing,
+# fourth: it starts once lane C's builds are over. chaos's scenario tests skip themselves under
 # -race (skipUnderRace in chaos/race_test.go); its TestRunnerRace
 # covers the chaos engine's concurrency.
-slowest="lab/integration/recipes lab/interop chaos testenv lab/integration/queue lab/integration/leader
+slowest="lab/interop testenv chaos lab/integration/recipes lab/integration/queue lab/integration/leader
 lab/integration/cache lab/integration/group lab/integration/persistent lab/integration/lock lab/integration/partition
 lab/integration/discovery lab/integration/rwlock chaos/faults lab/integration/barrier lab/integration/twophase"
 all=$(go list ./... ./chaos/... ./testenv/... ./lab/...)
@@ -252,12 +269,16 @@ echo "test.sh: race pass (lane A: go test -race over ./... ./chaos/... ./testenv
 # (testenv's default image; the newer servers' images take minutes to
 # build on a fresh machine: zkmatrix and the nightly run them).
 # ZKRECIPES_TEST_P sets how many packages the race pass runs at once (go
-# test -p, each package with its own ensemble); by default go test's own,
-# the number of CPUs.
-race_p=()
-[ -n "${ZKRECIPES_TEST_P:-}" ] && race_p=(-p "$ZKRECIPES_TEST_P")
+# test -p, each package with its own ensemble); 3 by default.
+race_p=(-p "${ZKRECIPES_TEST_P:-3}")
 ZKRECIPES_PEERS=${ZKRECIPES_PEERS:-testing} gotest race -race "${race_p[@]}" -count=1 -timeout 40m "${extra[@]}" $race_pkgs || race_rc=$?
 steps+=("$((SECONDS - t0)) race pass (lane A)")
+lane_c_rc=0
+wait "$lane_c_pid" || lane_c_rc=$?
+lane_c_pid=
+echo "test.sh: lane C's output:"
+cat "$logdir/alone.out" "$logdir/bench.log" 2>/dev/null || true
+while read -r l; do steps+=("$l"); done <"$logdir/lanec.steps" || true
 lane_b_rc=0
 if [ -n "${lane_b_pid:-}" ]; then
 	wait "$lane_b_pid" || lane_b_rc=$?
@@ -265,10 +286,10 @@ else
 	lane_b || lane_b_rc=$?
 fi
 echo "test.sh: lane B's output:"
-cat "$logdir/chaos1.log" "$logdir/chaos2.log" "$logdir/bench.log" 2>/dev/null || true
+cat "$logdir/chaos1.log" "$logdir/chaos2.log" 2>/dev/null || true
 while read -r l; do steps+=("$l"); done <"$logdir/laneb.steps" || true
-if [ "$race_rc" != 0 ] || [ "$lane_b_rc" != 0 ]; then
-	echo "test.sh: race pass exit $race_rc, lane B exit $lane_b_rc"
+if [ "$race_rc" != 0 ] || [ "$lane_b_rc" != 0 ] || [ "$lane_c_rc" != 0 ]; then
+	echo "test.sh: race pass exit $race_rc, lane B exit $lane_b_rc, lane C exit $lane_c_rc"
 	exit 1
 fi
 
