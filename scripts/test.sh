@@ -173,7 +173,7 @@ lane_b() {
 	cat "$logdir/half1.steps" >>"$logdir/laneb.steps" 2>/dev/null || true
 	return $rc
 }
-echo "test.sh: lane B (after lane A unless ZKRECIPES_TEST_LANES=2): the chaos slice (TestEndToEnd, TestExternalServers, TestKilledRunLeavesArtifacts) and lab/bench, without -race"
+echo "test.sh: lane B (after lane A unless ZKRECIPES_TEST_LANES=2): the chaos slice (TestEndToEnd, TestExternalServers, TestKilledRunLeavesArtifacts), without -race"
 # By default lane B runs after lane A (at most two packages with ensembles
 # at once). ZKRECIPES_TEST_LANES=2 runs it beside lane A, in the
 # background (faster, but three packages with ensembles at once): on this

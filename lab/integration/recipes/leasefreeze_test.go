@@ -330,8 +330,11 @@ func longFreezeTrials(t *testing.T, e *testenv.Ensemble, check func(i int, r fre
 //     freeze as soon as it thaws (4 or 5 replies to requests sent in the
 //     freeze in each of 8 trials, 2026-11-28), and reports them to the
 //     leader; the holder's link is then cut, so that the session expires.
-//     A trial without such a reply did not exercise the thaw and fails
-//     as not exercised.
+//     A trial without such a reply did not exercise the thaw (it happens
+//     on a loaded machine: F's connection closed before its reply); it
+//     still must not overlap, and another trial runs in its place, up to
+//     three times as many trials as wanted: the test fails as not
+//     exercised when none had a reply.
 //   - follower drops out (T 8 s, m 300 ms; S < D = 1.1 s <= S + R; full
 //     tier): on thaw F finds the leader gone and shuts down; what it
 //     answers first is covered by the terms (2026-11-28: 1 of 8 trials had
@@ -359,15 +362,23 @@ func TestLeaseFreezeTermInside(t *testing.T) {
 			if c.full {
 				freezeFull(t)
 			}
-			for i := range leaseTrials(t) {
+			exercised, want := 0, leaseTrials(t)
+			for i := 0; exercised < want; i++ {
 				r := freezeTrialRun(t, e, c.setup)
 				t.Logf("trial %d: %v", i, r)
-				if c.setup.cut && r.stale == 0 {
-					t.Fatalf("trial %d: %v: no reply to a request sent during the freeze: not exercised", i, r)
-				}
 				if r.gap() < r.margin/2 {
 					t.Errorf("trial %d: %v: want a gap of at least %v", i, r, r.margin/2)
 				}
+				if c.setup.cut && r.stale == 0 {
+					// the thaw's replies were not exercised: another trial
+					// in its place, up to three times as many as wanted
+					if i+1 >= 3*want {
+						t.Fatalf("trial %d: %v: no reply to a request sent during the freeze in %d trials: not exercised", i, r, i+1)
+					}
+					t.Logf("trial %d: no reply to a request sent during the freeze: not exercised, another trial", i)
+					continue
+				}
+				exercised++
 			}
 		})
 	}
