@@ -174,11 +174,11 @@ lane_b() {
 	return $rc
 }
 echo "test.sh: lane B (after lane A unless ZKRECIPES_TEST_LANES=2): the chaos slice (TestEndToEnd, TestExternalServers, TestKilledRunLeavesArtifacts), without -race"
-# By default lane B runs after lane A (at most two packages with ensembles
-# at once). ZKRECIPES_TEST_LANES=2 runs it beside lane A, in the
-# background (faster, but three packages with ensembles at once): on this
-# 2-core machine that load made timing-bound tests miss their deadlines in
-# both clean-clone runs that tried it (see docs/testing.md).
+# By default lane B runs after lane A (and lane C). ZKRECIPES_TEST_LANES=2
+# runs it beside lane A, in the background: up to five processes with
+# ensembles at once; on this 2-core machine such load (then four) made
+# timing-bound tests miss their deadlines in both clean-clone runs that
+# tried it (see docs/testing.md).
 if [ "${ZKRECIPES_TEST_LANES:-1}" = 2 ]; then
 	lane_b &
 	lane_b_pid=$!
@@ -242,12 +242,13 @@ echo "test.sh: lane C, beside the race pass: the modules alone, the downstream c
 lane_c &
 lane_c_pid=$!
 
-# Lane A, the race pass: every other package with -race, three at a time
-# (go test -p 3: with two the CPU was 20 to 50% idle, the packages mostly
-# wait on their ensembles), the slowest first (times of a run on this
-# machine) so that no long package runs alone at the end, but
-# lab/integration/recipes, whose lease boundary tests measure timing,
-# fourth: it starts once lane C's builds are over. chaos's scenario tests skip themselves under
+# Lane A, the race pass: every other package with -race, two at a time
+# (go test -p 2; three at a time saturated both cores, and the lease
+# boundary tests' cuts, aimed within a ping period, missed: see
+# docs/testing.md), the slowest first (times of a run on this machine) so
+# that no long package runs alone at the end, but lab/integration/recipes,
+# whose lease boundary tests measure timing, fourth: it starts once lane
+# C is over. chaos's scenario tests skip themselves under
 # -race (skipUnderRace in chaos/race_test.go); its TestRunnerRace
 # covers the chaos engine's concurrency.
 slowest="lab/interop testenv chaos lab/integration/recipes lab/integration/queue lab/integration/leader
@@ -269,8 +270,8 @@ echo "test.sh: race pass (lane A: go test -race over ./... ./chaos/... ./testenv
 # (testenv's default image; the newer servers' images take minutes to
 # build on a fresh machine: zkmatrix and the nightly run them).
 # ZKRECIPES_TEST_P sets how many packages the race pass runs at once (go
-# test -p, each package with its own ensemble); 3 by default.
-race_p=(-p "${ZKRECIPES_TEST_P:-3}")
+# test -p, each package with its own ensemble); 2 by default.
+race_p=(-p "${ZKRECIPES_TEST_P:-2}")
 ZKRECIPES_PEERS=${ZKRECIPES_PEERS:-testing} gotest race -race "${race_p[@]}" -count=1 -timeout 40m "${extra[@]}" $race_pkgs || race_rc=$?
 steps+=("$((SECONDS - t0)) race pass (lane A)")
 lane_c_rc=0
