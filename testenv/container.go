@@ -252,25 +252,32 @@ var isolateRules = [][]string{
 }
 
 func (c *containerBackend) isolate(ctx context.Context, i int, dir Direction) error {
-	// One exec for every rule: the cut takes effect at once, not rule by
-	// rule over a second of execs.
-	var cmds []string
+	return c.exec(ctx, i, "sh", "-c", isolateScript(dir))
+}
+
+// isolateScript is the shell command that applies the isolation's rules
+// for dir: one iptables-restore (without flushing) of every rule, so the
+// cut takes effect at once, in one transaction, and costs one process.
+// With eight iptables processes, one per rule, the whole cut (the exec
+// included) took 350 to 840 ms on a 2-core machine with both cores busy,
+// a delay the lease tests' cuts, aimed within a ping period, could not
+// afford.
+func isolateScript(dir Direction) string {
+	lines := []string{"*filter"}
 	for _, r := range isolateRules {
 		if (dir == Inbound && r[0] != "INPUT") || (dir == Outbound && r[0] != "OUTPUT") {
 			continue
 		}
 		for _, port := range []int{quorumPort, electionPort} {
-			cmds = append(cmds, fmt.Sprintf("iptables -A %s -p tcp %s %d -j DROP", r[0], r[1], port))
+			lines = append(lines, fmt.Sprintf("-A %s -p tcp %s %d -j DROP", r[0], r[1], port))
 		}
 	}
-	return c.exec(ctx, i, "sh", "-c", strings.Join(cmds, " && "))
+	lines = append(lines, "COMMIT")
+	return "printf '%s\\n' '" + strings.Join(lines, "' '") + "' | iptables-restore --noflush"
 }
 
 func (c *containerBackend) rejoin(ctx context.Context, i int) error {
-	if err := c.exec(ctx, i, "iptables", "-F", "INPUT"); err != nil {
-		return err
-	}
-	return c.exec(ctx, i, "iptables", "-F", "OUTPUT")
+	return c.exec(ctx, i, "sh", "-c", "iptables -F INPUT && iptables -F OUTPUT")
 }
 
 func (c *containerBackend) exec(ctx context.Context, i int, cmd ...string) error {

@@ -434,3 +434,24 @@ func TestRetryFreeze(t *testing.T) {
 		}
 	})
 }
+
+// TestIsolateScript pins the isolation's one iptables-restore: every rule
+// of its direction, quorum and election ports, between *filter and
+// COMMIT, appended (--noflush) so Rejoin's flush undoes it.
+func TestIsolateScript(t *testing.T) {
+	for _, c := range []struct {
+		dir  Direction
+		want []string
+	}{
+		{Both, []string{"-A INPUT -p tcp --dport 2888 -j DROP", "-A INPUT -p tcp --dport 3888 -j DROP", "-A INPUT -p tcp --sport 2888 -j DROP", "-A INPUT -p tcp --sport 3888 -j DROP",
+			"-A OUTPUT -p tcp --dport 2888 -j DROP", "-A OUTPUT -p tcp --dport 3888 -j DROP", "-A OUTPUT -p tcp --sport 2888 -j DROP", "-A OUTPUT -p tcp --sport 3888 -j DROP"}},
+		{Inbound, []string{"-A INPUT -p tcp --dport 2888 -j DROP", "-A INPUT -p tcp --dport 3888 -j DROP", "-A INPUT -p tcp --sport 2888 -j DROP", "-A INPUT -p tcp --sport 3888 -j DROP"}},
+		{Outbound, []string{"-A OUTPUT -p tcp --dport 2888 -j DROP", "-A OUTPUT -p tcp --dport 3888 -j DROP", "-A OUTPUT -p tcp --sport 2888 -j DROP", "-A OUTPUT -p tcp --sport 3888 -j DROP"}},
+	} {
+		lines := append(append([]string{"*filter"}, c.want...), "COMMIT")
+		want := "printf '%s\\n' '" + strings.Join(lines, "' '") + "' | iptables-restore --noflush"
+		if got := isolateScript(c.dir); got != want {
+			t.Errorf("isolateScript(%q) =\n%s\nwant\n%s", c.dir, got, want)
+		}
+	}
+}
