@@ -84,7 +84,10 @@ func ctxT(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
-// zkClient is a go-zookeeper connection that records its state changes.
+// zkClient is a go-zookeeper connection that records its state changes
+// from the moment its first session is established: a failed first attempt
+// (a server not yet serving closes the connection, and go-zookeeper reports
+// StateDisconnected) must not pass a later wait for a fault's disconnect.
 type zkClient struct {
 	conn   *zk.Conn
 	mu     sync.Mutex
@@ -107,6 +110,9 @@ func connect(t *testing.T, addrs []string, timeout time.Duration) *zkClient {
 	c.conn = conn
 	t.Cleanup(conn.Close)
 	waitFor(t, 30*time.Second, "a session", func() bool { return conn.State() == zk.StateHasSession })
+	c.mu.Lock()
+	c.states = nil
+	c.mu.Unlock()
 	return c
 }
 
