@@ -45,7 +45,7 @@
 #      and 3 (TestMutants) and TestReportInBrowser (a failing mutant's
 #      and a passing run's reports in headless Chromium), without -race;
 #   9. the whole quick tier of the chaos suite (go run ./lab/cmd/zkchaos,
-#      103 scenarios; report in report/).
+#      107 scenarios; report in report/).
 # No test runs twice: a failure fails the run. Extra arguments go to every
 # go test of steps 4 to 8 (for example -run TestName or -short). At the end
 # it prints the time of each step and a table of every package's time.
